@@ -1,0 +1,17 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace lmk::cli {
+
+// Each command registers its subcommand and returns what runs it (its exit code).
+using Runner = std::function<int()>;
+
+// lmk tokenize
+Runner add_tokenize_command(CLI::App& app);
+// lmk tokenizer-train
+Runner add_tokenizer_train_command(CLI::App& app);
+
+}  // namespace lmk::cli

@@ -1,0 +1,50 @@
+// lmk: the Landmark Workbench command line. Thin: parses options, calls lmkcore, prints.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <map>
+
+#include "app/commands.h"
+#include "core/util/error.h"
+#include "core/util/runtime.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"lmk - Landmark Workbench: landmark pooling studies for text embeddings"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "lmk 0.1.0");
+  int threads = 0;
+  app.add_option("--threads", threads, "LibTorch threads (default: $LMK_THREADS or all cores)");
+
+  std::map<CLI::App*, lmk::cli::Runner> runners;
+  auto add = [&](lmk::cli::Runner (*adder)(CLI::App&)) {
+    const size_t before = app.get_subcommands({}).size();
+    lmk::cli::Runner runner = adder(app);
+    runners[app.get_subcommands({})[before]] = std::move(runner);
+  };
+  add(lmk::cli::add_tokenize_command);
+  add(lmk::cli::add_tokenizer_train_command);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+
+  const std::string warning = lmk::slow_blas_warning(lmk::detect_blas());
+  if (!warning.empty()) std::cerr << "lmk: " << warning << "\n";
+  try {
+    lmk::configure_threads(threads);
+    for (auto& [sub, run] : runners) {
+      if (sub->parsed()) return run();
+    }
+    return 2;
+  } catch (const lmk::InputError& e) {
+    std::cerr << "lmk: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "lmk: internal error: " << e.what() << "\n";
+    return 1;
+  }
+}

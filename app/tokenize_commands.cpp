@@ -1,0 +1,181 @@
+// lmk tokenize, lmk tokenizer-train.
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "app/commands.h"
+#include "core/tokenize/landmark.h"
+#include "core/tokenize/sentencepiece_tokenizer.h"
+#include "core/tokenize/tokenizer.h"
+#include "core/util/error.h"
+#include "core/util/unicode.h"
+
+namespace lmk::cli {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct TokenizeArgs {
+  std::string tokenizer;
+  std::string landmark = "none";
+  size_t max_length = 0;
+  std::string format = "ids";
+  std::string input = "-";
+  bool jsonl = false;
+  std::string invalid_utf8 = "error";
+  uint64_t seed = 0;
+  int64_t landmark_token = -1;
+};
+
+// Reads the text of one input line: the line itself, or its "text" field with --jsonl.
+std::string text_of_line(const std::string& line, const TokenizeArgs& args, const std::string& where) {
+  if (!args.jsonl) {
+    if (args.invalid_utf8 == "replace") return unicode::replace_invalid_utf8(line);
+    require_valid_utf8(line, where);
+    return line;
+  }
+  json j;
+  try {
+    j = json::parse(line);
+  } catch (const json::parse_error& e) {
+    throw input_error(where, std::string("invalid JSON: ") + e.what());
+  }
+  if (j.is_string()) return j.get<std::string>();
+  if (j.is_object() && j.contains("text") && j["text"].is_string()) return j["text"].get<std::string>();
+  throw input_error(where, "expected a JSON string or an object with a \"text\" string");
+}
+
+void append_ids(std::string& out, const std::vector<int32_t>& ids) {
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i) out.push_back(' ');
+    out += std::to_string(ids[i]);
+  }
+}
+
+int run_tokenize(const TokenizeArgs& args) {
+  if (args.format != "ids" && args.format != "pieces" && args.format != "json") {
+    throw input_error("--format", "must be ids, pieces or json");
+  }
+  if (args.invalid_utf8 != "error" && args.invalid_utf8 != "replace") {
+    throw input_error("--invalid-utf8", "must be error or replace");
+  }
+  const auto tokenizer = load_tokenizer(args.tokenizer);
+  LandmarkOptions options;
+  options.spec = LandmarkSpec::parse(args.landmark);
+  options.max_length = args.max_length;
+  options.seed = args.seed;
+  if (args.landmark_token >= 0) options.landmark_token = static_cast<int32_t>(args.landmark_token);
+  const LandmarkTokenizer landmarks(*tokenizer, options);
+
+  std::ifstream file;
+  if (args.input != "-") {
+    file.open(args.input, std::ios::binary);
+    if (!file) throw input_error(args.input, "cannot open file");
+  }
+  std::istream& in = args.input == "-" ? std::cin : file;
+  const std::string source = args.input == "-" ? "stdin" : args.input;
+  std::string line, out;
+  uint64_t row = 0;
+  while (std::getline(in, line)) {
+    const std::string where = source + ":" + std::to_string(row + 1);
+    const std::string text = text_of_line(line, args, where);
+    if (text.empty()) throw input_error(where, "empty text");
+    TokenizedText t;
+    try {
+      t = landmarks.tokenize(text, row);
+    } catch (const InputError& e) {
+      throw input_error(where, e.what());
+    }
+    out.clear();
+    if (args.format == "ids") {
+      append_ids(out, t.ids);
+    } else if (args.format == "pieces") {
+      for (size_t i = 0; i < t.ids.size(); ++i) out += (i ? " " : "") + tokenizer->id_to_token(t.ids[i]);
+    } else {
+      json j;
+      j["ids"] = t.ids;
+      std::vector<std::string> tokens;
+      for (int32_t id : t.ids) tokens.push_back(unicode::replace_invalid_utf8(tokenizer->id_to_token(id)));
+      j["tokens"] = tokens;
+      j["landmark_positions"] = t.pool_positions;
+      j["token_offsets"] = t.token_offsets;
+      j["granularity"] = t.granularity;
+      out = j.dump();
+    }
+    out.push_back('\n');
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    ++row;
+  }
+  std::fflush(stdout);
+  return 0;
+}
+
+// Expands files and folders (recursively) into the regular files they hold, sorted.
+std::vector<std::string> collect_text_files(const std::vector<std::string>& inputs) {
+  std::vector<std::string> files;
+  for (const auto& input : inputs) {
+    std::error_code ec;
+    if (fs::is_directory(input, ec)) {
+      std::vector<std::string> found;
+      for (const auto& entry : fs::recursive_directory_iterator(input)) {
+        if (entry.is_regular_file()) found.push_back(entry.path().string());
+      }
+      std::sort(found.begin(), found.end());
+      if (found.empty()) throw input_error(input, "folder holds no files");
+      files.insert(files.end(), found.begin(), found.end());
+    } else if (fs::is_regular_file(input, ec)) {
+      files.push_back(input);
+    } else {
+      throw input_error(input, "no such file or folder");
+    }
+  }
+  return files;
+}
+
+}  // namespace
+
+Runner add_tokenize_command(CLI::App& app) {
+  auto args = std::make_shared<TokenizeArgs>();
+  auto* cmd = app.add_subcommand("tokenize", "Tokenize texts (one per line) into model inputs with landmark tokens");
+  cmd->add_option("--tokenizer", args->tokenizer, "tokenizer.json, sentencepiece .model, or a model folder")->required();
+  cmd->add_option("--landmark", args->landmark, "none | fixed:G | variable:G1,G2,.. | sentence[:G] | multicls[:G]")
+      ->capture_default_str();
+  cmd->add_option("--max-length", args->max_length, "truncate model inputs to N tokens (0: no limit)");
+  cmd->add_option("--format", args->format, "ids | pieces | json")->capture_default_str();
+  cmd->add_option("--input", args->input, "input file (default: stdin), one text per line");
+  cmd->add_flag("--jsonl", args->jsonl, "input lines are JSON: a string or an object with a \"text\" field");
+  cmd->add_option("--invalid-utf8", args->invalid_utf8,
+                  "error: reject lines with invalid UTF-8; replace: decode them with U+FFFD as a UTF-8 decoder does")
+      ->capture_default_str();
+  cmd->add_option("--seed", args->seed, "seed of the per-text granularity draw (variable)");
+  cmd->add_option("--landmark-token", args->landmark_token, "id of the landmark token (default: [SEP], else EOS)");
+  return [args] { return run_tokenize(*args); };
+}
+
+Runner add_tokenizer_train_command(CLI::App& app) {
+  auto options = std::make_shared<SentencePieceTrainOptions>();
+  auto inputs = std::make_shared<std::vector<std::string>>();
+  auto* cmd = app.add_subcommand("tokenizer-train", "Train a sentencepiece tokenizer on text files or folders");
+  cmd->add_option("--input", *inputs, "text file or folder (repeatable)")->required();
+  cmd->add_option("--vocab-size", options->vocab_size, "vocabulary size")->required();
+  cmd->add_option("--out", options->output_model, "FILE.model to write")->required();
+  cmd->add_option("--model-type", options->model_type, "unigram | bpe")->capture_default_str();
+  cmd->add_option("--max-sentences", options->max_sentences, "input lines sampled for training")->capture_default_str();
+  return [options, inputs] {
+    options->inputs = collect_text_files(*inputs);
+    const fs::path out(options->output_model);
+    if (out.has_parent_path()) fs::create_directories(out.parent_path());
+    std::cerr << "lmk: training a " << options->model_type << " tokenizer (" << options->vocab_size
+              << " pieces) on " << options->inputs.size() << " file(s)\n";
+    train_sentencepiece(*options);
+    std::cerr << "lmk: wrote " << options->output_model << "\n";
+    return 0;
+  };
+}
+
+}  // namespace lmk::cli

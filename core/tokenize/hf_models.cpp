@@ -1,0 +1,382 @@
+#include "core/tokenize/hf_models.h"
+
+#include <nlohmann/json.hpp>
+
+#include <deque>
+#include <mutex>
+#include <queue>
+#include <unordered_map>
+
+#include "core/util/error.h"
+#include "core/util/json_util.h"
+#include "core/util/unicode.h"
+
+namespace lmk::hf {
+
+using nlohmann::json;
+namespace ju = json_util;
+
+namespace {
+
+// token <-> id for a model; keys view into stable storage.
+class Vocabulary {
+ public:
+  // Reads {"token": id, ...}.
+  void load(const json& j, const std::string& where) {
+    if (!j.is_object()) throw input_error(where, "expected an object of token -> id");
+    map_.reserve(j.size());
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (!it.value().is_number_integer() || it.value().get<int64_t>() < 0 ||
+          it.value().get<int64_t>() > INT32_MAX) {
+        throw input_error(where + "[\"" + it.key() + "\"]", "expected a non-negative integer id");
+      }
+      add(it.key(), it.value().get<int32_t>());
+    }
+  }
+  // Adds one entry.
+  void add(const std::string& token, int32_t id) {
+    storage_.push_back(token);
+    map_[storage_.back()] = id;
+    if (static_cast<size_t>(id) >= tokens_.size()) tokens_.resize(static_cast<size_t>(id) + 1);
+    tokens_[static_cast<size_t>(id)] = &storage_.back();
+  }
+  std::optional<int32_t> find(std::string_view token) const {
+    auto it = map_.find(token);
+    if (it == map_.end()) return std::nullopt;
+    return it->second;
+  }
+  std::string token(int32_t id) const {
+    if (id < 0 || static_cast<size_t>(id) >= tokens_.size() || !tokens_[static_cast<size_t>(id)]) return {};
+    return *tokens_[static_cast<size_t>(id)];
+  }
+  size_t size() const { return tokens_.size(); }
+
+ private:
+  std::deque<std::string> storage_;
+  std::unordered_map<std::string_view, int32_t> map_;
+  std::vector<const std::string*> tokens_;
+};
+
+// The unk token's id; throws when the model names an unk token its vocabulary lacks.
+std::optional<int32_t> unk_id(const Vocabulary& vocab, const json& j, const std::string& where) {
+  const auto unk = ju::optional<std::string>(j, "unk_token", where, "");
+  if (unk.empty()) return std::nullopt;
+  auto id = vocab.find(unk);
+  if (!id) throw input_error(ju::member_path(where, "unk_token"), "'" + unk + "' is not in the vocabulary");
+  return id;
+}
+
+class BpeModel : public Model {
+ public:
+  BpeModel(const json& j, const std::string& where) {
+    vocab_.load(ju::required(j, "vocab", where), ju::member_path(where, "vocab"));
+    unk_ = unk_id(vocab_, j, where);
+    continuing_subword_prefix_ = ju::optional<std::string>(j, "continuing_subword_prefix", where, "");
+    end_of_word_suffix_ = ju::optional<std::string>(j, "end_of_word_suffix", where, "");
+    fuse_unk_ = ju::optional<bool>(j, "fuse_unk", where, false);
+    byte_fallback_ = ju::optional<bool>(j, "byte_fallback", where, false);
+    ignore_merges_ = ju::optional<bool>(j, "ignore_merges", where, false);
+    if (j.contains("dropout") && !j["dropout"].is_null() && j["dropout"].get<double>() > 0.0) {
+      throw input_error(ju::member_path(where, "dropout"), "BPE dropout is not supported (it makes encoding random)");
+    }
+    load_merges(ju::required(j, "merges", where), ju::member_path(where, "merges"));
+    if (byte_fallback_) {
+      for (int b = 0; b < 256; ++b) {
+        char name[8];
+        std::snprintf(name, sizeof name, "<0x%02X>", b);
+        byte_ids_[b] = vocab_.find(name).value_or(-1);
+      }
+    }
+  }
+
+  void tokenize(std::string_view piece, std::vector<ModelToken>& out) const override {
+    if (piece.empty()) return;
+    if (ignore_merges_) {
+      if (auto id = vocab_.find(piece)) {
+        out.push_back({*id, 0, static_cast<uint32_t>(piece.size())});
+        return;
+      }
+    }
+    const bool cacheable = piece.size() <= kMaxCachedLength;
+    if (cacheable) {
+      std::lock_guard<std::mutex> lock(cache_mutex_);
+      auto it = cache_.find(std::string(piece));
+      if (it != cache_.end()) {
+        out.insert(out.end(), it->second.begin(), it->second.end());
+        return;
+      }
+    }
+    const size_t first = out.size();
+    merge_word(piece, out);
+    if (cacheable) {
+      std::lock_guard<std::mutex> lock(cache_mutex_);
+      if (cache_.size() >= kCacheCapacity) cache_.clear();
+      cache_.emplace(std::string(piece), std::vector<ModelToken>(out.begin() + first, out.end()));
+    }
+  }
+
+  std::optional<int32_t> token_to_id(std::string_view token) const override { return vocab_.find(token); }
+  std::string id_to_token(int32_t id) const override { return vocab_.token(id); }
+  size_t vocab_size() const override { return vocab_.size(); }
+
+ private:
+  static constexpr size_t kMaxCachedLength = 256;
+  static constexpr size_t kCacheCapacity = 50000;
+
+  struct Merge {
+    int32_t rank;
+    int32_t new_id;
+  };
+  static uint64_t pair_key(int32_t a, int32_t b) {
+    return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b);
+  }
+
+  void load_merges(const json& merges, const std::string& where) {
+    if (!merges.is_array()) throw input_error(where, "expected an array");
+    merges_.reserve(merges.size());
+    for (size_t rank = 0; rank < merges.size(); ++rank) {
+      const std::string at = where + "[" + std::to_string(rank) + "]";
+      const json& m = merges[rank];
+      std::string a, b;
+      if (m.is_string()) {
+        const auto& s = m.get_ref<const std::string&>();
+        const size_t space = s.find(' ');
+        if (space == std::string::npos || space == 0 || space + 1 >= s.size() ||
+            s.find(' ', space + 1) != std::string::npos) {
+          throw input_error(at, "expected \"left right\", got \"" + s + "\"");
+        }
+        a = s.substr(0, space);
+        b = s.substr(space + 1);
+      } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
+        a = m[0].get<std::string>();
+        b = m[1].get<std::string>();
+      } else {
+        throw input_error(at, "expected \"left right\" or [\"left\", \"right\"]");
+      }
+      const auto a_id = vocab_.find(a);
+      const auto b_id = vocab_.find(b);
+      if (!a_id) throw input_error(at, "token '" + a + "' is not in the vocabulary");
+      if (!b_id) throw input_error(at, "token '" + b + "' is not in the vocabulary");
+      std::string merged = a;
+      if (!continuing_subword_prefix_.empty() && b.compare(0, continuing_subword_prefix_.size(), continuing_subword_prefix_) == 0) {
+        merged += b.substr(continuing_subword_prefix_.size());
+      } else {
+        merged += b;
+      }
+      const auto merged_id = vocab_.find(merged);
+      if (!merged_id) throw input_error(at, "merged token '" + merged + "' is not in the vocabulary");
+      merges_.emplace(pair_key(*a_id, *b_id), Merge{static_cast<int32_t>(rank), *merged_id});
+    }
+  }
+
+  struct Symbol {
+    int32_t id;
+    int32_t prev, next;
+    uint32_t begin, length;
+  };
+
+  // Splits the word into its characters (or byte tokens / unk), then applies merges lowest
+  // rank first, leftmost first -- Hugging Face's Word::merge_all.
+  void merge_word(std::string_view word, std::vector<ModelToken>& out) const {
+    std::vector<Symbol> symbols;
+    symbols.reserve(word.size());
+    std::string scratch;
+    std::optional<Symbol> pending_unk;
+    auto add = [&](int32_t id, uint32_t begin, uint32_t length) {
+      symbols.push_back({id, static_cast<int32_t>(symbols.size()) - 1, -1, begin, length});
+    };
+    auto flush_unk = [&] {
+      if (pending_unk) add(pending_unk->id, pending_unk->begin, pending_unk->length);
+      pending_unk.reset();
+    };
+    size_t pos = 0;
+    while (pos < word.size()) {
+      const size_t begin = pos;
+      pos += unicode::sequence_length(static_cast<unsigned char>(word[pos]));
+      if (pos > word.size()) pos = word.size();
+      std::string_view symbol = word.substr(begin, pos - begin);
+      if (!continuing_subword_prefix_.empty() && begin > 0) {
+        scratch = continuing_subword_prefix_;
+        scratch += symbol;
+        symbol = scratch;
+      }
+      if (!end_of_word_suffix_.empty() && pos == word.size()) {
+        if (symbol.data() != scratch.data()) scratch.assign(symbol);
+        scratch += end_of_word_suffix_;
+        symbol = scratch;
+      }
+      const auto length = static_cast<uint32_t>(pos - begin);
+      if (auto id = vocab_.find(symbol)) {
+        flush_unk();
+        add(*id, static_cast<uint32_t>(begin), length);
+        continue;
+      }
+      if (byte_fallback_) {
+        bool all_bytes = true;
+        for (char c : symbol) all_bytes = all_bytes && byte_ids_[static_cast<unsigned char>(c)] >= 0;
+        if (all_bytes) {
+          flush_unk();
+          for (size_t k = 0; k < symbol.size(); ++k) {
+            // Byte tokens of one character share its span.
+            add(byte_ids_[static_cast<unsigned char>(symbol[k])], static_cast<uint32_t>(begin), k == 0 ? length : 0);
+          }
+          continue;
+        }
+      }
+      if (unk_) {
+        if (pending_unk && fuse_unk_) {
+          pending_unk->length += length;
+        } else {
+          flush_unk();
+          pending_unk = Symbol{*unk_, -1, -1, static_cast<uint32_t>(begin), length};
+        }
+      }
+    }
+    flush_unk();
+    if (symbols.empty()) return;
+    symbols.back().next = -1;
+    for (size_t i = 0; i + 1 < symbols.size(); ++i) symbols[i].next = static_cast<int32_t>(i + 1);
+
+    struct Candidate {
+      int32_t rank, position, new_id;
+      bool operator>(const Candidate& o) const {
+        return rank != o.rank ? rank > o.rank : position > o.position;
+      }
+    };
+    std::priority_queue<Candidate, std::vector<Candidate>, std::greater<Candidate>> queue;
+    auto consider = [&](int32_t position) {
+      const Symbol& left = symbols[static_cast<size_t>(position)];
+      if (left.next < 0) return;
+      auto it = merges_.find(pair_key(left.id, symbols[static_cast<size_t>(left.next)].id));
+      if (it != merges_.end()) queue.push({it->second.rank, position, it->second.new_id});
+    };
+    for (size_t i = 0; i + 1 < symbols.size(); ++i) consider(static_cast<int32_t>(i));
+
+    std::vector<bool> removed(symbols.size(), false);
+    while (!queue.empty()) {
+      const Candidate top = queue.top();
+      queue.pop();
+      Symbol& left = symbols[static_cast<size_t>(top.position)];
+      if (removed[static_cast<size_t>(top.position)] || left.next < 0) continue;
+      const int32_t right_position = left.next;
+      Symbol& right = symbols[static_cast<size_t>(right_position)];
+      auto it = merges_.find(pair_key(left.id, right.id));
+      if (it == merges_.end() || it->second.new_id != top.new_id) continue;
+      left.id = top.new_id;
+      left.length = right.begin + right.length - left.begin;
+      left.next = right.next;
+      removed[static_cast<size_t>(right_position)] = true;
+      if (right.next >= 0) symbols[static_cast<size_t>(right.next)].prev = top.position;
+      if (left.prev >= 0) consider(left.prev);
+      consider(top.position);
+    }
+    for (int32_t i = 0; i >= 0; i = symbols[static_cast<size_t>(i)].next) {
+      const Symbol& s = symbols[static_cast<size_t>(i)];
+      out.push_back({s.id, s.begin, s.begin + s.length});
+    }
+  }
+
+  Vocabulary vocab_;
+  std::unordered_map<uint64_t, Merge> merges_;
+  std::optional<int32_t> unk_;
+  std::string continuing_subword_prefix_, end_of_word_suffix_;
+  bool fuse_unk_ = false, byte_fallback_ = false, ignore_merges_ = false;
+  int32_t byte_ids_[256] = {};
+  mutable std::mutex cache_mutex_;
+  mutable std::unordered_map<std::string, std::vector<ModelToken>> cache_;
+};
+
+class WordPieceModel : public Model {
+ public:
+  WordPieceModel(const json& j, const std::string& where) {
+    vocab_.load(ju::required(j, "vocab", where), ju::member_path(where, "vocab"));
+    unk_ = unk_id(vocab_, j, where);
+    if (!unk_) throw input_error(ju::member_path(where, "unk_token"), "WordPiece needs an unk token");
+    prefix_ = ju::optional<std::string>(j, "continuing_subword_prefix", where, "##");
+    max_chars_ = ju::optional<size_t>(j, "max_input_chars_per_word", where, 100);
+  }
+
+  void tokenize(std::string_view word, std::vector<ModelToken>& out) const override {
+    size_t chars = 0;
+    for (char c : word) chars += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+    const auto whole = ModelToken{*unk_, 0, static_cast<uint32_t>(word.size())};
+    if (chars > max_chars_) {
+      out.push_back(whole);
+      return;
+    }
+    const size_t first = out.size();
+    std::string candidate;
+    size_t start = 0;
+    while (start < word.size()) {
+      size_t end = word.size();
+      std::optional<int32_t> found;
+      while (start < end) {
+        candidate.clear();
+        if (start > 0) candidate = prefix_;
+        candidate.append(word.substr(start, end - start));
+        if ((found = vocab_.find(candidate))) break;
+        do --end;
+        while (end > start && (static_cast<unsigned char>(word[end]) & 0xC0) == 0x80);
+      }
+      if (!found) {
+        out.resize(first);
+        out.push_back(whole);
+        return;
+      }
+      out.push_back({*found, static_cast<uint32_t>(start), static_cast<uint32_t>(end)});
+      start = end;
+    }
+  }
+
+  std::optional<int32_t> token_to_id(std::string_view token) const override { return vocab_.find(token); }
+  std::string id_to_token(int32_t id) const override { return vocab_.token(id); }
+  size_t vocab_size() const override { return vocab_.size(); }
+
+ private:
+  Vocabulary vocab_;
+  std::optional<int32_t> unk_;
+  std::string prefix_;
+  size_t max_chars_ = 100;
+};
+
+class WordLevelModel : public Model {
+ public:
+  WordLevelModel(const json& j, const std::string& where) {
+    vocab_.load(ju::required(j, "vocab", where), ju::member_path(where, "vocab"));
+    unk_ = unk_id(vocab_, j, where);
+  }
+  void tokenize(std::string_view word, std::vector<ModelToken>& out) const override {
+    auto id = vocab_.find(word);
+    if (!id) id = unk_;
+    if (!id) throw InputError("WordLevel: '" + std::string(word) + "' is not in the vocabulary and there is no unk token");
+    out.push_back({*id, 0, static_cast<uint32_t>(word.size())});
+  }
+  std::optional<int32_t> token_to_id(std::string_view token) const override { return vocab_.find(token); }
+  std::string id_to_token(int32_t id) const override { return vocab_.token(id); }
+  size_t vocab_size() const override { return vocab_.size(); }
+
+ private:
+  Vocabulary vocab_;
+  std::optional<int32_t> unk_;
+};
+
+}  // namespace
+
+std::unique_ptr<Model> make_model(const json& j, const std::string& where) {
+  std::string type = ju::optional<std::string>(j, "type", where, "");
+  if (type.empty()) {
+    // Old files leave the type out; the fields tell.
+    if (j.is_object() && j.contains("merges")) type = "BPE";
+    else if (j.is_object() && j.contains("max_input_chars_per_word")) type = "WordPiece";
+  }
+  if (type == "BPE") return std::make_unique<BpeModel>(j, where);
+  if (type == "WordPiece") return std::make_unique<WordPieceModel>(j, where);
+  if (type == "WordLevel") return std::make_unique<WordLevelModel>(j, where);
+  if (type == "Unigram") {
+    throw input_error(ju::member_path(where, "type"),
+                      "Unigram tokenizer.json models are not supported; load the sentencepiece .model instead");
+  }
+  throw input_error(ju::member_path(where, "type"), "unsupported model type '" + type + "'");
+}
+
+}  // namespace lmk::hf

@@ -1,0 +1,687 @@
+#include "core/tokenize/hf_tokenizer.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "core/tokenize/hf_components.h"
+#include "core/tokenize/hf_models.h"
+#include "core/util/error.h"
+#include "core/util/json_util.h"
+#include "core/util/unicode.h"
+
+namespace lmk {
+
+using nlohmann::json;
+namespace ju = json_util;
+
+namespace {
+
+json read_json_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw input_error(path, "cannot open file");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  try {
+    return json::parse(buffer.str());
+  } catch (const json::parse_error& e) {
+    throw input_error(path, std::string("invalid JSON: ") + e.what());
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Added tokens: matched in the raw text (normalized: false) or in the normalized text
+// (normalized: true) before pre-tokenization, leftmost-longest, with lstrip / rstrip /
+// single_word as Hugging Face's AddedVocabulary.
+
+struct AddedToken {
+  int32_t id;
+  std::string content;  // what is matched (normalized content for normalized tokens)
+  bool single_word, lstrip, rstrip, normalized, special;
+};
+
+class AddedTokenMatcher {
+ public:
+  void add(const AddedToken* token) {
+    if (token->content.empty()) return;
+    int node = 0;
+    for (unsigned char c : token->content) {
+      auto& children = nodes_[static_cast<size_t>(node)].children;
+      auto it = std::lower_bound(children.begin(), children.end(), c,
+                                 [](const auto& child, unsigned char key) { return child.first < key; });
+      if (it == children.end() || it->first != c) {
+        const int next = static_cast<int>(nodes_.size());
+        it = children.insert(it, {c, next});
+        nodes_.push_back({});
+        node = next;
+      } else {
+        node = it->second;
+      }
+    }
+    nodes_[static_cast<size_t>(node)].token = token;
+    first_bytes_[static_cast<unsigned char>(token->content[0])] = true;
+  }
+
+  bool empty() const { return nodes_.size() == 1; }
+
+  struct Match {
+    size_t begin, end;
+    const AddedToken* token;
+  };
+
+  // Finds the matches in text with their lstrip / rstrip extensions applied.
+  std::vector<Match> find_all(std::string_view text) const {
+    std::vector<Match> matches;
+    size_t previous_end = 0;
+    size_t pos = 0;
+    while (pos < text.size()) {
+      if (!first_bytes_[static_cast<unsigned char>(text[pos])]) {
+        ++pos;
+        continue;
+      }
+      const AddedToken* best = nullptr;
+      size_t best_end = 0;
+      int node = 0;
+      for (size_t i = pos; i < text.size(); ++i) {
+        const auto& children = nodes_[static_cast<size_t>(node)].children;
+        const auto c = static_cast<unsigned char>(text[i]);
+        auto it = std::lower_bound(children.begin(), children.end(), c,
+                                   [](const auto& child, unsigned char key) { return child.first < key; });
+        if (it == children.end() || it->first != c) break;
+        node = it->second;
+        if (nodes_[static_cast<size_t>(node)].token) {
+          best = nodes_[static_cast<size_t>(node)].token;
+          best_end = i + 1;
+        }
+      }
+      if (!best) {
+        ++pos;
+        continue;
+      }
+      size_t begin = pos, end = best_end;
+      pos = best_end;
+      if (best->single_word && !(is_word_boundary_before(text, begin) && is_word_boundary_after(text, end))) {
+        continue;
+      }
+      if (best->lstrip) {
+        while (begin > previous_end) {
+          size_t start = begin - 1;
+          while (start > previous_end && (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80) --start;
+          size_t next = start;
+          if (!unicode::is_whitespace(unicode::next_code_point(text, next))) break;
+          begin = start;
+        }
+      }
+      if (best->rstrip) {
+        while (end < text.size()) {
+          size_t next = end;
+          if (!unicode::is_whitespace(unicode::next_code_point(text, next))) break;
+          end = next;
+        }
+        pos = end;
+      }
+      matches.push_back({begin, end, best});
+      previous_end = end;
+    }
+    return matches;
+  }
+
+ private:
+  static bool is_word_char(char32_t cp) { return unicode::is_alphanumeric(cp) || cp == '_'; }
+  static bool is_word_boundary_before(std::string_view text, size_t at) {
+    if (at == 0) return true;
+    size_t start = at - 1;
+    while (start > 0 && (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80) --start;
+    return !is_word_char(unicode::next_code_point(text, start));
+  }
+  static bool is_word_boundary_after(std::string_view text, size_t at) {
+    if (at >= text.size()) return true;
+    return !is_word_char(unicode::next_code_point(text, at));
+  }
+
+  struct Node {
+    std::vector<std::pair<unsigned char, int>> children;
+    const AddedToken* token = nullptr;
+  };
+  std::vector<Node> nodes_{Node{}};
+  bool first_bytes_[256] = {};
+};
+
+// ---------------------------------------------------------------------------------------------
+// Post-processing: what add_special_tokens puts around one sequence.
+
+struct TemplatePiece {
+  bool is_sequence;
+  std::vector<int32_t> ids;  // the special token's ids
+};
+
+void parse_post_processor(const json& j, const std::string& where, std::vector<TemplatePiece>& out) {
+  if (j.is_null()) return;
+  const auto type = ju::get<std::string>(j, "type", where);
+  auto special_pair = [&](const char* key) {
+    const json& pair = ju::required(j, key, where);
+    if (!pair.is_array() || pair.size() != 2 || !pair[1].is_number_integer()) {
+      throw input_error(ju::member_path(where, key), "expected [\"token\", id]");
+    }
+    return pair[1].get<int32_t>();
+  };
+  if (type == "BertProcessing" || type == "RobertaProcessing") {
+    std::vector<TemplatePiece> wrapped{{false, {special_pair("cls")}}};
+    wrapped.insert(wrapped.end(), out.begin(), out.end());
+    if (out.empty()) wrapped.push_back({true, {}});
+    wrapped.push_back({false, {special_pair("sep")}});
+    out = std::move(wrapped);
+    return;
+  }
+  if (type == "ByteLevel") return;
+  if (type == "TemplateProcessing") {
+    const json& single = ju::required(j, "single", where);
+    const json& specials = ju::optional<json>(j, "special_tokens", where, json::object());
+    if (!single.is_array()) throw input_error(ju::member_path(where, "single"), "expected an array");
+    std::vector<TemplatePiece> pieces;
+    for (size_t i = 0; i < single.size(); ++i) {
+      const std::string at = ju::member_path(where, "single[" + std::to_string(i) + "]");
+      const json& item = single[i];
+      if (item.is_object() && item.contains("Sequence")) {
+        pieces.push_back({true, {}});
+      } else if (item.is_object() && item.contains("SpecialToken")) {
+        const auto name = ju::get<std::string>(item["SpecialToken"], "id", at + ".SpecialToken");
+        if (!specials.contains(name)) {
+          throw input_error(at, "special token '" + name + "' is not in special_tokens");
+        }
+        const std::string spec_at = ju::member_path(where, "special_tokens." + name);
+        pieces.push_back({false, ju::get<std::vector<int32_t>>(specials[name], "ids", spec_at)});
+      } else {
+        throw input_error(at, "expected {\"Sequence\": ...} or {\"SpecialToken\": ...}");
+      }
+    }
+    // Applied after what came before in a Sequence: the sequence placeholder stands for it.
+    if (!out.empty()) {
+      std::vector<TemplatePiece> combined;
+      for (auto& p : pieces) {
+        if (p.is_sequence) combined.insert(combined.end(), out.begin(), out.end());
+        else combined.push_back(p);
+      }
+      pieces = std::move(combined);
+    }
+    out = std::move(pieces);
+    return;
+  }
+  if (type == "Sequence") {
+    const json& list = ju::required(j, "processors", where);
+    if (!list.is_array()) throw input_error(ju::member_path(where, "processors"), "expected an array");
+    for (size_t i = 0; i < list.size(); ++i) {
+      parse_post_processor(list[i], ju::member_path(where, "processors[" + std::to_string(i) + "]"), out);
+    }
+    return;
+  }
+  throw input_error(ju::member_path(where, "type"), "unsupported post-processor type '" + type + "'");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoders: token strings -> text.
+
+class Decoder {
+ public:
+  virtual ~Decoder() = default;
+  virtual void decode(std::vector<std::string>& tokens) const = 0;
+};
+
+std::string replace_all(std::string s, std::string_view from, std::string_view to) {
+  if (from.empty()) return s;
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) {
+    s.replace(at, from.size(), to);
+  }
+  return s;
+}
+
+class ByteLevelDecoder : public Decoder {
+ public:
+  ByteLevelDecoder() {
+    const auto& alphabet = hf::byte_level_alphabet();
+    for (int b = 0; b < 256; ++b) {
+      size_t pos = 0;
+      reverse_[unicode::next_code_point(alphabet[static_cast<size_t>(b)], pos)] = static_cast<char>(b);
+    }
+  }
+  void decode(std::vector<std::string>& tokens) const override {
+    std::string bytes;
+    for (const auto& token : tokens) {
+      size_t pos = 0;
+      while (pos < token.size()) {
+        const size_t begin = pos;
+        auto it = reverse_.find(unicode::next_code_point(token, pos));
+        if (it != reverse_.end()) bytes.push_back(it->second);
+        else bytes.append(token, begin, pos - begin);
+      }
+    }
+    tokens.assign(1, unicode::replace_invalid_utf8(bytes));
+  }
+
+ private:
+  std::map<char32_t, char> reverse_;
+};
+
+class WordPieceDecoder : public Decoder {
+ public:
+  WordPieceDecoder(std::string prefix, bool cleanup) : prefix_(std::move(prefix)), cleanup_(cleanup) {}
+  void decode(std::vector<std::string>& tokens) const override {
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      auto& t = tokens[i];
+      if (i != 0) {
+        if (t.compare(0, prefix_.size(), prefix_) == 0) t.erase(0, prefix_.size());
+        else t.insert(0, " ");
+      }
+      if (cleanup_) {
+        static const std::pair<const char*, const char*> kRules[] = {
+            {" .", "."}, {" ?", "?"}, {" !", "!"}, {" ,", ","}, {" ' ", "'"}, {" n't", "n't"},
+            {" 'm", "'m"}, {" do not", " don't"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
+        for (const auto& [from, to] : kRules) t = replace_all(t, from, to);
+      }
+    }
+  }
+
+ private:
+  std::string prefix_;
+  bool cleanup_;
+};
+
+class MetaspaceDecoder : public Decoder {
+ public:
+  MetaspaceDecoder(std::string replacement, bool strip_first) : replacement_(std::move(replacement)), strip_first_(strip_first) {}
+  void decode(std::vector<std::string>& tokens) const override {
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      tokens[i] = replace_all(tokens[i], replacement_, " ");
+      if (i == 0 && strip_first_ && !tokens[i].empty() && tokens[i][0] == ' ') tokens[i].erase(0, 1);
+    }
+  }
+
+ private:
+  std::string replacement_;
+  bool strip_first_;
+};
+
+class ReplaceDecoder : public Decoder {
+ public:
+  ReplaceDecoder(hf::Pattern pattern, std::string content) : pattern_(std::move(pattern)), content_(std::move(content)) {}
+  void decode(std::vector<std::string>& tokens) const override {
+    for (auto& t : tokens) {
+      std::string out;
+      size_t previous = 0;
+      for (const auto& [b, e] : pattern_.find_all(t)) {
+        out.append(t, previous, b - previous);
+        out += content_;
+        previous = e;
+      }
+      out.append(t, previous, std::string::npos);
+      t = std::move(out);
+    }
+  }
+
+ private:
+  hf::Pattern pattern_;
+  std::string content_;
+};
+
+class ByteFallbackDecoder : public Decoder {
+ public:
+  void decode(std::vector<std::string>& tokens) const override {
+    std::vector<std::string> out;
+    std::string pending;
+    size_t pending_count = 0;
+    auto flush = [&] {
+      if (pending_count == 0) return;
+      if (unicode::find_invalid_utf8(pending) == std::string_view::npos) {
+        out.push_back(pending);
+      } else {
+        for (size_t i = 0; i < pending_count; ++i) out.push_back("\xEF\xBF\xBD");
+      }
+      pending.clear();
+      pending_count = 0;
+    };
+    for (const auto& t : tokens) {
+      unsigned value = 0;
+      if (t.size() == 6 && t.compare(0, 3, "<0x") == 0 && t[5] == '>' &&
+          std::sscanf(t.c_str() + 3, "%2x", &value) == 1) {
+        pending.push_back(static_cast<char>(value));
+        ++pending_count;
+      } else {
+        flush();
+        out.push_back(t);
+      }
+    }
+    flush();
+    tokens = std::move(out);
+  }
+};
+
+class FuseDecoder : public Decoder {
+ public:
+  void decode(std::vector<std::string>& tokens) const override {
+    std::string all;
+    for (const auto& t : tokens) all += t;
+    tokens.assign(1, all);
+  }
+};
+
+class StripDecoder : public Decoder {
+ public:
+  StripDecoder(std::string content, size_t start, size_t stop) : content_(std::move(content)), start_(start), stop_(stop) {}
+  void decode(std::vector<std::string>& tokens) const override {
+    for (auto& t : tokens) {
+      for (size_t i = 0; i < start_ && !content_.empty() && t.compare(0, content_.size(), content_) == 0; ++i) {
+        t.erase(0, content_.size());
+      }
+      for (size_t i = 0; i < stop_ && !content_.empty() && t.size() >= content_.size() &&
+                         t.compare(t.size() - content_.size(), content_.size(), content_) == 0;
+           ++i) {
+        t.erase(t.size() - content_.size());
+      }
+    }
+  }
+
+ private:
+  std::string content_;
+  size_t start_, stop_;
+};
+
+class BpeDecoder : public Decoder {
+ public:
+  explicit BpeDecoder(std::string suffix) : suffix_(std::move(suffix)) {}
+  void decode(std::vector<std::string>& tokens) const override {
+    for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = replace_all(tokens[i], suffix_, i + 1 == tokens.size() ? "" : " ");
+  }
+
+ private:
+  std::string suffix_;
+};
+
+class SequenceDecoder : public Decoder {
+ public:
+  explicit SequenceDecoder(std::vector<std::unique_ptr<Decoder>> steps) : steps_(std::move(steps)) {}
+  void decode(std::vector<std::string>& tokens) const override {
+    for (const auto& s : steps_) s->decode(tokens);
+  }
+
+ private:
+  std::vector<std::unique_ptr<Decoder>> steps_;
+};
+
+std::unique_ptr<Decoder> make_decoder(const json& j, const std::string& where) {
+  if (j.is_null()) return nullptr;
+  const auto type = ju::get<std::string>(j, "type", where);
+  if (type == "ByteLevel") return std::make_unique<ByteLevelDecoder>();
+  if (type == "WordPiece") {
+    return std::make_unique<WordPieceDecoder>(ju::optional<std::string>(j, "prefix", where, "##"),
+                                              ju::optional<bool>(j, "cleanup", where, true));
+  }
+  if (type == "Metaspace") {
+    const auto scheme = ju::optional<std::string>(j, "prepend_scheme", where,
+                                                  ju::optional<bool>(j, "add_prefix_space", where, true) ? "always" : "never");
+    return std::make_unique<MetaspaceDecoder>(ju::optional<std::string>(j, "replacement", where, "\xE2\x96\x81"),
+                                              scheme != "never");
+  }
+  if (type == "Replace") {
+    return std::make_unique<ReplaceDecoder>(
+        hf::Pattern::from_json(ju::required(j, "pattern", where), ju::member_path(where, "pattern")),
+        ju::get<std::string>(j, "content", where));
+  }
+  if (type == "ByteFallback") return std::make_unique<ByteFallbackDecoder>();
+  if (type == "Fuse") return std::make_unique<FuseDecoder>();
+  if (type == "Strip") {
+    return std::make_unique<StripDecoder>(ju::optional<std::string>(j, "content", where, " "),
+                                          ju::optional<size_t>(j, "start", where, 0),
+                                          ju::optional<size_t>(j, "stop", where, 0));
+  }
+  if (type == "BPEDecoder") return std::make_unique<BpeDecoder>(ju::optional<std::string>(j, "suffix", where, "</w>"));
+  if (type == "Sequence") {
+    const json& list = ju::required(j, "decoders", where);
+    if (!list.is_array()) throw input_error(ju::member_path(where, "decoders"), "expected an array");
+    std::vector<std::unique_ptr<Decoder>> steps;
+    for (size_t i = 0; i < list.size(); ++i) {
+      auto step = make_decoder(list[i], ju::member_path(where, "decoders[" + std::to_string(i) + "]"));
+      if (step) steps.push_back(std::move(step));
+    }
+    return std::make_unique<SequenceDecoder>(std::move(steps));
+  }
+  throw input_error(ju::member_path(where, "type"), "unsupported decoder type '" + type + "'");
+}
+
+// ---------------------------------------------------------------------------------------------
+
+class HfTokenizer : public Tokenizer {
+ public:
+  HfTokenizer(const json& j, const std::string& path, const json& config) {
+    if (!j.is_object()) throw input_error(path, "expected a JSON object");
+    model_ = hf::make_model(ju::required(j, "model", path), path + ": model");
+    normalizer_ = hf::make_normalizer(ju::optional<json>(j, "normalizer", path, nullptr), path + ": normalizer");
+    pre_tokenizer_ = hf::make_pre_tokenizer(ju::optional<json>(j, "pre_tokenizer", path, nullptr), path + ": pre_tokenizer");
+    parse_post_processor(ju::optional<json>(j, "post_processor", path, nullptr), path + ": post_processor", template_);
+    decoder_ = make_decoder(ju::optional<json>(j, "decoder", path, nullptr), path + ": decoder");
+    load_added_tokens(ju::optional<json>(j, "added_tokens", path, json::array()), path + ": added_tokens");
+    resolve_special_tokens(config);
+  }
+
+  Encoding encode(std::string_view text) const override {
+    require_valid_utf8(text, "text");
+    Encoding encoding;
+    size_t previous = 0;
+    auto encode_segment = [&](size_t begin, size_t end) {
+      if (end <= begin) return;
+      NormalizedString segment = NormalizedString::from_original(text.substr(begin, end - begin), static_cast<uint32_t>(begin));
+      if (normalizer_) normalizer_->normalize(segment);
+      encode_normalized(std::move(segment), encoding);
+    };
+    for (const auto& match : raw_matcher_.find_all(text)) {
+      encode_segment(previous, match.begin);
+      encoding.ids.push_back(match.token->id);
+      encoding.spans.push_back({static_cast<uint32_t>(match.begin), static_cast<uint32_t>(match.end)});
+      previous = match.end;
+    }
+    encode_segment(previous, text.size());
+    return encoding;
+  }
+
+  Encoding add_special_tokens(Encoding content) const override {
+    if (template_.empty()) return content;
+    Encoding out;
+    const uint32_t first = content.spans.empty() ? 0 : content.spans.front().begin;
+    const uint32_t last = content.spans.empty() ? 0 : content.spans.back().end;
+    bool seen_sequence = false;
+    for (const auto& piece : template_) {
+      if (piece.is_sequence) {
+        out.ids.insert(out.ids.end(), content.ids.begin(), content.ids.end());
+        out.spans.insert(out.spans.end(), content.spans.begin(), content.spans.end());
+        seen_sequence = true;
+      } else {
+        const uint32_t at = seen_sequence ? last : first;
+        for (int32_t id : piece.ids) {
+          out.ids.push_back(id);
+          out.spans.push_back({at, at});
+        }
+      }
+    }
+    return out;
+  }
+
+  std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const override {
+    std::vector<std::string> tokens;
+    for (int32_t id : ids) {
+      if (skip_special_tokens && is_special(id)) continue;
+      std::string token = id_to_token(id);
+      if (!token.empty()) tokens.push_back(std::move(token));
+    }
+    if (decoder_) decoder_->decode(tokens);
+    std::string text;
+    for (const auto& t : tokens) text += t;
+    return text;
+  }
+
+  std::string id_to_token(int32_t id) const override {
+    auto it = added_by_id_.find(id);
+    if (it != added_by_id_.end()) return it->second->content;
+    return model_->id_to_token(id);
+  }
+
+  std::optional<int32_t> token_to_id(std::string_view token) const override {
+    for (const auto& t : added_) {
+      if (t.content == token) return t.id;
+    }
+    return model_->token_to_id(token);
+  }
+
+  size_t vocab_size() const override {
+    size_t size = model_->vocab_size();
+    for (const auto& t : added_) size = std::max(size, static_cast<size_t>(t.id) + 1);
+    return size;
+  }
+
+  bool is_special(int32_t id) const override {
+    auto it = added_by_id_.find(id);
+    return it != added_by_id_.end() && it->second->special;
+  }
+
+ private:
+  // Splits a normalized segment on normalized added tokens, pre-tokenizes and tokenizes.
+  void encode_normalized(NormalizedString segment, Encoding& encoding) const {
+    std::vector<NormalizedString> pieces;
+    size_t previous = 0;
+    const auto matches = normalized_matcher_.empty() ? std::vector<AddedTokenMatcher::Match>{}
+                                                     : normalized_matcher_.find_all(segment.text);
+    if (matches.empty()) {
+      pieces.push_back(std::move(segment));
+      tokenize_pieces(pieces, encoding);
+      return;
+    }
+    for (const auto& match : matches) {
+      if (match.begin > previous) {
+        pieces.assign(1, segment.slice(previous, match.begin));
+        tokenize_pieces(pieces, encoding);
+      }
+      const auto [begin, end] = segment.original_span(match.begin, match.end);
+      encoding.ids.push_back(match.token->id);
+      encoding.spans.push_back({begin, end});
+      previous = match.end;
+    }
+    if (previous < segment.text.size()) {
+      pieces.assign(1, segment.slice(previous, segment.text.size()));
+      tokenize_pieces(pieces, encoding);
+    }
+  }
+
+  void tokenize_pieces(std::vector<NormalizedString>& pieces, Encoding& encoding) const {
+    if (pieces.size() == 1 && pieces[0].empty()) return;
+    if (pre_tokenizer_) pre_tokenizer_->pre_tokenize(pieces);
+    std::vector<hf::ModelToken> tokens;
+    for (const auto& piece : pieces) {
+      if (piece.empty()) continue;
+      tokens.clear();
+      model_->tokenize(piece.text, tokens);
+      for (const auto& t : tokens) {
+        const auto [begin, end] = piece.original_span(t.begin, t.end);
+        encoding.ids.push_back(t.id);
+        encoding.spans.push_back({begin, end});
+      }
+    }
+  }
+
+  void load_added_tokens(const json& list, const std::string& where) {
+    if (!list.is_array()) throw input_error(where, "expected an array");
+    added_.reserve(list.size());
+    for (size_t i = 0; i < list.size(); ++i) {
+      const std::string at = where + "[" + std::to_string(i) + "]";
+      const json& t = list[i];
+      AddedToken token{ju::get<int32_t>(t, "id", at),
+                       ju::get<std::string>(t, "content", at),
+                       ju::optional<bool>(t, "single_word", at, false),
+                       ju::optional<bool>(t, "lstrip", at, false),
+                       ju::optional<bool>(t, "rstrip", at, false),
+                       ju::optional<bool>(t, "normalized", at, true),
+                       ju::optional<bool>(t, "special", at, false)};
+      if (token.id < 0) throw input_error(at + ".id", "negative id");
+      if (token.content.empty()) throw input_error(at + ".content", "empty token");
+      require_valid_utf8(token.content, at + ".content");
+      added_.push_back(std::move(token));
+    }
+    for (auto& t : added_) {
+      added_by_id_[t.id] = &t;
+      if (t.normalized && normalizer_) {
+        // Normalized tokens are matched against normalized text, so match their normalized form.
+        NormalizedString content = NormalizedString::from_original(t.content, 0);
+        normalizer_->normalize(content);
+        normalized_contents_.push_back(std::make_unique<AddedToken>(t));
+        normalized_contents_.back()->content = content.text;
+        normalized_matcher_.add(normalized_contents_.back().get());
+      } else if (t.normalized) {
+        normalized_matcher_.add(&t);
+      } else {
+        raw_matcher_.add(&t);
+      }
+    }
+  }
+
+  void resolve_special_tokens(const json& config) {
+    // A tokenizer_config.json names the roles; otherwise well-known names and the
+    // post-processor's template decide.
+    auto from_config = [&](const char* key) -> std::optional<int32_t> {
+      if (!config.is_object() || !config.contains(key)) return std::nullopt;
+      const json& v = config[key];
+      std::string name;
+      if (v.is_string()) name = v.get<std::string>();
+      else if (v.is_object() && v.contains("content") && v["content"].is_string()) name = v["content"].get<std::string>();
+      if (name.empty()) return std::nullopt;
+      return token_to_id(name);
+    };
+    auto first_known = [&](std::initializer_list<const char*> names) -> std::optional<int32_t> {
+      for (const char* n : names) {
+        if (auto id = token_to_id(n)) return id;
+      }
+      return std::nullopt;
+    };
+    auto pick = [&](const char* key, std::initializer_list<const char*> names) {
+      auto id = from_config(key);
+      return id ? id : first_known(names);
+    };
+    special_.bos = pick("bos_token", {"<s>", "<bos>", "<|begin_of_text|>", "<|startoftext|>"});
+    special_.eos = pick("eos_token", {"</s>", "<eos>", "<|end_of_text|>", "<|endoftext|>"});
+    special_.pad = pick("pad_token", {"[PAD]", "<pad>", "<|pad|>"});
+    special_.unk = pick("unk_token", {"[UNK]", "<unk>"});
+    special_.mask = pick("mask_token", {"[MASK]", "<mask>"});
+    special_.cls = pick("cls_token", {"[CLS]", "<cls>"});
+    special_.sep = pick("sep_token", {"[SEP]", "<sep>"});
+    // The template's tokens before / after the sequence play CLS / SEP when not named.
+    bool seen_sequence = false;
+    for (const auto& piece : template_) {
+      if (piece.is_sequence) {
+        seen_sequence = true;
+      } else if (piece.ids.size() == 1) {
+        if (!seen_sequence && !special_.cls) special_.cls = piece.ids[0];
+        if (seen_sequence && !special_.sep) special_.sep = piece.ids[0];
+      }
+    }
+    if (!special_.cls) special_.cls = special_.bos;
+  }
+
+  std::unique_ptr<hf::Model> model_;
+  std::unique_ptr<hf::Normalizer> normalizer_;
+  std::unique_ptr<hf::PreTokenizer> pre_tokenizer_;
+  std::unique_ptr<Decoder> decoder_;
+  std::vector<TemplatePiece> template_;
+  std::vector<AddedToken> added_;
+  std::vector<std::unique_ptr<AddedToken>> normalized_contents_;
+  std::map<int32_t, const AddedToken*> added_by_id_;
+  AddedTokenMatcher raw_matcher_, normalized_matcher_;
+};
+
+}  // namespace
+
+std::unique_ptr<Tokenizer> load_hf_tokenizer(const std::string& path, const std::string& tokenizer_config_path) {
+  const json j = read_json_file(path);
+  const json config = tokenizer_config_path.empty() ? json() : read_json_file(tokenizer_config_path);
+  return std::make_unique<HfTokenizer>(j, path, config);
+}
+
+}  // namespace lmk

@@ -1,0 +1,271 @@
+#include "core/tokenize/landmark.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include "core/tokenize/sentence_splitter.h"
+#include "core/util/error.h"
+
+namespace lmk {
+
+namespace {
+
+int parse_granularity(std::string_view text, const std::string& where) {
+  int g = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), g);
+  if (ec != std::errc() || end != text.data() + text.size()) {
+    throw input_error(where, "granularity '" + std::string(text) + "' is not an integer");
+  }
+  if (g <= 0) throw input_error(where, "granularity must be > 0, got " + std::string(text));
+  return g;
+}
+
+std::vector<int> parse_granularity_list(std::string_view text, const std::string& where) {
+  std::vector<int> list;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = text.find(',', start);
+    const auto item = text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    list.push_back(parse_granularity(item, where));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return list;
+}
+
+// splitmix64: a well-mixed 64-bit hash, so the draw for row r depends on (seed, r) only.
+uint64_t mix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+LandmarkSpec LandmarkSpec::parse(std::string_view text, const std::string& where) {
+  LandmarkSpec spec;
+  const size_t colon = text.find(':');
+  const std::string_view name = text.substr(0, colon);
+  const std::string_view arg = colon == std::string_view::npos ? std::string_view() : text.substr(colon + 1);
+  const bool has_arg = colon != std::string_view::npos;
+  if (name == "none" && !has_arg) {
+    spec.mode = LandmarkMode::None;
+  } else if (name == "fixed") {
+    if (!has_arg) throw input_error(where, "fixed needs a granularity, e.g. fixed:32");
+    spec.mode = LandmarkMode::Fixed;
+    spec.granularities = {parse_granularity(arg, where)};
+  } else if (name == "variable") {
+    spec.mode = LandmarkMode::Variable;
+    spec.granularities = has_arg ? parse_granularity_list(arg, where) : std::vector<int>{32, 64, 128, 256};
+  } else if (name == "sentence") {
+    spec.mode = LandmarkMode::Sentence;
+    spec.granularities = {has_arg ? parse_granularity(arg, where) : 64};
+  } else if (name == "multicls") {
+    spec.mode = LandmarkMode::MultiCls;
+    spec.granularities = {has_arg ? parse_granularity(arg, where) : 32};
+  } else {
+    throw input_error(where, "unknown landmark mode '" + std::string(text) +
+                                 "' (none | fixed:G | variable:G1,G2,.. | sentence[:G] | multicls[:G])");
+  }
+  return spec;
+}
+
+std::string LandmarkSpec::to_string() const {
+  auto list = [&] {
+    std::string s;
+    for (size_t i = 0; i < granularities.size(); ++i) s += (i ? "," : "") + std::to_string(granularities[i]);
+    return s;
+  };
+  switch (mode) {
+    case LandmarkMode::None: return "none";
+    case LandmarkMode::Fixed: return "fixed:" + list();
+    case LandmarkMode::Variable: return "variable:" + list();
+    case LandmarkMode::Sentence: return "sentence:" + list();
+    case LandmarkMode::MultiCls: return "multicls:" + list();
+  }
+  return "none";
+}
+
+LandmarkSpec default_train_landmarks() { return LandmarkSpec::parse("variable:32,64,128,256"); }
+LandmarkSpec default_eval_landmarks() { return LandmarkSpec::parse("fixed:32"); }
+
+LandmarkTokenizer::LandmarkTokenizer(const Tokenizer& tokenizer, LandmarkOptions options)
+    : tokenizer_(tokenizer), options_(std::move(options)) {
+  const auto& special = tokenizer_.special_tokens();
+  if (options_.spec.mode != LandmarkMode::None) {
+    if (options_.spec.granularities.empty()) throw input_error("--landmark", "no granularity given");
+    if (!special.cls) throw InputError("the tokenizer has no [CLS] / <s> / BOS token to open the input");
+    cls_token_ = *special.cls;
+    end_token_ = special.sep ? special.sep : special.eos;
+    if (options_.landmark_token) {
+      if (*options_.landmark_token < 0 || static_cast<size_t>(*options_.landmark_token) >= tokenizer_.vocab_size()) {
+        throw input_error("--landmark-token", "id " + std::to_string(*options_.landmark_token) + " is outside the vocabulary");
+      }
+      landmark_token_ = *options_.landmark_token;
+    } else if (end_token_) {
+      landmark_token_ = *end_token_;
+    } else if (options_.spec.mode != LandmarkMode::MultiCls) {
+      throw InputError("the tokenizer has no [SEP] or EOS token to use as landmark; pass --landmark-token ID");
+    }
+  }
+}
+
+int LandmarkTokenizer::granularity_for_row(uint64_t row) const {
+  const auto& set = options_.spec.granularities;
+  if (set.empty()) return 0;
+  if (options_.spec.mode != LandmarkMode::Variable || set.size() == 1) return set.front();
+  return set[mix(options_.seed ^ mix(row)) % set.size()];
+}
+
+TokenizedText LandmarkTokenizer::tokenize(std::string_view text, uint64_t row) const {
+  return arrange(tokenizer_.encode(text), text, row);
+}
+
+TokenizedText LandmarkTokenizer::arrange(const Encoding& content, std::string_view text, uint64_t row) const {
+  const size_t n = content.ids.size();
+  const int g = granularity_for_row(row);
+  switch (options_.spec.mode) {
+    case LandmarkMode::None: {
+      Encoding with_special = tokenizer_.add_special_tokens(content);
+      TokenizedText out;
+      out.ids = std::move(with_special.ids);
+      out.spans = std::move(with_special.spans);
+      // Content tokens appear in order; everything else was inserted by the template.
+      size_t next = 0;
+      out.token_offsets.resize(out.ids.size(), -1);
+      for (size_t p = 0; p < out.ids.size() && next < n; ++p) {
+        if (out.ids[p] == content.ids[next] && out.spans[p].begin == content.spans[next].begin &&
+            out.spans[p].end == content.spans[next].end) {
+          out.token_offsets[p] = static_cast<int32_t>(next++);
+        }
+      }
+      if (options_.max_length > 0 && out.ids.size() > options_.max_length) {
+        // Keep the template's closing tokens, as Hugging Face truncation does.
+        const size_t trailing = out.ids.size() - (std::find_if(out.token_offsets.rbegin(), out.token_offsets.rend(),
+                                                               [](int32_t o) { return o >= 0; }) - out.token_offsets.rbegin()) ;
+        const size_t closing = out.ids.size() - trailing;
+        const size_t keep_head = options_.max_length > closing ? options_.max_length - closing : options_.max_length;
+        auto cut = [&](auto& v) {
+          std::vector<typename std::decay_t<decltype(v)>::value_type> kept(v.begin(), v.begin() + static_cast<long>(std::min(keep_head, v.size())));
+          if (options_.max_length > closing) kept.insert(kept.end(), v.end() - static_cast<long>(closing), v.end());
+          v = std::move(kept);
+        };
+        cut(out.ids);
+        cut(out.spans);
+        cut(out.token_offsets);
+      }
+      return out;
+    }
+    case LandmarkMode::Fixed:
+    case LandmarkMode::Variable: {
+      std::vector<size_t> ends;
+      for (size_t end = static_cast<size_t>(g); end < n + static_cast<size_t>(g); end += static_cast<size_t>(g)) {
+        ends.push_back(std::min(end, n));
+      }
+      return arrange_chunks(content, ends, g);
+    }
+    case LandmarkMode::Sentence: {
+      // Each content token belongs to the sentence its first byte lies in.
+      const std::vector<size_t> sentence_ends = split_sentences(text);
+      std::vector<size_t> ends;
+      size_t chunk_start = 0, sentence = 0;
+      for (size_t i = 0; i < n; ++i) {
+        while (sentence < sentence_ends.size() && content.spans[i].begin >= sentence_ends[sentence]) {
+          if (i > chunk_start) {
+            ends.push_back(i);
+            chunk_start = i;
+          }
+          ++sentence;
+        }
+        if (i + 1 - chunk_start > static_cast<size_t>(g)) {  // overlong sentence: chunk by g
+          ends.push_back(i);
+          chunk_start = i;
+        }
+      }
+      if (n > chunk_start) ends.push_back(n);
+      return arrange_chunks(content, ends, g);
+    }
+    case LandmarkMode::MultiCls:
+      return arrange_multicls(content, g);
+  }
+  return {};
+}
+
+TokenizedText LandmarkTokenizer::arrange_chunks(const Encoding& content, const std::vector<size_t>& chunk_ends, int g) const {
+  TokenizedText out;
+  out.granularity = g;
+  const size_t n = content.ids.size();
+  const uint32_t first = n ? content.spans.front().begin : 0;
+  out.ids.reserve(n + chunk_ends.size() + 1);
+  out.ids.push_back(cls_token_);
+  out.spans.push_back({first, first});
+  out.token_offsets.push_back(-1);
+  size_t begin = 0;
+  for (size_t end : chunk_ends) {
+    for (size_t i = begin; i < end; ++i) {
+      out.ids.push_back(content.ids[i]);
+      out.spans.push_back(content.spans[i]);
+      out.token_offsets.push_back(static_cast<int32_t>(i));
+    }
+    const uint32_t at = content.spans[end - 1].end;
+    out.pool_positions.push_back(static_cast<int32_t>(out.ids.size()));
+    out.ids.push_back(landmark_token_);
+    out.spans.push_back({at, at});
+    out.token_offsets.push_back(-1);
+    begin = end;
+  }
+  truncate(out);
+  return out;
+}
+
+TokenizedText LandmarkTokenizer::arrange_multicls(const Encoding& content, int g) const {
+  TokenizedText out;
+  out.granularity = g;
+  const size_t n = content.ids.size();
+  for (size_t begin = 0; begin < n || begin == 0; begin += static_cast<size_t>(g)) {
+    const uint32_t at = n ? content.spans[std::min(begin, n - 1)].begin : 0;
+    out.pool_positions.push_back(static_cast<int32_t>(out.ids.size()));
+    out.ids.push_back(cls_token_);
+    out.spans.push_back({at, at});
+    out.token_offsets.push_back(-1);
+    for (size_t i = begin; i < std::min(n, begin + static_cast<size_t>(g)); ++i) {
+      out.ids.push_back(content.ids[i]);
+      out.spans.push_back(content.spans[i]);
+      out.token_offsets.push_back(static_cast<int32_t>(i));
+    }
+    if (n == 0) break;
+  }
+  if (end_token_) {
+    const uint32_t at = n ? content.spans.back().end : 0;
+    out.ids.push_back(*end_token_);
+    out.spans.push_back({at, at});
+    out.token_offsets.push_back(-1);
+  }
+  truncate(out);
+  return out;
+}
+
+void LandmarkTokenizer::truncate(TokenizedText& out) const {
+  const size_t max_length = options_.max_length;
+  if (max_length > 0 && out.ids.size() > max_length) {
+    out.ids.resize(max_length);
+    out.spans.resize(max_length);
+    out.token_offsets.resize(max_length);
+    while (!out.pool_positions.empty() && static_cast<size_t>(out.pool_positions.back()) >= max_length) {
+      out.pool_positions.pop_back();
+    }
+  }
+  if (out.pool_positions.empty()) {
+    // Algorithm 1: when no landmark survives, the last position becomes one.
+    const size_t last = out.ids.size() - 1;
+    if (last > 0) {
+      out.ids[last] = landmark_token_;
+      out.token_offsets[last] = -1;
+      out.spans[last] = {out.spans[last].end, out.spans[last].end};
+    }
+    out.pool_positions.push_back(static_cast<int32_t>(last));
+  }
+}
+
+}  // namespace lmk

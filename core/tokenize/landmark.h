@@ -1,0 +1,84 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/tokenize/tokenizer.h"
+
+namespace lmk {
+
+// How special tokens are placed in a model input (paper, Algorithm 1 and its baselines).
+enum class LandmarkMode {
+  None,      // the tokenizer's own template: [CLS] text [SEP] (CLS / mean / last pooling)
+  Fixed,     // [CLS] chunk LMK chunk LMK ... with chunks of g content tokens
+  Variable,  // as Fixed, with g drawn per text from a set
+  Sentence,  // a landmark after each sentence; sentences longer than g are chunked by g
+  MultiCls,  // [CLS] chunk [CLS] chunk ... [SEP]: a CLS opening every chunk
+};
+
+struct LandmarkSpec {
+  LandmarkMode mode = LandmarkMode::None;
+  std::vector<int> granularities;  // Fixed/MultiCls: {g}; Variable: the set; Sentence: {max g}
+
+  // Parses none | fixed:G | variable:G1,G2,.. | variable | sentence[:G] | multicls[:G];
+  // throws InputError (naming `where`) on anything else or on g <= 0.
+  static LandmarkSpec parse(std::string_view text, const std::string& where = "--landmark");
+  // The text form parse accepts.
+  std::string to_string() const;
+};
+
+// The paper's best settings: train variable {32, 64, 128, 256}, evaluate fixed 32.
+LandmarkSpec default_train_landmarks();
+LandmarkSpec default_eval_landmarks();
+
+// One model input.
+struct TokenizedText {
+  std::vector<int32_t> ids;
+  std::vector<int32_t> pool_positions;  // landmark (or MultiCLS) positions; empty for None
+  std::vector<int32_t> token_offsets;   // per position: index of its content token, -1 if inserted
+  std::vector<TokenSpan> spans;         // per position: byte range in the text
+  int granularity = 0;                  // g used for this text (0 for None)
+};
+
+struct LandmarkOptions {
+  LandmarkSpec spec;
+  size_t max_length = 0;                 // 0: no truncation
+  std::optional<int32_t> landmark_token; // default: [SEP], else EOS
+  uint64_t seed = 0;                     // for Variable: g of row r depends on (seed, r) only
+};
+
+// Turns texts into model inputs with landmark tokens.
+class LandmarkTokenizer {
+ public:
+  // Resolves the special tokens; throws InputError when the tokenizer lacks one the mode needs.
+  LandmarkTokenizer(const Tokenizer& tokenizer, LandmarkOptions options);
+
+  // Tokenizes the text of row `row` (the row index seeds the Variable draw).
+  TokenizedText tokenize(std::string_view text, uint64_t row = 0) const;
+  // Arranges already-encoded content (Tokenizer::encode) with special tokens. `text` is
+  // only read by Sentence mode.
+  TokenizedText arrange(const Encoding& content, std::string_view text, uint64_t row) const;
+
+  // The granularity drawn for row `row` (Fixed/Variable/MultiCls/Sentence).
+  int granularity_for_row(uint64_t row) const;
+
+  const LandmarkOptions& options() const { return options_; }
+  int32_t landmark_token() const { return landmark_token_; }
+  int32_t cls_token() const { return cls_token_; }
+
+ private:
+  TokenizedText arrange_chunks(const Encoding& content, const std::vector<size_t>& chunk_ends, int g) const;
+  TokenizedText arrange_multicls(const Encoding& content, int g) const;
+  void truncate(TokenizedText& out) const;
+
+  const Tokenizer& tokenizer_;
+  LandmarkOptions options_;
+  int32_t cls_token_ = -1;
+  int32_t landmark_token_ = -1;
+  std::optional<int32_t> end_token_;  // MultiCLS closes with [SEP] / EOS when there is one
+};
+
+}  // namespace lmk
