@@ -137,13 +137,25 @@ static SplitBehavior parse_behavior(const json& j, const std::string& where) {
   throw input_error(ju::member_path(where, "behavior"), "unknown split behavior '" + name + "'");
 }
 
-// BertPreTokenizer's punctuation: ASCII punctuation or Unicode category P*.
+// Hugging Face's BERT components classify characters with Unicode 8.0 tables (the
+// unicode_categories crate): characters assigned later are neither punctuation, control nor
+// marks there. These predicates reproduce that.
 static bool is_bert_punctuation(char32_t cp) {
   if (cp < 0x80) {
     return (cp >= 33 && cp <= 47) || (cp >= 58 && cp <= 64) || (cp >= 91 && cp <= 96) ||
            (cp >= 123 && cp <= 126);
   }
-  return unicode::is_punctuation(cp);
+  return unicode::is_punctuation(cp) && unicode::assigned_in_unicode_8(cp);
+}
+
+// General category Cc Cf Cs Co as of Unicode 8.0 (unassigned characters are not control).
+static bool is_bert_control(char32_t cp) {
+  return unicode::is_other(cp) && unicode::assigned_in_unicode_8(cp);
+}
+
+// General category Mn as of Unicode 8.0.
+static bool is_bert_nonspacing_mark(char32_t cp) {
+  return unicode::is_nonspacing_mark(cp) && unicode::assigned_in_unicode_8(cp);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -230,7 +242,7 @@ class BertNormalizer : public Normalizer {
       transform_chars(s, [](char32_t cp, std::string& out) {
         if (cp == 0 || cp == 0xFFFD) return;
         const bool control_exempt = cp == '\t' || cp == '\n' || cp == '\r';
-        if (!control_exempt && unicode::is_other(cp)) return;
+        if (!control_exempt && is_bert_control(cp)) return;
         if (control_exempt || unicode::is_whitespace(cp)) {
           out.push_back(' ');
         } else {
@@ -252,7 +264,7 @@ class BertNormalizer : public Normalizer {
     if (strip_accents_) {
       normalize_unicode(s, unicode::NormalForm::NFD);
       transform_chars(s, [](char32_t cp, std::string& out) {
-        if (!unicode::is_nonspacing_mark(cp)) unicode::append_utf8(out, cp);
+        if (!is_bert_nonspacing_mark(cp)) unicode::append_utf8(out, cp);
       });
     }
     if (lowercase_) transform_chars(s, [](char32_t cp, std::string& out) { unicode::append_lowercase(out, cp); });

@@ -1,49 +1,134 @@
 #include "core/tokenize/sentencepiece_tokenizer.h"
 
-#include <sentencepiece_processor.h>
-#include <sentencepiece_trainer.h>
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE  // dlmopen
+#endif
+#include <dlfcn.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
+#include <mutex>
 #include <thread>
-#include <unordered_map>
 
+#include "core/tokenize/sentencepiece_shim.h"
 #include "core/util/error.h"
+
+#ifndef LMK_SENTENCEPIECE_MODULE
+#define LMK_SENTENCEPIECE_MODULE ""
+#endif
 
 namespace lmk {
 
+namespace fs = std::filesystem;
+
 namespace {
+
+// The functions of liblmk_sentencepiece.so (see sentencepiece_shim.h).
+struct SentencePieceModule {
+  decltype(&lmk_sp_load) load;
+  decltype(&lmk_sp_free) free;
+  decltype(&lmk_sp_encode) encode;
+  decltype(&lmk_sp_decode) decode;
+  decltype(&lmk_sp_piece_size) piece_size;
+  decltype(&lmk_sp_id_to_piece) id_to_piece;
+  decltype(&lmk_sp_piece_to_id) piece_to_id;
+  decltype(&lmk_sp_special_id) special_id;
+  decltype(&lmk_sp_is_special) is_special;
+  decltype(&lmk_sp_train) train;
+};
+
+// Candidate paths: $LMK_SENTENCEPIECE_MODULE, beside the executable, ../lib from it, the build tree.
+std::vector<std::string> module_candidates() {
+  std::vector<std::string> paths;
+  if (const char* env = std::getenv("LMK_SENTENCEPIECE_MODULE")) paths.emplace_back(env);
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    paths.push_back((exe.parent_path() / "liblmk_sentencepiece.so").string());
+    paths.push_back((exe.parent_path().parent_path() / "lib" / "liblmk_sentencepiece.so").string());
+  }
+  if (*LMK_SENTENCEPIECE_MODULE) paths.emplace_back(LMK_SENTENCEPIECE_MODULE);
+  return paths;
+}
+
+const SentencePieceModule& module() {
+  static std::once_flag once;
+  static SentencePieceModule m;
+  static std::string error;
+  std::call_once(once, [] {
+    void* handle = nullptr;
+    for (const auto& path : module_candidates()) {
+      if (!fs::exists(path)) continue;
+      handle = dlmopen(LM_ID_NEWLM, path.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (handle) break;
+      error += std::string(" ") + dlerror();
+    }
+    if (!handle) {
+      error = "cannot load liblmk_sentencepiece.so (set LMK_SENTENCEPIECE_MODULE)" + error;
+      return;
+    }
+    auto sym = [&](const char* name) {
+      void* f = dlsym(handle, name);
+      if (!f) error = std::string("liblmk_sentencepiece.so lacks ") + name;
+      return f;
+    };
+    m.load = reinterpret_cast<decltype(m.load)>(sym("lmk_sp_load"));
+    m.free = reinterpret_cast<decltype(m.free)>(sym("lmk_sp_free"));
+    m.encode = reinterpret_cast<decltype(m.encode)>(sym("lmk_sp_encode"));
+    m.decode = reinterpret_cast<decltype(m.decode)>(sym("lmk_sp_decode"));
+    m.piece_size = reinterpret_cast<decltype(m.piece_size)>(sym("lmk_sp_piece_size"));
+    m.id_to_piece = reinterpret_cast<decltype(m.id_to_piece)>(sym("lmk_sp_id_to_piece"));
+    m.piece_to_id = reinterpret_cast<decltype(m.piece_to_id)>(sym("lmk_sp_piece_to_id"));
+    m.special_id = reinterpret_cast<decltype(m.special_id)>(sym("lmk_sp_special_id"));
+    m.is_special = reinterpret_cast<decltype(m.is_special)>(sym("lmk_sp_is_special"));
+    m.train = reinterpret_cast<decltype(m.train)>(sym("lmk_sp_train"));
+  });
+  if (!error.empty()) throw std::runtime_error(error);
+  return m;
+}
+
+void append_to_string(void* context, const char* data, size_t size) {
+  static_cast<std::string*>(context)->append(data, size);
+}
 
 class SentencePieceTokenizer : public Tokenizer {
  public:
-  explicit SentencePieceTokenizer(const std::string& path) {
-    if (!std::filesystem::is_regular_file(path)) throw input_error(path, "no such file");
-    const auto status = processor_.Load(path);
-    if (!status.ok()) throw input_error(path, "not a valid sentencepiece model: " + status.ToString());
-    auto id_of = [&](const char* piece) -> std::optional<int32_t> {
-      const int id = processor_.PieceToId(piece);
-      if (id == processor_.unk_id() && std::string(piece) != processor_.IdToPiece(id)) return std::nullopt;
-      return id;
-    };
-    auto role = [](int id) -> std::optional<int32_t> { return id >= 0 ? std::optional<int32_t>(id) : std::nullopt; };
-    special_.bos = role(processor_.bos_id());
-    special_.eos = role(processor_.eos_id());
-    special_.pad = id_of("[PAD]") ? id_of("[PAD]") : role(processor_.pad_id());
-    special_.unk = role(processor_.unk_id());
-    special_.mask = id_of("[MASK]");
-    special_.cls = id_of("[CLS]") ? id_of("[CLS]") : special_.bos;
-    special_.sep = id_of("[SEP]") ? id_of("[SEP]") : special_.eos;
+  explicit SentencePieceTokenizer(const std::string& path) : m_(module()) {
+    if (!fs::is_regular_file(path)) throw input_error(path, "no such file");
+    std::string error;
+    model_ = m_.load(path.c_str(), append_to_string, &error);
+    if (!model_) throw input_error(path, "not a valid sentencepiece model: " + error);
+    auto role = [](int32_t id) { return id >= 0 ? std::optional<int32_t>(id) : std::nullopt; };
+    special_.bos = role(m_.special_id(model_, 0));
+    special_.eos = role(m_.special_id(model_, 1));
+    special_.unk = role(m_.special_id(model_, 3));
+    special_.pad = token_to_id("[PAD]") ? token_to_id("[PAD]") : role(m_.special_id(model_, 2));
+    special_.mask = token_to_id("[MASK]");
+    special_.cls = token_to_id("[CLS]") ? token_to_id("[CLS]") : special_.bos;
+    special_.sep = token_to_id("[SEP]") ? token_to_id("[SEP]") : special_.eos;
   }
+  ~SentencePieceTokenizer() override { m_.free(model_); }
 
   Encoding encode(std::string_view text) const override {
     require_valid_utf8(text, "text");
-    sentencepiece::ImmutableSentencePieceText spt;
-    const auto status = processor_.Encode(absl::string_view(text.data(), text.size()), spt.mutable_proto());
-    if (!status.ok()) throw InputError("sentencepiece: " + status.ToString());
     Encoding encoding;
-    for (const auto& piece : spt.pieces()) {
-      encoding.ids.push_back(static_cast<int32_t>(piece.id()));
-      encoding.spans.push_back({piece.begin(), piece.end()});
-    }
+    std::string error;
+    struct Context {
+      Encoding* encoding;
+      std::string* error;
+    } context{&encoding, &error};
+    const int rc = m_.encode(
+        model_, text.data(), text.size(),
+        [](void* c, int32_t id, uint32_t begin, uint32_t end) {
+          auto* e = static_cast<Context*>(c)->encoding;
+          e->ids.push_back(id);
+          e->spans.push_back({begin, end});
+        },
+        [](void* c, const char* data, size_t size) { static_cast<Context*>(c)->error->append(data, size); },
+        &context);
+    if (rc != 0) throw InputError("sentencepiece: " + error);
     return encoding;
   }
 
@@ -65,37 +150,36 @@ class SentencePieceTokenizer : public Tokenizer {
   }
 
   std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const override {
-    std::vector<int> kept;
+    std::vector<int32_t> kept;
     for (int32_t id : ids) {
       if (id < 0 || static_cast<size_t>(id) >= vocab_size()) continue;
       if (skip_special_tokens && is_special(id)) continue;
       kept.push_back(id);
     }
     std::string text;
-    processor_.Decode(kept, &text).IgnoreError();
+    m_.decode(model_, kept.data(), kept.size(), append_to_string, &text);
     return text;
   }
 
   std::string id_to_token(int32_t id) const override {
     if (id < 0 || static_cast<size_t>(id) >= vocab_size()) return {};
-    return processor_.IdToPiece(id);
+    std::string piece;
+    m_.id_to_piece(model_, id, append_to_string, &piece);
+    return piece;
   }
 
   std::optional<int32_t> token_to_id(std::string_view token) const override {
-    const std::string piece(token);
-    const int id = processor_.PieceToId(piece);
-    if (id == processor_.unk_id() && processor_.IdToPiece(id) != piece) return std::nullopt;
-    return id;
+    const int32_t id = m_.piece_to_id(model_, token.data(), token.size());
+    return id >= 0 ? std::optional<int32_t>(id) : std::nullopt;
   }
 
-  size_t vocab_size() const override { return static_cast<size_t>(processor_.GetPieceSize()); }
+  size_t vocab_size() const override { return static_cast<size_t>(m_.piece_size(model_)); }
 
-  bool is_special(int32_t id) const override {
-    return processor_.IsControl(id) || processor_.IsUnknown(id);
-  }
+  bool is_special(int32_t id) const override { return m_.is_special(model_, id) != 0; }
 
  private:
-  sentencepiece::SentencePieceProcessor processor_;
+  const SentencePieceModule& m_;
+  void* model_ = nullptr;
 };
 
 }  // namespace
@@ -112,33 +196,23 @@ void train_sentencepiece(const SentencePieceTrainOptions& options) {
   }
   std::string inputs;
   for (const auto& f : options.inputs) {
-    if (f.find(',') != std::string::npos) throw input_error(f, "file names with commas are not supported");
+    if (f.find_first_of(", ") != std::string::npos) throw input_error(f, "file names with commas or spaces are not supported");
     inputs += (inputs.empty() ? "" : ",") + f;
   }
   std::string prefix = options.output_model;
   if (prefix.size() > 6 && prefix.compare(prefix.size() - 6, 6, ".model") == 0) prefix.resize(prefix.size() - 6);
+  if (prefix.find(' ') != std::string::npos) throw input_error("--out", "paths with spaces are not supported");
   const int threads = options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  std::unordered_map<std::string, std::string> args = {
-      {"input", inputs},
-      {"model_prefix", prefix},
-      {"vocab_size", std::to_string(options.vocab_size)},
-      {"model_type", options.model_type},
-      {"character_coverage", std::to_string(options.character_coverage)},
-      {"input_sentence_size", std::to_string(options.max_sentences)},
-      {"shuffle_input_sentence", "true"},
-      {"num_threads", std::to_string(threads)},
-      {"byte_fallback", "true"},
-      {"pad_id", "0"},
-      {"unk_id", "1"},
-      {"bos_id", "-1"},
-      {"eos_id", "-1"},
-      {"control_symbols", "[CLS],[SEP],[MASK]"},
-      {"max_sentence_length", "16384"},
-      {"hard_vocab_limit", "false"},
-      {"minloglevel", "1"},
-  };
-  const auto status = sentencepiece::SentencePieceTrainer::Train(args);
-  if (!status.ok()) throw InputError("tokenizer-train: " + status.ToString());
+  const std::string args =
+      "--input=" + inputs + " --model_prefix=" + prefix + " --vocab_size=" + std::to_string(options.vocab_size) +
+      " --model_type=" + options.model_type + " --character_coverage=" + std::to_string(options.character_coverage) +
+      " --input_sentence_size=" + std::to_string(options.max_sentences) +
+      " --shuffle_input_sentence=true --num_threads=" + std::to_string(threads) +
+      " --byte_fallback=true --pad_id=0 --unk_id=1 --bos_id=-1 --eos_id=-1"
+      " --control_symbols=[CLS],[SEP],[MASK] --max_sentence_length=16384 --hard_vocab_limit=false"
+      " --minloglevel=1";
+  std::string error;
+  if (module().train(args.c_str(), append_to_string, &error) != 0) throw InputError("tokenizer-train: " + error);
 }
 
 }  // namespace lmk

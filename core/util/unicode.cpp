@@ -2,7 +2,9 @@
 
 #include <utf8proc.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <iterator>
 #include <memory>
 
 namespace lmk::unicode {
@@ -125,7 +127,7 @@ bool is_punctuation(char32_t cp) {
 
 bool is_other(char32_t cp) {
   const auto c = category(cp);
-  return c == UTF8PROC_CATEGORY_CN || (c >= UTF8PROC_CATEGORY_CC && c <= UTF8PROC_CATEGORY_CO);
+  return c >= UTF8PROC_CATEGORY_CC && c <= UTF8PROC_CATEGORY_CO;
 }
 
 bool is_nonspacing_mark(char32_t cp) { return category(cp) == UTF8PROC_CATEGORY_MN; }
@@ -149,6 +151,16 @@ bool is_alphanumeric(char32_t cp) {
   const auto c = category(cp);
   return (c >= UTF8PROC_CATEGORY_LU && c <= UTF8PROC_CATEGORY_LO) ||
          (c >= UTF8PROC_CATEGORY_ND && c <= UTF8PROC_CATEGORY_NO);
+}
+
+bool assigned_in_unicode_8(char32_t cp) {
+  static const char32_t kRanges[][2] = {
+#include "core/util/unicode_age_table.inc"
+  };
+  const auto* end = std::end(kRanges);
+  const auto* it = std::upper_bound(std::begin(kRanges), end, cp,
+                                    [](char32_t value, const char32_t(&range)[2]) { return value < range[0]; });
+  return it != std::begin(kRanges) && cp <= (it - 1)[0][1];
 }
 
 int combining_class(char32_t cp) {

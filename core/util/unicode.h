@@ -50,7 +50,7 @@ std::string replace_invalid_utf8(std::string_view s);
 bool is_whitespace(char32_t cp);
 // General category P* (Pc Pd Ps Pe Pi Pf Po).
 bool is_punctuation(char32_t cp);
-// General category C* (Cc Cf Cs Co Cn).
+// General categories Cc Cf Cs Co (assigned "other" characters; unassigned Cn excluded).
 bool is_other(char32_t cp);
 // General category Mn.
 bool is_nonspacing_mark(char32_t cp);
@@ -62,6 +62,8 @@ bool is_numeric(char32_t cp);
 bool is_letter(char32_t cp);
 // General categories L*, N* (Rust's char::is_alphanumeric).
 bool is_alphanumeric(char32_t cp);
+// Whether cp was assigned by Unicode 8.0 (the tables Hugging Face's BERT components use).
+bool assigned_in_unicode_8(char32_t cp);
 // Canonical combining class (0 for starters).
 int combining_class(char32_t cp);
 
