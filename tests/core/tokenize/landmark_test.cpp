@@ -1,0 +1,207 @@
+#include "core/tokenize/landmark.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "core/util/error.h"
+#include "tests/support/test_tokenizers.h"
+
+namespace lmk {
+namespace {
+
+using testing::TempDir;
+
+constexpr int32_t kCls = 2;
+constexpr int32_t kSep = 3;
+
+class LandmarkTest : public ::testing::Test {
+ protected:
+  LandmarkTest() : tokenizer_(testing::load_json_tokenizer(dir_, testing::word_level_json())) {}
+
+  LandmarkTokenizer make(const std::string& spec, size_t max_length = 0, uint64_t seed = 0) {
+    LandmarkOptions options;
+    options.spec = LandmarkSpec::parse(spec);
+    options.max_length = max_length;
+    options.seed = seed;
+    return LandmarkTokenizer(*tokenizer_, options);
+  }
+
+  TempDir dir_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+};
+
+// Checks the invariants every chunked arrangement must satisfy and returns the chunk sizes.
+std::vector<size_t> check_chunked(const TokenizedText& t, const Encoding& content, int32_t landmark) {
+  EXPECT_EQ(t.ids.size(), t.token_offsets.size());
+  EXPECT_EQ(t.ids.size(), t.spans.size());
+  EXPECT_EQ(t.ids.front(), kCls);
+  std::vector<int32_t> kept;
+  std::vector<size_t> chunks;
+  size_t current = 0;
+  std::set<int32_t> pools(t.pool_positions.begin(), t.pool_positions.end());
+  for (size_t p = 0; p < t.ids.size(); ++p) {
+    if (t.token_offsets[p] >= 0) {
+      EXPECT_EQ(t.ids[p], content.ids[static_cast<size_t>(t.token_offsets[p])]) << "position " << p;
+      EXPECT_EQ(t.token_offsets[p], static_cast<int32_t>(kept.size())) << "content order at " << p;
+      kept.push_back(t.ids[p]);
+      ++current;
+      EXPECT_FALSE(pools.count(static_cast<int32_t>(p)));
+    } else if (p > 0) {
+      EXPECT_EQ(t.ids[p], landmark) << "inserted token at " << p;
+      EXPECT_TRUE(pools.count(static_cast<int32_t>(p))) << "landmark at " << p << " not pooled";
+      chunks.push_back(current);
+      current = 0;
+    }
+  }
+  // Removing the inserted tokens gives back the content (a prefix of it when truncated).
+  EXPECT_TRUE(std::equal(kept.begin(), kept.end(), content.ids.begin()));
+  return chunks;
+}
+
+TEST_F(LandmarkTest, FixedChunksHoldAtMostGTokensAndCountIsCeilNOverG) {
+  for (int n : {1, 2, 5, 31, 32, 33, 64, 65, 100, 257}) {
+    for (int g : {1, 2, 3, 7, 32, 64}) {
+      const auto lmk = make("fixed:" + std::to_string(g));
+      const std::string text = testing::words_text(n);
+      const Encoding content = tokenizer_->encode(text);
+      ASSERT_EQ(content.ids.size(), static_cast<size_t>(n));
+      const TokenizedText t = lmk.tokenize(text);
+      SCOPED_TRACE("n=" + std::to_string(n) + " g=" + std::to_string(g));
+      const auto chunks = check_chunked(t, content, kSep);
+      EXPECT_EQ(t.pool_positions.size(), static_cast<size_t>((n + g - 1) / g));
+      EXPECT_EQ(t.ids.size(), static_cast<size_t>(1 + n + (n + g - 1) / g));
+      EXPECT_EQ(t.ids.back(), kSep) << "the last chunk is closed by a landmark too";
+      for (size_t c = 0; c < chunks.size(); ++c) {
+        EXPECT_LE(chunks[c], static_cast<size_t>(g));
+        if (c + 1 < chunks.size()) EXPECT_EQ(chunks[c], static_cast<size_t>(g));
+        EXPECT_GT(chunks[c], 0u);
+      }
+      EXPECT_EQ(t.granularity, g);
+    }
+  }
+}
+
+TEST_F(LandmarkTest, ExactLayoutForSmallInput) {
+  const TokenizedText t = make("fixed:2").tokenize("w0 w1 w2 w3 w4");
+  EXPECT_EQ(t.ids, (std::vector<int32_t>{kCls, 5, 6, kSep, 7, 8, kSep, 9, kSep}));
+  EXPECT_EQ(t.pool_positions, (std::vector<int32_t>{3, 6, 8}));
+  EXPECT_EQ(t.token_offsets, (std::vector<int32_t>{-1, 0, 1, -1, 2, 3, -1, 4, -1}));
+  // Spans point into the text: "w2" is bytes 6..8.
+  EXPECT_EQ(t.spans[4].begin, 6u);
+  EXPECT_EQ(t.spans[4].end, 8u);
+}
+
+TEST_F(LandmarkTest, VariableDrawsPerRowReproduciblyFromTheSet) {
+  const auto a = make("variable:32,64,128,256", 0, 7);
+  const auto b = make("variable:32,64,128,256", 0, 7);
+  const auto c = make("variable:32,64,128,256", 0, 8);
+  std::set<int> seen;
+  int differs_with_seed = 0;
+  for (uint64_t row = 0; row < 200; ++row) {
+    const int g = a.granularity_for_row(row);
+    EXPECT_TRUE(g == 32 || g == 64 || g == 128 || g == 256);
+    EXPECT_EQ(g, b.granularity_for_row(row)) << "same seed, same row, same g";
+    differs_with_seed += g != c.granularity_for_row(row);
+    seen.insert(g);
+  }
+  EXPECT_EQ(seen.size(), 4u) << "rows get different granularities";
+  EXPECT_GT(differs_with_seed, 50) << "the seed changes the draw";
+  // The drawn g is the one used.
+  const std::string text = testing::words_text(300);
+  for (uint64_t row = 0; row < 20; ++row) {
+    const TokenizedText t = a.tokenize(text, row);
+    const int g = a.granularity_for_row(row);
+    EXPECT_EQ(t.granularity, g);
+    EXPECT_EQ(t.pool_positions.size(), static_cast<size_t>((300 + g - 1) / g));
+  }
+}
+
+TEST_F(LandmarkTest, TruncatesAfterInsertion) {
+  // [CLS] c0..c3 L c4..c7 L ... cut to 10 positions: one landmark survives at 5.
+  const TokenizedText t = make("fixed:4", 10).tokenize(testing::words_text(20));
+  ASSERT_EQ(t.ids.size(), 10u);
+  EXPECT_EQ(t.pool_positions, (std::vector<int32_t>{5}));
+  EXPECT_EQ(t.ids[5], kSep);
+  check_chunked(t, tokenizer_->encode(testing::words_text(20)), kSep);
+}
+
+TEST_F(LandmarkTest, LastPositionBecomesLandmarkWhenNoneSurvives) {
+  const TokenizedText t = make("fixed:8", 4).tokenize(testing::words_text(20));
+  EXPECT_EQ(t.ids, (std::vector<int32_t>{kCls, 5, 6, kSep}));
+  EXPECT_EQ(t.pool_positions, (std::vector<int32_t>{3}));
+  EXPECT_EQ(t.token_offsets.back(), -1);
+}
+
+TEST_F(LandmarkTest, SentenceModePutsALandmarkAfterEachSentence) {
+  // Three sentences; the unknown words are [UNK] (1) but each is one token.
+  const std::string text = "Alpha beta gamma. Delta epsilon! Zeta eta theta iota?";
+  const TokenizedText t = make("sentence:64").tokenize(text);
+  EXPECT_EQ(t.ids, (std::vector<int32_t>{kCls, 1, 1, 1, kSep, 1, 1, kSep, 1, 1, 1, 1, kSep}));
+  EXPECT_EQ(t.pool_positions, (std::vector<int32_t>{4, 7, 12}));
+}
+
+TEST_F(LandmarkTest, SentenceModeChunksOverlongSentencesByG) {
+  const std::string text = testing::words_text(10) + ". W short sentence here.";
+  const TokenizedText t = make("sentence:4").tokenize(text);
+  const auto chunks = check_chunked(t, tokenizer_->encode(text), kSep);
+  // 10 words + "W"... : the first sentence (10 tokens) splits 4 + 4 + 2, the second has 4 tokens.
+  EXPECT_EQ(chunks, (std::vector<size_t>{4, 4, 2, 4}));
+}
+
+TEST_F(LandmarkTest, TextWithoutPunctuationFallsBackToFixedChunks) {
+  const TokenizedText t = make("sentence:16").tokenize(testing::words_text(100));
+  const auto chunks = check_chunked(t, tokenizer_->encode(testing::words_text(100)), kSep);
+  EXPECT_EQ(chunks.size(), 7u);  // ceil(100 / 16)
+}
+
+TEST_F(LandmarkTest, MultiClsOpensEveryChunkWithCls) {
+  const TokenizedText t = make("multicls:3").tokenize("w0 w1 w2 w3 w4");
+  EXPECT_EQ(t.ids, (std::vector<int32_t>{kCls, 5, 6, 7, kCls, 8, 9, kSep}));
+  EXPECT_EQ(t.pool_positions, (std::vector<int32_t>{0, 4}));
+}
+
+TEST_F(LandmarkTest, NoneIsTheTokenizersTemplateAndKeepsSepWhenTruncating) {
+  const TokenizedText t = make("none").tokenize("w0 w1 w2");
+  EXPECT_EQ(t.ids, (std::vector<int32_t>{kCls, 5, 6, 7, kSep}));
+  EXPECT_EQ(t.token_offsets, (std::vector<int32_t>{-1, 0, 1, 2, -1}));
+  EXPECT_TRUE(t.pool_positions.empty());
+  const TokenizedText cut = make("none", 4).tokenize("w0 w1 w2 w3 w4");
+  EXPECT_EQ(cut.ids, (std::vector<int32_t>{kCls, 5, 6, kSep}));
+  EXPECT_EQ(cut.token_offsets, (std::vector<int32_t>{-1, 0, 1, -1}));
+}
+
+TEST_F(LandmarkTest, ExplicitLandmarkTokenIsUsed) {
+  LandmarkOptions options;
+  options.spec = LandmarkSpec::parse("fixed:2");
+  options.landmark_token = 4;
+  const LandmarkTokenizer lmk(*tokenizer_, options);
+  const TokenizedText t = lmk.tokenize("w0 w1 w2");
+  EXPECT_EQ(t.ids, (std::vector<int32_t>{kCls, 5, 6, 4, 7, 4}));
+  options.landmark_token = 100000;
+  EXPECT_THROW(LandmarkTokenizer(*tokenizer_, options), InputError);
+}
+
+TEST(LandmarkSpecTest, ParsesEveryModeAndRoundTrips) {
+  for (const char* s : {"none", "fixed:32", "variable:32,64,128,256", "sentence:64", "multicls:16"}) {
+    EXPECT_EQ(LandmarkSpec::parse(s).to_string(), s);
+  }
+  EXPECT_EQ(LandmarkSpec::parse("variable").granularities, (std::vector<int>{32, 64, 128, 256}));
+  EXPECT_EQ(default_train_landmarks().to_string(), "variable:32,64,128,256");
+  EXPECT_EQ(default_eval_landmarks().to_string(), "fixed:32");
+}
+
+TEST(LandmarkSpecTest, RejectsBadSpecsWithAClearMessage) {
+  for (const char* s : {"fixed:0", "fixed:-4", "fixed", "fixed:abc", "variable:32,,64", "variable:32,0",
+                        "chunks:32", "", "none:3", "sentence:0"}) {
+    try {
+      LandmarkSpec::parse(s);
+      ADD_FAILURE() << "accepted '" << s << "'";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("--landmark"), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace lmk
