@@ -2,31 +2,27 @@
 
 #include <ATen/Parallel.h>
 
+#include <dlfcn.h>
+
 #include <cstdlib>
-#include <fstream>
+#include <filesystem>
 #include <thread>
 
 namespace lmk {
 
 BlasInfo detect_blas() {
-  // LibTorch links the generic libblas.so.3, which the alternatives system points at one
-  // provider; the mapping in /proc/self/maps names the file really loaded.
+  // LibTorch calls sgemm_ from the generic libblas.so.3, which the alternatives system (or
+  // LD_LIBRARY_PATH) points at one provider; asking the dynamic linker which library defines
+  // sgemm_ names the one that really runs, even when several BLAS libraries are loaded.
   BlasInfo info;
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  while (std::getline(maps, line)) {
-    const size_t slash = line.find('/');
-    if (slash == std::string::npos) continue;
-    const std::string path = line.substr(slash);
-    const bool is_blas = path.find("libblas") != std::string::npos ||
-                         path.find("libopenblas") != std::string::npos ||
-                         path.find("libmkl") != std::string::npos ||
-                         path.find("libblis") != std::string::npos;
-    if (!is_blas) continue;
-    info.library = path;
-    info.optimized = path.find("openblas") != std::string::npos ||
-                     path.find("mkl") != std::string::npos || path.find("blis") != std::string::npos;
-    if (info.optimized) break;
+  void* sgemm = dlsym(RTLD_DEFAULT, "sgemm_");
+  Dl_info where;
+  if (!sgemm || !dladdr(sgemm, &where) || !where.dli_fname) return info;
+  std::error_code ec;
+  const auto resolved = std::filesystem::canonical(where.dli_fname, ec);
+  info.library = ec ? std::string(where.dli_fname) : resolved.string();
+  for (const char* fast : {"openblas", "mkl", "blis", "atlas"}) {
+    if (info.library.find(fast) != std::string::npos) info.optimized = true;
   }
   return info;
 }

@@ -63,19 +63,19 @@ node - "${rows[@]}" <<'EOF'
 const a = process.argv.slice(2);
 const parse = (s) => { try { return JSON.parse(s); } catch { return {}; } };
 const fmt = (x) => (typeof x === 'number' && isFinite(x) ? Math.round(x).toLocaleString('en-US') : 'n/a');
-console.log('| tokenizer | HF tokens/s | lmk tokens/s | ratio (lmk/HF) |');
-console.log('|---|---:|---:|---:|');
+console.log('| tokenizer | HF tokens/s (warm) | lmk tokens/s (cold) | lmk tokens/s (warm) | ratio cold/HF | ratio warm/HF |');
+console.log('|---|---:|---:|---:|---:|---:|');
 const notes = [];
 let corpus = null;
 for (let i = 0; i < a.length; i += 3) {
   const [name, hf, lmk] = [a[i], parse(a[i + 1]), parse(a[i + 2])];
   corpus = corpus || hf;
-  const ratio = hf.tokens_per_s > 0 && lmk.tokens_per_s > 0 ? (lmk.tokens_per_s / hf.tokens_per_s).toFixed(2) + '×' : 'n/a';
-  console.log(`| ${name} | ${fmt(hf.tokens_per_s)} | ${fmt(lmk.tokens_per_s)} | ${ratio} |`);
+  const ratio = (x) => (hf.tokens_per_s > 0 && x > 0 ? (x / hf.tokens_per_s).toFixed(2) + '×' : 'n/a');
+  console.log(`| ${name} | ${fmt(hf.tokens_per_s)} | ${fmt(lmk.cold_tokens_per_s)} | ${fmt(lmk.tokens_per_s)} | ${ratio(lmk.cold_tokens_per_s)} | ${ratio(lmk.tokens_per_s)} |`);
   if (lmk.tokens !== undefined && lmk.tokens !== hf.tokens)
     notes.push(`${name}: token counts differ (HF ${hf.tokens}, lmk ${lmk.tokens}): run tests/parity/run_parity.sh`);
 }
 if (corpus && corpus.texts)
-  console.log(`\nCorpus: ${corpus.texts} texts, ${(corpus.bytes / 1e6).toFixed(2)} MB; single thread; HF = npm tokenizers (Rust), encode() awaited one text at a time.`);
+  console.log(`\nCorpus: ${corpus.texts} texts, ${(corpus.bytes / 1e6).toFixed(2)} MB; single thread; HF = npm tokenizers (Rust), encode() awaited one text at a time, timed after a warm-up pass; lmk cold = first pass (empty word cache), warm = second pass.`);
 for (const n of notes) console.log(`\nNote: ${n}`);
 EOF

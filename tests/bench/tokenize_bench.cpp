@@ -1,0 +1,57 @@
+// Tokenizer throughput of lmk's tokenizers, single-threaded, in the format of
+// tests/parity/oracle.mjs --bench, so tests/bench/tokenize_bench.sh can compare both:
+//   lmk_tokenize_bench --tokenizer FILE --input corpus.jsonl
+// Times encode + special tokens (Hugging Face's encode(text)) over every text, after one
+// warm-up pass, and prints {"texts":N,"tokens":T,"bytes":B,"seconds":S,"tokens_per_s":R,
+// "cold_tokens_per_s":C} (C: the warm-up pass, with an empty word cache).
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <fstream>
+#include <iostream>
+
+#include "core/tokenize/tokenizer.h"
+#include "core/util/error.h"
+
+int main(int argc, char** argv) {
+  std::string tokenizer_path, input_path;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (flag == "--tokenizer") tokenizer_path = argv[i + 1];
+    else if (flag == "--input") input_path = argv[i + 1];
+  }
+  if (tokenizer_path.empty() || input_path.empty()) {
+    std::cerr << "usage: lmk_tokenize_bench --tokenizer FILE --input corpus.jsonl\n";
+    return 2;
+  }
+  try {
+    const auto tokenizer = lmk::load_tokenizer(tokenizer_path);
+    std::ifstream in(input_path);
+    if (!in) throw lmk::input_error(input_path, "cannot open file");
+    std::vector<std::string> texts;
+    std::string line;
+    size_t bytes = 0;
+    while (std::getline(in, line)) {
+      texts.push_back(nlohmann::json::parse(line).at("text").get<std::string>());
+      bytes += texts.back().size();
+    }
+    // The first pass fills the BPE word cache (as the HF side's warm-up does); it is timed too.
+    const auto cold_start = std::chrono::steady_clock::now();
+    size_t tokens = 0;
+    for (const auto& t : texts) tokens += tokenizer->add_special_tokens(tokenizer->encode(t)).ids.size();
+    const double cold_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - cold_start).count();
+    const auto start = std::chrono::steady_clock::now();
+    size_t timed_tokens = 0;
+    for (const auto& t : texts) timed_tokens += tokenizer->add_special_tokens(tokenizer->encode(t)).ids.size();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (timed_tokens != tokens) throw std::runtime_error("token counts differ between passes");
+    nlohmann::json result = {{"texts", texts.size()}, {"tokens", tokens}, {"bytes", bytes},
+                             {"seconds", seconds}, {"tokens_per_s", static_cast<double>(tokens) / seconds},
+                             {"cold_tokens_per_s", static_cast<double>(tokens) / cold_seconds}};
+    std::cout << result.dump() << "\n";
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "lmk_tokenize_bench: " << e.what() << "\n";
+    return 2;
+  }
+}

@@ -1,0 +1,101 @@
+// Runs the real lmk binary: outputs of `lmk tokenize`, exit code 2 with a message naming the
+// file / line / field on bad input, and the slow-BLAS warning.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <sys/wait.h>
+
+#include "tests/support/test_tokenizers.h"
+
+namespace lmk {
+namespace {
+
+using testing::TempDir;
+
+struct Result {
+  int code;
+  std::string output;  // stdout and stderr
+};
+
+// Runs `lmk ARGS` (a shell fragment) with stdin from `input`.
+Result run_lmk(const std::string& args, const std::string& input = "", const std::string& env = "") {
+  TempDir dir;
+  const std::string in = dir.write("stdin.txt", input);
+  const std::string command = env + " " + std::string(LMK_BINARY_DIR) + "/app/lmk " + args + " < " + in + " 2>&1";
+  Result r{-1, ""};
+  FILE* pipe = popen(command.c_str(), "r");
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) r.output.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+class LmkCliTest : public ::testing::Test {
+ protected:
+  LmkCliTest() : tokenizer_(dir_.write("tokenizer.json", testing::word_level_json(100).dump())) {}
+  TempDir dir_;
+  std::string tokenizer_;
+};
+
+TEST_F(LmkCliTest, TokenizeFormats) {
+  Result r = run_lmk("tokenize --tokenizer " + tokenizer_, "w0 w1 w2\nw3\n");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(r.output, "2 5 6 7 3\n2 8 3\n");
+  r = run_lmk("tokenize --tokenizer " + tokenizer_ + " --landmark fixed:2 --format pieces", "w0 w1 w2\n");
+  EXPECT_EQ(r.output, "[CLS] w0 w1 [SEP] w2 [SEP]\n");
+  r = run_lmk("tokenize --tokenizer " + tokenizer_ + " --landmark fixed:2 --format json", "w0 w1 w2\n");
+  const auto j = nlohmann::json::parse(r.output);
+  EXPECT_EQ(j["landmark_positions"], nlohmann::json::parse("[3, 5]"));
+  EXPECT_EQ(j["token_offsets"], nlohmann::json::parse("[-1, 0, 1, -1, 2, -1]"));
+  EXPECT_EQ(j["granularity"], 2);
+  // --jsonl reads texts with newlines inside; --max-length truncates after insertion.
+  r = run_lmk("tokenize --jsonl --max-length 4 --landmark fixed:8 --tokenizer " + tokenizer_,
+              "{\"text\": \"w0\\nw1 w2 w3\"}\n\"w4\"\n");
+  EXPECT_EQ(r.output, "2 5 6 3\n2 9 3\n");
+  // A model folder works too.
+  r = run_lmk("tokenize --tokenizer " + dir_.path().string(), "w1\n");
+  EXPECT_EQ(r.output, "2 6 3\n");
+}
+
+TEST_F(LmkCliTest, BadInputExitsTwoWithAClearMessage) {
+  struct Case {
+    std::string args, input, message;
+  } cases[] = {
+      {"tokenize --tokenizer /nonexistent/tok.json", "w0\n", "/nonexistent/tok.json"},
+      {"tokenize --tokenizer " + dir_.write("broken.json", "{\"model\": {"), "w0\n", "broken.json: invalid JSON"},
+      {"tokenize --tokenizer " + tokenizer_ + " --landmark fixed:0", "w0\n", "granularity must be > 0"},
+      {"tokenize --tokenizer " + tokenizer_ + " --landmark fixed:-3", "w0\n", "--landmark"},
+      {"tokenize --tokenizer " + tokenizer_, "w0\n\nw1\n", "stdin:2: empty text"},
+      {"tokenize --tokenizer " + tokenizer_, "w0\nw1 \xC3\x28\n", "stdin:2: invalid UTF-8 at byte 3"},
+      {"tokenize --tokenizer " + tokenizer_ + " --jsonl", "{\"txt\": 1}\n", "stdin:1"},
+      {"tokenize --tokenizer " + tokenizer_ + " --format yaml", "w0\n", "--format"},
+      {"tokenize --tokenizer " + tokenizer_ + " --input /nonexistent.txt", "", "/nonexistent.txt"},
+      {"tokenize", "", "--tokenizer"},
+      {"frobnicate", "", "subcommand"},
+      {"tokenizer-train --input /nonexistent --vocab-size 100 --out x.model", "", "/nonexistent"},
+  };
+  for (const auto& c : cases) {
+    const Result r = run_lmk(c.args, c.input);
+    EXPECT_EQ(r.code, 2) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.message), std::string::npos) << c.args << "\n" << r.output;
+  }
+  // Invalid UTF-8 can instead be decoded with U+FFFD, as a UTF-8 decoder does.
+  const Result r = run_lmk("tokenize --invalid-utf8 replace --format pieces --tokenizer " + tokenizer_, "w0 \xFF\n");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.output, "[CLS] w0 [UNK] [SEP]\n");
+}
+
+TEST_F(LmkCliTest, WarnsWhenLibTorchRunsOnTheReferenceBlas) {
+  const std::string reference = "/usr/lib/x86_64-linux-gnu/blas";
+  if (!std::filesystem::exists(reference + "/libblas.so.3")) GTEST_SKIP() << "no reference BLAS installed";
+  const Result slow = run_lmk("tokenize --tokenizer " + tokenizer_, "w0\n", "LD_LIBRARY_PATH=" + reference);
+  EXPECT_NE(slow.output.find("reference BLAS"), std::string::npos) << slow.output;
+  const Result fast = run_lmk("tokenize --tokenizer " + tokenizer_, "w0\n");
+  EXPECT_EQ(fast.output.find("reference BLAS"), std::string::npos) << fast.output;
+}
+
+}  // namespace
+}  // namespace lmk
