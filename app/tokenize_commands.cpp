@@ -5,12 +5,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "app/commands.h"
 #include "core/tokenize/landmark.h"
 #include "core/tokenize/sentencepiece_tokenizer.h"
 #include "core/tokenize/tokenizer.h"
 #include "core/util/error.h"
+#include "core/util/progress.h"
 #include "core/util/unicode.h"
 
 namespace lmk::cli {
@@ -26,6 +28,7 @@ struct TokenizeArgs {
   size_t max_length = 0;
   std::string format = "ids";
   std::string input = "-";
+  std::string document;
   bool jsonl = false;
   std::string invalid_utf8 = "error";
   uint64_t seed = 0;
@@ -72,26 +75,8 @@ int run_tokenize(const TokenizeArgs& args) {
   if (args.landmark_token >= 0) options.landmark_token = static_cast<int32_t>(args.landmark_token);
   const LandmarkTokenizer landmarks(*tokenizer, options);
 
-  std::ifstream file;
-  if (args.input != "-") {
-    file.open(args.input, std::ios::binary);
-    if (!file) throw input_error(args.input, "cannot open file");
-  }
-  std::istream& in = args.input == "-" ? std::cin : file;
-  const std::string source = args.input == "-" ? "stdin" : args.input;
-  std::string line, out;
-  uint64_t row = 0;
-  while (std::getline(in, line)) {
-    const std::string where = source + ":" + std::to_string(row + 1);
-    const std::string text = text_of_line(line, args, where);
-    if (text.empty()) throw input_error(where, "empty text");
-    TokenizedText t;
-    try {
-      t = landmarks.tokenize(text, row);
-    } catch (const InputError& e) {
-      throw input_error(where, e.what());
-    }
-    out.clear();
+  auto emit = [&](const TokenizedText& t) {
+    std::string out;
     if (args.format == "ids") {
       append_ids(out, t.ids);
     } else if (args.format == "pieces") {
@@ -109,8 +94,49 @@ int run_tokenize(const TokenizeArgs& args) {
     }
     out.push_back('\n');
     std::fwrite(out.data(), 1, out.size(), stdout);
+  };
+  auto tokenize_text = [&](const std::string& text, uint64_t row, const std::string& where) {
+    if (text.empty()) throw input_error(where, "empty text");
+    try {
+      return landmarks.tokenize(text, row);
+    } catch (const InputError& e) {
+      throw input_error(where, e.what());
+    }
+  };
+
+  if (!args.document.empty()) {
+    // The whole file is one text.
+    std::ifstream file(args.document, std::ios::binary);
+    if (!file) throw input_error(args.document, "cannot open file");
+    std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    if (args.invalid_utf8 == "replace") text = unicode::replace_invalid_utf8(text);
+    emit(tokenize_text(text, 0, args.document));
+    std::fflush(stdout);
+    return 0;
+  }
+
+  std::ifstream file;
+  uint64_t input_size = 0;
+  if (args.input != "-") {
+    file.open(args.input, std::ios::binary);
+    if (!file) throw input_error(args.input, "cannot open file");
+    std::error_code ec;
+    input_size = fs::file_size(args.input, ec);
+  }
+  std::istream& in = args.input == "-" ? std::cin : file;
+  const std::string source = args.input == "-" ? "stdin" : args.input;
+  std::optional<Progress> progress;
+  if (input_size > 0) progress.emplace("lmk tokenize", input_size, "B");
+  std::string line;
+  uint64_t row = 0, bytes_read = 0;
+  while (std::getline(in, line)) {
+    const std::string where = source + ":" + std::to_string(row + 1);
+    emit(tokenize_text(text_of_line(line, args, where), row, where));
+    bytes_read += line.size() + 1;
+    if (progress && row % 256 == 0) progress->update(bytes_read);
     ++row;
   }
+  if (progress) progress->update(bytes_read);
   std::fflush(stdout);
   return 0;
 }
@@ -148,6 +174,8 @@ Runner add_tokenize_command(CLI::App& app) {
   cmd->add_option("--max-length", args->max_length, "truncate model inputs to N tokens (0: no limit)");
   cmd->add_option("--format", args->format, "ids | pieces | json")->capture_default_str();
   cmd->add_option("--input", args->input, "input file (default: stdin), one text per line");
+  cmd->add_option("--document", args->document, "tokenize this whole file as one text (instead of --input)")
+      ->excludes("--input");
   cmd->add_flag("--jsonl", args->jsonl, "input lines are JSON: a string or an object with a \"text\" field");
   cmd->add_option("--invalid-utf8", args->invalid_utf8,
                   "error: reject lines with invalid UTF-8; replace: decode them with U+FFFD as a UTF-8 decoder does")

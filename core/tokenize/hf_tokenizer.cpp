@@ -20,16 +20,20 @@ namespace ju = json_util;
 
 namespace {
 
+json parse_json(std::string_view text, const std::string& name) {
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw input_error(name, std::string("invalid JSON: ") + e.what());
+  }
+}
+
 json read_json_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw input_error(path, "cannot open file");
   std::stringstream buffer;
   buffer << in.rdbuf();
-  try {
-    return json::parse(buffer.str());
-  } catch (const json::parse_error& e) {
-    throw input_error(path, std::string("invalid JSON: ") + e.what());
-  }
+  return parse_json(buffer.str(), path);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -682,6 +686,10 @@ std::unique_ptr<Tokenizer> load_hf_tokenizer(const std::string& path, const std:
   const json j = read_json_file(path);
   const json config = tokenizer_config_path.empty() ? json() : read_json_file(tokenizer_config_path);
   return std::make_unique<HfTokenizer>(j, path, config);
+}
+
+std::unique_ptr<Tokenizer> parse_hf_tokenizer(std::string_view json_text, const std::string& name) {
+  return std::make_unique<HfTokenizer>(parse_json(json_text, name), name, json());
 }
 
 }  // namespace lmk

@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "core/tokenize/tokenizer.h"
 
@@ -12,5 +13,8 @@ namespace lmk {
 // role ("cls_token", "sep_token", ...).
 std::unique_ptr<Tokenizer> load_hf_tokenizer(const std::string& path,
                                              const std::string& tokenizer_config_path = "");
+
+// Parses tokenizer.json text; `name` stands for the file in error messages.
+std::unique_ptr<Tokenizer> parse_hf_tokenizer(std::string_view json_text, const std::string& name);
 
 }  // namespace lmk

@@ -210,7 +210,7 @@ void train_sentencepiece(const SentencePieceTrainOptions& options) {
       " --shuffle_input_sentence=true --num_threads=" + std::to_string(threads) +
       " --byte_fallback=true --pad_id=0 --unk_id=1 --bos_id=-1 --eos_id=-1"
       " --control_symbols=[CLS],[SEP],[MASK] --max_sentence_length=16384 --hard_vocab_limit=false"
-      " --minloglevel=1";
+      " --minloglevel=0";  // sentencepiece's own log lines are the training progress
   std::string error;
   if (module().train(args.c_str(), append_to_string, &error) != 0) throw InputError("tokenizer-train: " + error);
 }

@@ -55,6 +55,10 @@ TEST_F(LmkCliTest, TokenizeFormats) {
   r = run_lmk("tokenize --jsonl --max-length 4 --landmark fixed:8 --tokenizer " + tokenizer_,
               "{\"text\": \"w0\\nw1 w2 w3\"}\n\"w4\"\n");
   EXPECT_EQ(r.output, "2 5 6 3\n2 9 3\n");
+  // --document takes a whole file, newlines included, as one text.
+  r = run_lmk("tokenize --landmark fixed:2 --tokenizer " + tokenizer_ + " --document " +
+              dir_.write("doc.txt", "w0 w1\nw2\n\nw3\n"));
+  EXPECT_EQ(r.output, "2 5 6 3 7 8 3\n");
   // A model folder works too.
   r = run_lmk("tokenize --tokenizer " + dir_.path().string(), "w1\n");
   EXPECT_EQ(r.output, "2 6 3\n");
@@ -76,6 +80,7 @@ TEST_F(LmkCliTest, BadInputExitsTwoWithAClearMessage) {
       {"tokenize", "", "--tokenizer"},
       {"frobnicate", "", "subcommand"},
       {"tokenizer-train --input /nonexistent --vocab-size 100 --out x.model", "", "/nonexistent"},
+      {"tokenize --tokenizer " + tokenizer_ + " --document " + dir_.write("bad.txt", "w0\xFF"), "", "bad.txt: text: invalid UTF-8 at byte 2"},
   };
   for (const auto& c : cases) {
     const Result r = run_lmk(c.args, c.input);
