@@ -397,13 +397,10 @@ std::unique_ptr<Normalizer> make_normalizer(const json& j, const std::string& wh
   }
   if (type == "Prepend") return std::make_unique<PrependNormalizer>(ju::get<std::string>(j, "prepend", where));
   if (type == "Sequence") {
-    const auto& list = ju::required(j, "normalizers", where);
-    if (!list.is_array()) throw input_error(ju::member_path(where, "normalizers"), "expected an array");
     std::vector<std::unique_ptr<Normalizer>> steps;
-    for (size_t i = 0; i < list.size(); ++i) {
-      auto step = make_normalizer(list[i], ju::member_path(where, "normalizers[" + std::to_string(i) + "]"));
-      if (step) steps.push_back(std::move(step));
-    }
+    ju::for_each_element(j, "normalizers", where, [&](const json& element, const std::string& path) {
+      if (auto step = make_normalizer(element, path)) steps.push_back(std::move(step));
+    });
     return std::make_unique<SequenceNormalizer>(std::move(steps));
   }
   throw input_error(ju::member_path(where, "type"), "unsupported normalizer type '" + type + "'");
@@ -601,13 +598,10 @@ std::unique_ptr<PreTokenizer> make_pre_tokenizer(const json& j, const std::strin
         parse_prepend_scheme(j, where), ju::optional<bool>(j, "split", where, true));
   }
   if (type == "Sequence") {
-    const auto& list = ju::required(j, "pretokenizers", where);
-    if (!list.is_array()) throw input_error(ju::member_path(where, "pretokenizers"), "expected an array");
     std::vector<std::unique_ptr<PreTokenizer>> steps;
-    for (size_t i = 0; i < list.size(); ++i) {
-      auto step = make_pre_tokenizer(list[i], ju::member_path(where, "pretokenizers[" + std::to_string(i) + "]"));
-      if (step) steps.push_back(std::move(step));
-    }
+    ju::for_each_element(j, "pretokenizers", where, [&](const json& element, const std::string& path) {
+      if (auto step = make_pre_tokenizer(element, path)) steps.push_back(std::move(step));
+    });
     return std::make_unique<SequencePreTokenizer>(std::move(steps));
   }
   throw input_error(ju::member_path(where, "type"), "unsupported pre-tokenizer type '" + type + "'");

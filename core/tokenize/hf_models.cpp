@@ -66,11 +66,25 @@ std::optional<int32_t> unk_id(const Vocabulary& vocab, const json& j, const std:
   return id;
 }
 
-class BpeModel : public Model {
+// A model over a token -> id vocabulary with an optional unk token.
+class VocabularyModel : public Model {
  public:
-  BpeModel(const json& j, const std::string& where) {
+  VocabularyModel(const json& j, const std::string& where) {
     vocab_.load(ju::required(j, "vocab", where), ju::member_path(where, "vocab"));
     unk_ = unk_id(vocab_, j, where);
+  }
+  std::optional<int32_t> token_to_id(std::string_view token) const override { return vocab_.find(token); }
+  std::string id_to_token(int32_t id) const override { return vocab_.token(id); }
+  size_t vocab_size() const override { return vocab_.size(); }
+
+ protected:
+  Vocabulary vocab_;
+  std::optional<int32_t> unk_;
+};
+
+class BpeModel : public VocabularyModel {
+ public:
+  BpeModel(const json& j, const std::string& where) : VocabularyModel(j, where) {
     continuing_subword_prefix_ = ju::optional<std::string>(j, "continuing_subword_prefix", where, "");
     end_of_word_suffix_ = ju::optional<std::string>(j, "end_of_word_suffix", where, "");
     fuse_unk_ = ju::optional<bool>(j, "fuse_unk", where, false);
@@ -114,10 +128,6 @@ class BpeModel : public Model {
       cache_.emplace(std::string(piece), std::vector<ModelToken>(out.begin() + first, out.end()));
     }
   }
-
-  std::optional<int32_t> token_to_id(std::string_view token) const override { return vocab_.find(token); }
-  std::string id_to_token(int32_t id) const override { return vocab_.token(id); }
-  size_t vocab_size() const override { return vocab_.size(); }
 
  private:
   static constexpr size_t kMaxCachedLength = 256;
@@ -276,9 +286,7 @@ class BpeModel : public Model {
     }
   }
 
-  Vocabulary vocab_;
   std::unordered_map<uint64_t, Merge> merges_;
-  std::optional<int32_t> unk_;
   std::string continuing_subword_prefix_, end_of_word_suffix_;
   bool fuse_unk_ = false, byte_fallback_ = false, ignore_merges_ = false;
   int32_t byte_ids_[256] = {};
@@ -286,11 +294,9 @@ class BpeModel : public Model {
   mutable std::unordered_map<std::string, std::vector<ModelToken>> cache_;
 };
 
-class WordPieceModel : public Model {
+class WordPieceModel : public VocabularyModel {
  public:
-  WordPieceModel(const json& j, const std::string& where) {
-    vocab_.load(ju::required(j, "vocab", where), ju::member_path(where, "vocab"));
-    unk_ = unk_id(vocab_, j, where);
+  WordPieceModel(const json& j, const std::string& where) : VocabularyModel(j, where) {
     if (!unk_) throw input_error(ju::member_path(where, "unk_token"), "WordPiece needs an unk token");
     prefix_ = ju::optional<std::string>(j, "continuing_subword_prefix", where, "##");
     max_chars_ = ju::optional<size_t>(j, "max_input_chars_per_word", where, 100);
@@ -328,36 +334,20 @@ class WordPieceModel : public Model {
     }
   }
 
-  std::optional<int32_t> token_to_id(std::string_view token) const override { return vocab_.find(token); }
-  std::string id_to_token(int32_t id) const override { return vocab_.token(id); }
-  size_t vocab_size() const override { return vocab_.size(); }
-
  private:
-  Vocabulary vocab_;
-  std::optional<int32_t> unk_;
   std::string prefix_;
   size_t max_chars_ = 100;
 };
 
-class WordLevelModel : public Model {
+class WordLevelModel : public VocabularyModel {
  public:
-  WordLevelModel(const json& j, const std::string& where) {
-    vocab_.load(ju::required(j, "vocab", where), ju::member_path(where, "vocab"));
-    unk_ = unk_id(vocab_, j, where);
-  }
+  WordLevelModel(const json& j, const std::string& where) : VocabularyModel(j, where) {}
   void tokenize(std::string_view word, std::vector<ModelToken>& out) const override {
     auto id = vocab_.find(word);
     if (!id) id = unk_;
     if (!id) throw InputError("WordLevel: '" + std::string(word) + "' is not in the vocabulary and there is no unk token");
     out.push_back({*id, 0, static_cast<uint32_t>(word.size())});
   }
-  std::optional<int32_t> token_to_id(std::string_view token) const override { return vocab_.find(token); }
-  std::string id_to_token(int32_t id) const override { return vocab_.token(id); }
-  size_t vocab_size() const override { return vocab_.size(); }
-
- private:
-  Vocabulary vocab_;
-  std::optional<int32_t> unk_;
 };
 
 }  // namespace

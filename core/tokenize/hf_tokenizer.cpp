@@ -182,13 +182,9 @@ void parse_post_processor(const json& j, const std::string& where, std::vector<T
   }
   if (type == "ByteLevel") return;
   if (type == "TemplateProcessing") {
-    const json& single = ju::required(j, "single", where);
     const json& specials = ju::optional<json>(j, "special_tokens", where, json::object());
-    if (!single.is_array()) throw input_error(ju::member_path(where, "single"), "expected an array");
     std::vector<TemplatePiece> pieces;
-    for (size_t i = 0; i < single.size(); ++i) {
-      const std::string at = ju::member_path(where, "single[" + std::to_string(i) + "]");
-      const json& item = single[i];
+    ju::for_each_element(j, "single", where, [&](const json& item, const std::string& at) {
       if (item.is_object() && item.contains("Sequence")) {
         pieces.push_back({true, {}});
       } else if (item.is_object() && item.contains("SpecialToken")) {
@@ -201,7 +197,7 @@ void parse_post_processor(const json& j, const std::string& where, std::vector<T
       } else {
         throw input_error(at, "expected {\"Sequence\": ...} or {\"SpecialToken\": ...}");
       }
-    }
+    });
     // Applied after what came before in a Sequence: the sequence placeholder stands for it.
     if (!out.empty()) {
       std::vector<TemplatePiece> combined;
@@ -215,11 +211,8 @@ void parse_post_processor(const json& j, const std::string& where, std::vector<T
     return;
   }
   if (type == "Sequence") {
-    const json& list = ju::required(j, "processors", where);
-    if (!list.is_array()) throw input_error(ju::member_path(where, "processors"), "expected an array");
-    for (size_t i = 0; i < list.size(); ++i) {
-      parse_post_processor(list[i], ju::member_path(where, "processors[" + std::to_string(i) + "]"), out);
-    }
+    ju::for_each_element(j, "processors", where,
+                         [&](const json& element, const std::string& path) { parse_post_processor(element, path, out); });
     return;
   }
   throw input_error(ju::member_path(where, "type"), "unsupported post-processor type '" + type + "'");
@@ -442,13 +435,10 @@ std::unique_ptr<Decoder> make_decoder(const json& j, const std::string& where) {
   }
   if (type == "BPEDecoder") return std::make_unique<BpeDecoder>(ju::optional<std::string>(j, "suffix", where, "</w>"));
   if (type == "Sequence") {
-    const json& list = ju::required(j, "decoders", where);
-    if (!list.is_array()) throw input_error(ju::member_path(where, "decoders"), "expected an array");
     std::vector<std::unique_ptr<Decoder>> steps;
-    for (size_t i = 0; i < list.size(); ++i) {
-      auto step = make_decoder(list[i], ju::member_path(where, "decoders[" + std::to_string(i) + "]"));
-      if (step) steps.push_back(std::move(step));
-    }
+    ju::for_each_element(j, "decoders", where, [&](const json& element, const std::string& path) {
+      if (auto step = make_decoder(element, path)) steps.push_back(std::move(step));
+    });
     return std::make_unique<SequenceDecoder>(std::move(steps));
   }
   throw input_error(ju::member_path(where, "type"), "unsupported decoder type '" + type + "'");
@@ -463,7 +453,7 @@ class HfTokenizer : public Tokenizer {
     model_ = hf::make_model(ju::required(j, "model", path), path + ": model");
     normalizer_ = hf::make_normalizer(ju::optional<json>(j, "normalizer", path, nullptr), path + ": normalizer");
     pre_tokenizer_ = hf::make_pre_tokenizer(ju::optional<json>(j, "pre_tokenizer", path, nullptr), path + ": pre_tokenizer");
-    parse_post_processor(ju::optional<json>(j, "post_processor", path, nullptr), path + ": post_processor", template_);
+    split_template(ju::optional<json>(j, "post_processor", path, nullptr), path + ": post_processor");
     decoder_ = make_decoder(ju::optional<json>(j, "decoder", path, nullptr), path + ": decoder");
     load_added_tokens(ju::optional<json>(j, "added_tokens", path, json::array()), path + ": added_tokens");
     resolve_special_tokens(config);
@@ -490,25 +480,7 @@ class HfTokenizer : public Tokenizer {
   }
 
   Encoding add_special_tokens(Encoding content) const override {
-    if (template_.empty()) return content;
-    Encoding out;
-    const uint32_t first = content.spans.empty() ? 0 : content.spans.front().begin;
-    const uint32_t last = content.spans.empty() ? 0 : content.spans.back().end;
-    bool seen_sequence = false;
-    for (const auto& piece : template_) {
-      if (piece.is_sequence) {
-        out.ids.insert(out.ids.end(), content.ids.begin(), content.ids.end());
-        out.spans.insert(out.spans.end(), content.spans.begin(), content.spans.end());
-        seen_sequence = true;
-      } else {
-        const uint32_t at = seen_sequence ? last : first;
-        for (int32_t id : piece.ids) {
-          out.ids.push_back(id);
-          out.spans.push_back({at, at});
-        }
-      }
-    }
-    return out;
+    return wrap_encoding(content, template_prefix_, template_suffix_);
   }
 
   std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const override {
@@ -592,6 +564,23 @@ class HfTokenizer : public Tokenizer {
     }
   }
 
+  // Reduces the post-processor to the ids it puts before and after one sequence.
+  void split_template(const json& post_processor, const std::string& where) {
+    std::vector<TemplatePiece> pieces;
+    parse_post_processor(post_processor, where, pieces);
+    bool seen_sequence = false;
+    for (const auto& piece : pieces) {
+      if (piece.is_sequence) {
+        if (seen_sequence) throw input_error(where, "the single-sequence template holds $A twice");
+        seen_sequence = true;
+      } else {
+        auto& side = seen_sequence ? template_suffix_ : template_prefix_;
+        side.insert(side.end(), piece.ids.begin(), piece.ids.end());
+      }
+    }
+    if (!pieces.empty() && !seen_sequence) throw input_error(where, "the single-sequence template has no $A");
+  }
+
   void load_added_tokens(const json& list, const std::string& where) {
     if (!list.is_array()) throw input_error(where, "expected an array");
     added_.reserve(list.size());
@@ -656,16 +645,9 @@ class HfTokenizer : public Tokenizer {
     special_.mask = pick("mask_token", {"[MASK]", "<mask>"});
     special_.cls = pick("cls_token", {"[CLS]", "<cls>"});
     special_.sep = pick("sep_token", {"[SEP]", "<sep>"});
-    // The template's tokens before / after the sequence play CLS / SEP when not named.
-    bool seen_sequence = false;
-    for (const auto& piece : template_) {
-      if (piece.is_sequence) {
-        seen_sequence = true;
-      } else if (piece.ids.size() == 1) {
-        if (!seen_sequence && !special_.cls) special_.cls = piece.ids[0];
-        if (seen_sequence && !special_.sep) special_.sep = piece.ids[0];
-      }
-    }
+    // The template's token before / after the sequence plays CLS / SEP when not named.
+    if (!special_.cls && template_prefix_.size() == 1) special_.cls = template_prefix_[0];
+    if (!special_.sep && template_suffix_.size() == 1) special_.sep = template_suffix_[0];
     if (!special_.cls) special_.cls = special_.bos;
   }
 
@@ -673,7 +655,7 @@ class HfTokenizer : public Tokenizer {
   std::unique_ptr<hf::Normalizer> normalizer_;
   std::unique_ptr<hf::PreTokenizer> pre_tokenizer_;
   std::unique_ptr<Decoder> decoder_;
-  std::vector<TemplatePiece> template_;
+  std::vector<int32_t> template_prefix_, template_suffix_;
   std::vector<AddedToken> added_;
   std::vector<std::unique_ptr<AddedToken>> normalized_contents_;
   std::map<int32_t, const AddedToken*> added_by_id_;

@@ -133,20 +133,10 @@ class SentencePieceTokenizer : public Tokenizer {
   }
 
   Encoding add_special_tokens(Encoding content) const override {
-    Encoding out;
-    const uint32_t first = content.spans.empty() ? 0 : content.spans.front().begin;
-    const uint32_t last = content.spans.empty() ? 0 : content.spans.back().end;
-    if (special_.cls) {
-      out.ids.push_back(*special_.cls);
-      out.spans.push_back({first, first});
-    }
-    out.ids.insert(out.ids.end(), content.ids.begin(), content.ids.end());
-    out.spans.insert(out.spans.end(), content.spans.begin(), content.spans.end());
-    if (special_.sep) {
-      out.ids.push_back(*special_.sep);
-      out.spans.push_back({last, last});
-    }
-    return out;
+    std::vector<int32_t> prefix, suffix;
+    if (special_.cls) prefix.push_back(*special_.cls);
+    if (special_.sep) suffix.push_back(*special_.sep);
+    return wrap_encoding(content, prefix, suffix);
   }
 
   std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const override {

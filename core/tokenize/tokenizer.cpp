@@ -31,6 +31,26 @@ std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path) {
                                      : "");
 }
 
+Encoding wrap_encoding(const Encoding& content, const std::vector<int32_t>& prefix,
+                       const std::vector<int32_t>& suffix) {
+  Encoding out;
+  const uint32_t first = content.spans.empty() ? 0 : content.spans.front().begin;
+  const uint32_t last = content.spans.empty() ? 0 : content.spans.back().end;
+  out.ids.reserve(prefix.size() + content.ids.size() + suffix.size());
+  out.spans.reserve(out.ids.capacity());
+  for (int32_t id : prefix) {
+    out.ids.push_back(id);
+    out.spans.push_back({first, first});
+  }
+  out.ids.insert(out.ids.end(), content.ids.begin(), content.ids.end());
+  out.spans.insert(out.spans.end(), content.spans.begin(), content.spans.end());
+  for (int32_t id : suffix) {
+    out.ids.push_back(id);
+    out.spans.push_back({last, last});
+  }
+  return out;
+}
+
 void require_valid_utf8(std::string_view text, const std::string& where) {
   const size_t bad = unicode::find_invalid_utf8(text);
   if (bad != std::string_view::npos) {

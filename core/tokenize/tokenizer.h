@@ -61,6 +61,11 @@ class Tokenizer {
 // file and field on anything missing or malformed.
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path);
 
+// Puts `prefix` ids before and `suffix` ids after the content; the inserted tokens get empty
+// spans at the content's first / last byte. What post-processors do for one sequence.
+Encoding wrap_encoding(const Encoding& content, const std::vector<int32_t>& prefix,
+                       const std::vector<int32_t>& suffix);
+
 // Throws InputError naming `where` and the byte offset when text is not valid UTF-8.
 void require_valid_utf8(std::string_view text, const std::string& where);
 

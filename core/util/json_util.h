@@ -51,4 +51,13 @@ T get(const json& j, const std::string& key, const std::string& where) {
   }
 }
 
+// Calls fn(element, path) for each element of the array j[key] ("where.key[i]").
+template <typename Fn>
+void for_each_element(const json& j, const std::string& key, const std::string& where, Fn&& fn) {
+  const json& list = required(j, key, where);
+  const std::string path = member_path(where, key);
+  if (!list.is_array()) throw input_error(path, "expected an array");
+  for (size_t i = 0; i < list.size(); ++i) fn(list[i], path + "[" + std::to_string(i) + "]");
+}
+
 }  // namespace lmk::json_util
