@@ -36,7 +36,8 @@ struct TokenizeArgs {
 };
 
 // Reads the text of one input line: the line itself, or its "text" field with --jsonl.
-std::string text_of_line(const std::string& line, const TokenizeArgs& args, const std::string& where) {
+std::string text_of_line(const std::string& line, const TokenizeArgs& args,
+                         const std::string& where) {
   if (!args.jsonl) {
     if (args.invalid_utf8 == "replace") return unicode::replace_invalid_utf8(line);
     require_valid_utf8(line, where);
@@ -49,7 +50,8 @@ std::string text_of_line(const std::string& line, const TokenizeArgs& args, cons
     throw input_error(where, std::string("invalid JSON: ") + e.what());
   }
   if (j.is_string()) return j.get<std::string>();
-  if (j.is_object() && j.contains("text") && j["text"].is_string()) return j["text"].get<std::string>();
+  if (j.is_object() && j.contains("text") && j["text"].is_string())
+    return j["text"].get<std::string>();
   throw input_error(where, "expected a JSON string or an object with a \"text\" string");
 }
 
@@ -80,12 +82,14 @@ int run_tokenize(const TokenizeArgs& args) {
     if (args.format == "ids") {
       append_ids(out, t.ids);
     } else if (args.format == "pieces") {
-      for (size_t i = 0; i < t.ids.size(); ++i) out += (i ? " " : "") + tokenizer->id_to_token(t.ids[i]);
+      for (size_t i = 0; i < t.ids.size(); ++i)
+        out += (i ? " " : "") + tokenizer->id_to_token(t.ids[i]);
     } else {
       json j;
       j["ids"] = t.ids;
       std::vector<std::string> tokens;
-      for (int32_t id : t.ids) tokens.push_back(unicode::replace_invalid_utf8(tokenizer->id_to_token(id)));
+      for (int32_t id : t.ids)
+        tokens.push_back(unicode::replace_invalid_utf8(tokenizer->id_to_token(id)));
       j["tokens"] = tokens;
       j["landmark_positions"] = t.pool_positions;
       j["token_offsets"] = t.token_offsets;
@@ -167,33 +171,44 @@ std::vector<std::string> collect_text_files(const std::vector<std::string>& inpu
 
 Runner add_tokenize_command(CLI::App& app) {
   auto args = std::make_shared<TokenizeArgs>();
-  auto* cmd = app.add_subcommand("tokenize", "Tokenize texts (one per line) into model inputs with landmark tokens");
-  cmd->add_option("--tokenizer", args->tokenizer, "tokenizer.json, sentencepiece .model, or a model folder")->required();
-  cmd->add_option("--landmark", args->landmark, "none | fixed:G | variable:G1,G2,.. | sentence[:G] | multicls[:G]")
+  auto* cmd = app.add_subcommand(
+      "tokenize", "Tokenize texts (one per line) into model inputs with landmark tokens");
+  cmd->add_option("--tokenizer", args->tokenizer,
+                  "tokenizer.json, sentencepiece .model, or a model folder")
+      ->required();
+  cmd->add_option("--landmark", args->landmark,
+                  "none | fixed:G | variable:G1,G2,.. | sentence[:G] | multicls[:G]")
       ->capture_default_str();
-  cmd->add_option("--max-length", args->max_length, "truncate model inputs to N tokens (0: no limit)");
+  cmd->add_option("--max-length", args->max_length,
+                  "truncate model inputs to N tokens (0: no limit)");
   cmd->add_option("--format", args->format, "ids | pieces | json")->capture_default_str();
   cmd->add_option("--input", args->input, "input file (default: stdin), one text per line");
-  cmd->add_option("--document", args->document, "tokenize this whole file as one text (instead of --input)")
+  cmd->add_option("--document", args->document,
+                  "tokenize this whole file as one text (instead of --input)")
       ->excludes("--input");
-  cmd->add_flag("--jsonl", args->jsonl, "input lines are JSON: a string or an object with a \"text\" field");
+  cmd->add_flag("--jsonl", args->jsonl,
+                "input lines are JSON: a string or an object with a \"text\" field");
   cmd->add_option("--invalid-utf8", args->invalid_utf8,
-                  "error: reject lines with invalid UTF-8; replace: decode them with U+FFFD as a UTF-8 decoder does")
+                  "error: reject lines with invalid UTF-8; replace: decode them with U+FFFD as a "
+                  "UTF-8 decoder does")
       ->capture_default_str();
   cmd->add_option("--seed", args->seed, "seed of the per-text granularity draw (variable)");
-  cmd->add_option("--landmark-token", args->landmark_token, "id of the landmark token (default: [SEP], else EOS)");
+  cmd->add_option("--landmark-token", args->landmark_token,
+                  "id of the landmark token (default: [SEP], else EOS)");
   return [args] { return run_tokenize(*args); };
 }
 
 Runner add_tokenizer_train_command(CLI::App& app) {
   auto options = std::make_shared<SentencePieceTrainOptions>();
   auto inputs = std::make_shared<std::vector<std::string>>();
-  auto* cmd = app.add_subcommand("tokenizer-train", "Train a sentencepiece tokenizer on text files or folders");
+  auto* cmd = app.add_subcommand("tokenizer-train",
+                                 "Train a sentencepiece tokenizer on text files or folders");
   cmd->add_option("--input", *inputs, "text file or folder (repeatable)")->required();
   cmd->add_option("--vocab-size", options->vocab_size, "vocabulary size")->required();
   cmd->add_option("--out", options->output_model, "FILE.model to write")->required();
   cmd->add_option("--model-type", options->model_type, "unigram | bpe")->capture_default_str();
-  cmd->add_option("--max-sentences", options->max_sentences, "input lines sampled for training")->capture_default_str();
+  cmd->add_option("--max-sentences", options->max_sentences, "input lines sampled for training")
+      ->capture_default_str();
   return [options, inputs] {
     options->inputs = collect_text_files(*inputs);
     const fs::path out(options->output_model);

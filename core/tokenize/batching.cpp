@@ -12,10 +12,12 @@ Batch make_batch(const std::vector<TokenizedText>& texts, const std::vector<size
   Batch batch;
   batch.rows = indices.size();
   for (size_t i : indices) {
-    if (i >= texts.size()) throw InputError("make_batch: row " + std::to_string(i) + " out of range");
+    if (i >= texts.size())
+      throw InputError("make_batch: row " + std::to_string(i) + " out of range");
     batch.length = std::max(batch.length, texts[i].ids.size());
   }
-  if (pad_to_multiple > 1) batch.length = (batch.length + pad_to_multiple - 1) / pad_to_multiple * pad_to_multiple;
+  if (pad_to_multiple > 1)
+    batch.length = (batch.length + pad_to_multiple - 1) / pad_to_multiple * pad_to_multiple;
   batch.ids.assign(batch.rows * batch.length, pad_id);
   batch.attention_mask.assign(batch.rows * batch.length, 0);
   batch.token_offsets.assign(batch.rows * batch.length, -1);
@@ -26,23 +28,26 @@ Batch make_batch(const std::vector<TokenizedText>& texts, const std::vector<size
     const size_t base = r * batch.length;
     std::copy(t.ids.begin(), t.ids.end(), batch.ids.begin() + static_cast<long>(base));
     std::fill_n(batch.attention_mask.begin() + static_cast<long>(base), t.ids.size(), 1);
-    std::copy(t.token_offsets.begin(), t.token_offsets.end(), batch.token_offsets.begin() + static_cast<long>(base));
+    std::copy(t.token_offsets.begin(), t.token_offsets.end(),
+              batch.token_offsets.begin() + static_cast<long>(base));
     batch.pool_positions.push_back(t.pool_positions);
   }
   return batch;
 }
 
-std::vector<std::vector<size_t>> bucket_by_length(const std::vector<size_t>& lengths, size_t batch_size,
-                                                  size_t max_tokens) {
+std::vector<std::vector<size_t>> bucket_by_length(const std::vector<size_t>& lengths,
+                                                  size_t batch_size, size_t max_tokens) {
   if (batch_size == 0) throw input_error("batch_size", "must be > 0");
   std::vector<size_t> order(lengths.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return lengths[a] > lengths[b]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return lengths[a] > lengths[b]; });
   std::vector<std::vector<size_t>> batches;
   for (size_t i : order) {
     // Sorted longest first, so the first row of a batch sets its padded length.
     const bool full = batches.empty() || batches.back().size() >= batch_size ||
-                      (max_tokens > 0 && (batches.back().size() + 1) * lengths[batches.back().front()] > max_tokens);
+                      (max_tokens > 0 &&
+                       (batches.back().size() + 1) * lengths[batches.back().front()] > max_tokens);
     if (full) batches.emplace_back();
     batches.back().push_back(i);
   }

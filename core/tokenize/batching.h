@@ -28,7 +28,7 @@ Batch make_batch(const std::vector<TokenizedText>& texts, const std::vector<size
 // Groups row indices into batches of texts of similar length so little padding is wasted:
 // sorted by length, cut into batches of at most `batch_size` rows and `max_tokens` padded
 // tokens (0: no token limit). Deterministic; returns batches longest first.
-std::vector<std::vector<size_t>> bucket_by_length(const std::vector<size_t>& lengths, size_t batch_size,
-                                                  size_t max_tokens = 0);
+std::vector<std::vector<size_t>> bucket_by_length(const std::vector<size_t>& lengths,
+                                                  size_t batch_size, size_t max_tokens = 0);
 
 }  // namespace lmk

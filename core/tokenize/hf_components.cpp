@@ -1,8 +1,8 @@
 #include "core/tokenize/hf_components.h"
 
 #include <algorithm>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "core/util/error.h"
 #include "core/util/json_util.h"
@@ -35,7 +35,8 @@ Pattern Pattern::characters(std::function<bool(char32_t)> predicate) {
 }
 
 Pattern Pattern::from_json(const json& j, const std::string& where) {
-  if (j.is_object() && j.contains("String")) return literal(ju::get<std::string>(j, "String", where));
+  if (j.is_object() && j.contains("String"))
+    return literal(ju::get<std::string>(j, "String", where));
   if (j.is_object() && j.contains("Regex")) {
     return regex(ju::get<std::string>(j, "Regex", where), ju::member_path(where, "Regex"));
   }
@@ -75,7 +76,8 @@ void split_normalized(const NormalizedString& s, const Pattern& pattern, SplitBe
     ranges.push_back({begin, end, true});
     previous = end;
   }
-  if (previous != s.text.size() || ranges.empty()) ranges.push_back({previous, s.text.size(), false});
+  if (previous != s.text.size() || ranges.empty())
+    ranges.push_back({previous, s.text.size(), false});
   if (invert) {
     for (auto& r : ranges) r.is_match = !r.is_match;
   }
@@ -188,7 +190,8 @@ void normalize_unicode(NormalizedString& s, unicode::NormalForm form) {
       out.origin.push_back(s.origin[begin]);
       continue;
     }
-    const std::string normalized = unicode::normalize(std::string_view(s.text).substr(begin, pos - begin), form);
+    const std::string normalized =
+        unicode::normalize(std::string_view(s.text).substr(begin, pos - begin), form);
     size_t k = 0, char_index = 0;
     while (k < normalized.size()) {
       const size_t length = unicode::sequence_length(static_cast<unsigned char>(normalized[k]));
@@ -214,7 +217,8 @@ void replace_matches(NormalizedString& s, const Pattern& pattern, const std::str
     out.text.append(s.text, previous, begin - previous);
     out.origin.insert(out.origin.end(), s.origin.begin() + previous, s.origin.begin() + begin);
     out.text += content;
-    out.origin.insert(out.origin.end(), content.size(), begin < s.origin.size() ? s.origin[begin] : s.original_end);
+    out.origin.insert(out.origin.end(), content.size(),
+                      begin < s.origin.size() ? s.origin[begin] : s.original_end);
     previous = end;
   }
   out.text.append(s.text, previous, std::string::npos);
@@ -267,7 +271,8 @@ class BertNormalizer : public Normalizer {
         if (!is_bert_nonspacing_mark(cp)) unicode::append_utf8(out, cp);
       });
     }
-    if (lowercase_) transform_chars(s, [](char32_t cp, std::string& out) { unicode::append_lowercase(out, cp); });
+    if (lowercase_)
+      transform_chars(s, [](char32_t cp, std::string& out) { unicode::append_lowercase(out, cp); });
   }
 
  private:
@@ -395,12 +400,15 @@ std::unique_ptr<Normalizer> make_normalizer(const json& j, const std::string& wh
         Pattern::from_json(ju::required(j, "pattern", where), ju::member_path(where, "pattern")),
         ju::get<std::string>(j, "content", where));
   }
-  if (type == "Prepend") return std::make_unique<PrependNormalizer>(ju::get<std::string>(j, "prepend", where));
+  if (type == "Prepend")
+    return std::make_unique<PrependNormalizer>(ju::get<std::string>(j, "prepend", where));
   if (type == "Sequence") {
     std::vector<std::unique_ptr<Normalizer>> steps;
-    ju::for_each_element(j, "normalizers", where, [&](const json& element, const std::string& path) {
-      if (auto step = make_normalizer(element, path)) steps.push_back(std::move(step));
-    });
+    ju::for_each_element(j, "normalizers", where,
+                         [&](const json& element, const std::string& path) {
+                           if (auto step = make_normalizer(element, path))
+                             steps.push_back(std::move(step));
+                         });
     return std::make_unique<SequenceNormalizer>(std::move(steps));
   }
   throw input_error(ju::member_path(where, "type"), "unsupported normalizer type '" + type + "'");
@@ -414,8 +422,10 @@ const std::vector<std::string>& byte_level_alphabet() {
     std::vector<std::string> t(256);
     int extra = 0;
     for (int b = 0; b < 256; ++b) {
-      const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
-      const char32_t cp = printable ? static_cast<char32_t>(b) : static_cast<char32_t>(256 + extra++);
+      const bool printable =
+          (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+      const char32_t cp =
+          printable ? static_cast<char32_t>(b) : static_cast<char32_t>(256 + extra++);
       unicode::append_utf8(t[b], cp);
     }
     return t;
@@ -512,7 +522,8 @@ class MetaspacePreTokenizer : public PreTokenizer {
   void pre_tokenize(std::vector<NormalizedString>& pieces) const override {
     for (auto& piece : pieces) {
       replace_matches(piece, space_, replacement_);
-      const bool starts_with_replacement = piece.text.compare(0, replacement_.size(), replacement_) == 0;
+      const bool starts_with_replacement =
+          piece.text.compare(0, replacement_.size(), replacement_) == 0;
       if (!starts_with_replacement &&
           (scheme_ == PrependScheme::Always ||
            (scheme_ == PrependScheme::First && piece.original_begin == 0))) {
@@ -551,7 +562,7 @@ PrependScheme parse_prepend_scheme(const json& j, const std::string& where) {
     throw input_error(ju::member_path(where, "prepend_scheme"), "unknown value '" + name + "'");
   }
   return ju::optional<bool>(j, "add_prefix_space", where, true) ? PrependScheme::Always
-                                                                 : PrependScheme::Never;
+                                                                : PrependScheme::Never;
 }
 
 }  // namespace
@@ -579,8 +590,10 @@ std::unique_ptr<PreTokenizer> make_pre_tokenizer(const json& j, const std::strin
                                                SplitBehavior::Removed, false);
   }
   if (type == "Punctuation") {
-    const auto behavior = j.contains("behavior") ? parse_behavior(j, where) : SplitBehavior::Isolated;
-    return std::make_unique<SplitPreTokenizer>(Pattern::characters(is_bert_punctuation), behavior, false);
+    const auto behavior =
+        j.contains("behavior") ? parse_behavior(j, where) : SplitBehavior::Isolated;
+    return std::make_unique<SplitPreTokenizer>(Pattern::characters(is_bert_punctuation), behavior,
+                                               false);
   }
   if (type == "Digits") {
     const bool individual = ju::optional<bool>(j, "individual_digits", where, false);
@@ -590,7 +603,8 @@ std::unique_ptr<PreTokenizer> make_pre_tokenizer(const json& j, const std::strin
   }
   if (type == "CharDelimiterSplit") {
     const auto delimiter = ju::get<std::string>(j, "delimiter", where);
-    return std::make_unique<SplitPreTokenizer>(Pattern::literal(delimiter), SplitBehavior::Removed, false);
+    return std::make_unique<SplitPreTokenizer>(Pattern::literal(delimiter), SplitBehavior::Removed,
+                                               false);
   }
   if (type == "Metaspace") {
     return std::make_unique<MetaspacePreTokenizer>(
@@ -599,12 +613,15 @@ std::unique_ptr<PreTokenizer> make_pre_tokenizer(const json& j, const std::strin
   }
   if (type == "Sequence") {
     std::vector<std::unique_ptr<PreTokenizer>> steps;
-    ju::for_each_element(j, "pretokenizers", where, [&](const json& element, const std::string& path) {
-      if (auto step = make_pre_tokenizer(element, path)) steps.push_back(std::move(step));
-    });
+    ju::for_each_element(j, "pretokenizers", where,
+                         [&](const json& element, const std::string& path) {
+                           if (auto step = make_pre_tokenizer(element, path))
+                             steps.push_back(std::move(step));
+                         });
     return std::make_unique<SequencePreTokenizer>(std::move(steps));
   }
-  throw input_error(ju::member_path(where, "type"), "unsupported pre-tokenizer type '" + type + "'");
+  throw input_error(ju::member_path(where, "type"),
+                    "unsupported pre-tokenizer type '" + type + "'");
 }
 
 }  // namespace lmk::hf

@@ -60,8 +60,7 @@ class PreTokenizer {
 // Builds a normalizer from tokenizer.json's "normalizer" (null gives nullptr).
 std::unique_ptr<Normalizer> make_normalizer(const nlohmann::json& j, const std::string& where);
 // Builds a pre-tokenizer from tokenizer.json's "pre_tokenizer" (null gives nullptr).
-std::unique_ptr<PreTokenizer> make_pre_tokenizer(const nlohmann::json& j,
-                                                 const std::string& where);
+std::unique_ptr<PreTokenizer> make_pre_tokenizer(const nlohmann::json& j, const std::string& where);
 
 // GPT-2's byte -> printable character table (bytes_to_unicode), as UTF-8 strings.
 const std::vector<std::string>& byte_level_alphabet();

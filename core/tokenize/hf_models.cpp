@@ -46,7 +46,8 @@ class Vocabulary {
     return it->second;
   }
   std::string token(int32_t id) const {
-    if (id < 0 || static_cast<size_t>(id) >= tokens_.size() || !tokens_[static_cast<size_t>(id)]) return {};
+    if (id < 0 || static_cast<size_t>(id) >= tokens_.size() || !tokens_[static_cast<size_t>(id)])
+      return {};
     return *tokens_[static_cast<size_t>(id)];
   }
   size_t size() const { return tokens_.size(); }
@@ -62,7 +63,9 @@ std::optional<int32_t> unk_id(const Vocabulary& vocab, const json& j, const std:
   const auto unk = ju::optional<std::string>(j, "unk_token", where, "");
   if (unk.empty()) return std::nullopt;
   auto id = vocab.find(unk);
-  if (!id) throw input_error(ju::member_path(where, "unk_token"), "'" + unk + "' is not in the vocabulary");
+  if (!id)
+    throw input_error(ju::member_path(where, "unk_token"),
+                      "'" + unk + "' is not in the vocabulary");
   return id;
 }
 
@@ -73,7 +76,9 @@ class VocabularyModel : public Model {
     vocab_.load(ju::required(j, "vocab", where), ju::member_path(where, "vocab"));
     unk_ = unk_id(vocab_, j, where);
   }
-  std::optional<int32_t> token_to_id(std::string_view token) const override { return vocab_.find(token); }
+  std::optional<int32_t> token_to_id(std::string_view token) const override {
+    return vocab_.find(token);
+  }
   std::string id_to_token(int32_t id) const override { return vocab_.token(id); }
   size_t vocab_size() const override { return vocab_.size(); }
 
@@ -85,13 +90,15 @@ class VocabularyModel : public Model {
 class BpeModel : public VocabularyModel {
  public:
   BpeModel(const json& j, const std::string& where) : VocabularyModel(j, where) {
-    continuing_subword_prefix_ = ju::optional<std::string>(j, "continuing_subword_prefix", where, "");
+    continuing_subword_prefix_ =
+        ju::optional<std::string>(j, "continuing_subword_prefix", where, "");
     end_of_word_suffix_ = ju::optional<std::string>(j, "end_of_word_suffix", where, "");
     fuse_unk_ = ju::optional<bool>(j, "fuse_unk", where, false);
     byte_fallback_ = ju::optional<bool>(j, "byte_fallback", where, false);
     ignore_merges_ = ju::optional<bool>(j, "ignore_merges", where, false);
     if (j.contains("dropout") && !j["dropout"].is_null() && j["dropout"].get<double>() > 0.0) {
-      throw input_error(ju::member_path(where, "dropout"), "BPE dropout is not supported (it makes encoding random)");
+      throw input_error(ju::member_path(where, "dropout"),
+                        "BPE dropout is not supported (it makes encoding random)");
     }
     load_merges(ju::required(j, "merges", where), ju::member_path(where, "merges"));
     if (byte_fallback_) {
@@ -168,13 +175,15 @@ class BpeModel : public VocabularyModel {
       if (!a_id) throw input_error(at, "token '" + a + "' is not in the vocabulary");
       if (!b_id) throw input_error(at, "token '" + b + "' is not in the vocabulary");
       std::string merged = a;
-      if (!continuing_subword_prefix_.empty() && b.compare(0, continuing_subword_prefix_.size(), continuing_subword_prefix_) == 0) {
+      if (!continuing_subword_prefix_.empty() &&
+          b.compare(0, continuing_subword_prefix_.size(), continuing_subword_prefix_) == 0) {
         merged += b.substr(continuing_subword_prefix_.size());
       } else {
         merged += b;
       }
       const auto merged_id = vocab_.find(merged);
-      if (!merged_id) throw input_error(at, "merged token '" + merged + "' is not in the vocabulary");
+      if (!merged_id)
+        throw input_error(at, "merged token '" + merged + "' is not in the vocabulary");
       merges_.emplace(pair_key(*a_id, *b_id), Merge{static_cast<int32_t>(rank), *merged_id});
     }
   }
@@ -223,12 +232,14 @@ class BpeModel : public VocabularyModel {
       }
       if (byte_fallback_) {
         bool all_bytes = true;
-        for (char c : symbol) all_bytes = all_bytes && byte_ids_[static_cast<unsigned char>(c)] >= 0;
+        for (char c : symbol)
+          all_bytes = all_bytes && byte_ids_[static_cast<unsigned char>(c)] >= 0;
         if (all_bytes) {
           flush_unk();
           for (size_t k = 0; k < symbol.size(); ++k) {
             // Byte tokens of one character share its span.
-            add(byte_ids_[static_cast<unsigned char>(symbol[k])], static_cast<uint32_t>(begin), k == 0 ? length : 0);
+            add(byte_ids_[static_cast<unsigned char>(symbol[k])], static_cast<uint32_t>(begin),
+                k == 0 ? length : 0);
           }
           continue;
         }
@@ -297,7 +308,8 @@ class BpeModel : public VocabularyModel {
 class WordPieceModel : public VocabularyModel {
  public:
   WordPieceModel(const json& j, const std::string& where) : VocabularyModel(j, where) {
-    if (!unk_) throw input_error(ju::member_path(where, "unk_token"), "WordPiece needs an unk token");
+    if (!unk_)
+      throw input_error(ju::member_path(where, "unk_token"), "WordPiece needs an unk token");
     prefix_ = ju::optional<std::string>(j, "continuing_subword_prefix", where, "##");
     max_chars_ = ju::optional<size_t>(j, "max_input_chars_per_word", where, 100);
   }
@@ -345,7 +357,9 @@ class WordLevelModel : public VocabularyModel {
   void tokenize(std::string_view word, std::vector<ModelToken>& out) const override {
     auto id = vocab_.find(word);
     if (!id) id = unk_;
-    if (!id) throw InputError("WordLevel: '" + std::string(word) + "' is not in the vocabulary and there is no unk token");
+    if (!id)
+      throw InputError("WordLevel: '" + std::string(word) +
+                       "' is not in the vocabulary and there is no unk token");
     out.push_back({*id, 0, static_cast<uint32_t>(word.size())});
   }
 };
@@ -356,15 +370,18 @@ std::unique_ptr<Model> make_model(const json& j, const std::string& where) {
   std::string type = ju::optional<std::string>(j, "type", where, "");
   if (type.empty()) {
     // Old files leave the type out; the fields tell.
-    if (j.is_object() && j.contains("merges")) type = "BPE";
-    else if (j.is_object() && j.contains("max_input_chars_per_word")) type = "WordPiece";
+    if (j.is_object() && j.contains("merges"))
+      type = "BPE";
+    else if (j.is_object() && j.contains("max_input_chars_per_word"))
+      type = "WordPiece";
   }
   if (type == "BPE") return std::make_unique<BpeModel>(j, where);
   if (type == "WordPiece") return std::make_unique<WordPieceModel>(j, where);
   if (type == "WordLevel") return std::make_unique<WordLevelModel>(j, where);
   if (type == "Unigram") {
-    throw input_error(ju::member_path(where, "type"),
-                      "Unigram tokenizer.json models are not supported; load the sentencepiece .model instead");
+    throw input_error(
+        ju::member_path(where, "type"),
+        "Unigram tokenizer.json models are not supported; load the sentencepiece .model instead");
   }
   throw input_error(ju::member_path(where, "type"), "unsupported model type '" + type + "'");
 }

@@ -54,8 +54,9 @@ class AddedTokenMatcher {
     int node = 0;
     for (unsigned char c : token->content) {
       auto& children = nodes_[static_cast<size_t>(node)].children;
-      auto it = std::lower_bound(children.begin(), children.end(), c,
-                                 [](const auto& child, unsigned char key) { return child.first < key; });
+      auto it =
+          std::lower_bound(children.begin(), children.end(), c,
+                           [](const auto& child, unsigned char key) { return child.first < key; });
       if (it == children.end() || it->first != c) {
         const int next = static_cast<int>(nodes_.size());
         it = children.insert(it, {c, next});
@@ -92,8 +93,9 @@ class AddedTokenMatcher {
       for (size_t i = pos; i < text.size(); ++i) {
         const auto& children = nodes_[static_cast<size_t>(node)].children;
         const auto c = static_cast<unsigned char>(text[i]);
-        auto it = std::lower_bound(children.begin(), children.end(), c,
-                                   [](const auto& child, unsigned char key) { return child.first < key; });
+        auto it = std::lower_bound(
+            children.begin(), children.end(), c,
+            [](const auto& child, unsigned char key) { return child.first < key; });
         if (it == children.end() || it->first != c) break;
         node = it->second;
         if (nodes_[static_cast<size_t>(node)].token) {
@@ -107,13 +109,15 @@ class AddedTokenMatcher {
       }
       size_t begin = pos, end = best_end;
       pos = best_end;
-      if (best->single_word && !(is_word_boundary_before(text, begin) && is_word_boundary_after(text, end))) {
+      if (best->single_word &&
+          !(is_word_boundary_before(text, begin) && is_word_boundary_after(text, end))) {
         continue;
       }
       if (best->lstrip) {
         while (begin > previous_end) {
           size_t start = begin - 1;
-          while (start > previous_end && (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80) --start;
+          while (start > previous_end && (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80)
+            --start;
           size_t next = start;
           if (!unicode::is_whitespace(unicode::next_code_point(text, next))) break;
           begin = start;
@@ -162,7 +166,8 @@ struct TemplatePiece {
   std::vector<int32_t> ids;  // the special token's ids
 };
 
-void parse_post_processor(const json& j, const std::string& where, std::vector<TemplatePiece>& out) {
+void parse_post_processor(const json& j, const std::string& where,
+                          std::vector<TemplatePiece>& out) {
   if (j.is_null()) return;
   const auto type = ju::get<std::string>(j, "type", where);
   auto special_pair = [&](const char* key) {
@@ -202,8 +207,10 @@ void parse_post_processor(const json& j, const std::string& where, std::vector<T
     if (!out.empty()) {
       std::vector<TemplatePiece> combined;
       for (auto& p : pieces) {
-        if (p.is_sequence) combined.insert(combined.end(), out.begin(), out.end());
-        else combined.push_back(p);
+        if (p.is_sequence)
+          combined.insert(combined.end(), out.begin(), out.end());
+        else
+          combined.push_back(p);
       }
       pieces = std::move(combined);
     }
@@ -211,11 +218,13 @@ void parse_post_processor(const json& j, const std::string& where, std::vector<T
     return;
   }
   if (type == "Sequence") {
-    ju::for_each_element(j, "processors", where,
-                         [&](const json& element, const std::string& path) { parse_post_processor(element, path, out); });
+    ju::for_each_element(j, "processors", where, [&](const json& element, const std::string& path) {
+      parse_post_processor(element, path, out);
+    });
     return;
   }
-  throw input_error(ju::member_path(where, "type"), "unsupported post-processor type '" + type + "'");
+  throw input_error(ju::member_path(where, "type"),
+                    "unsupported post-processor type '" + type + "'");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -241,7 +250,8 @@ class ByteLevelDecoder : public Decoder {
     const auto& alphabet = hf::byte_level_alphabet();
     for (int b = 0; b < 256; ++b) {
       size_t pos = 0;
-      reverse_[unicode::next_code_point(alphabet[static_cast<size_t>(b)], pos)] = static_cast<char>(b);
+      reverse_[unicode::next_code_point(alphabet[static_cast<size_t>(b)], pos)] =
+          static_cast<char>(b);
     }
   }
   void decode(std::vector<std::string>& tokens) const override {
@@ -251,8 +261,10 @@ class ByteLevelDecoder : public Decoder {
       while (pos < token.size()) {
         const size_t begin = pos;
         auto it = reverse_.find(unicode::next_code_point(token, pos));
-        if (it != reverse_.end()) bytes.push_back(it->second);
-        else bytes.append(token, begin, pos - begin);
+        if (it != reverse_.end())
+          bytes.push_back(it->second);
+        else
+          bytes.append(token, begin, pos - begin);
       }
     }
     tokens.assign(1, unicode::replace_invalid_utf8(bytes));
@@ -264,18 +276,22 @@ class ByteLevelDecoder : public Decoder {
 
 class WordPieceDecoder : public Decoder {
  public:
-  WordPieceDecoder(std::string prefix, bool cleanup) : prefix_(std::move(prefix)), cleanup_(cleanup) {}
+  WordPieceDecoder(std::string prefix, bool cleanup)
+      : prefix_(std::move(prefix)), cleanup_(cleanup) {}
   void decode(std::vector<std::string>& tokens) const override {
     for (size_t i = 0; i < tokens.size(); ++i) {
       auto& t = tokens[i];
       if (i != 0) {
-        if (t.compare(0, prefix_.size(), prefix_) == 0) t.erase(0, prefix_.size());
-        else t.insert(0, " ");
+        if (t.compare(0, prefix_.size(), prefix_) == 0)
+          t.erase(0, prefix_.size());
+        else
+          t.insert(0, " ");
       }
       if (cleanup_) {
         static const std::pair<const char*, const char*> kRules[] = {
-            {" .", "."}, {" ?", "?"}, {" !", "!"}, {" ,", ","}, {" ' ", "'"}, {" n't", "n't"},
-            {" 'm", "'m"}, {" do not", " don't"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
+            {" .", "."},   {" ?", "?"},     {" !", "!"},    {" ,", ","},
+            {" ' ", "'"},  {" n't", "n't"}, {" 'm", "'m"},  {" do not", " don't"},
+            {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
         for (const auto& [from, to] : kRules) t = replace_all(t, from, to);
       }
     }
@@ -288,11 +304,13 @@ class WordPieceDecoder : public Decoder {
 
 class MetaspaceDecoder : public Decoder {
  public:
-  MetaspaceDecoder(std::string replacement, bool strip_first) : replacement_(std::move(replacement)), strip_first_(strip_first) {}
+  MetaspaceDecoder(std::string replacement, bool strip_first)
+      : replacement_(std::move(replacement)), strip_first_(strip_first) {}
   void decode(std::vector<std::string>& tokens) const override {
     for (size_t i = 0; i < tokens.size(); ++i) {
       tokens[i] = replace_all(tokens[i], replacement_, " ");
-      if (i == 0 && strip_first_ && !tokens[i].empty() && tokens[i][0] == ' ') tokens[i].erase(0, 1);
+      if (i == 0 && strip_first_ && !tokens[i].empty() && tokens[i][0] == ' ')
+        tokens[i].erase(0, 1);
     }
   }
 
@@ -303,7 +321,8 @@ class MetaspaceDecoder : public Decoder {
 
 class ReplaceDecoder : public Decoder {
  public:
-  ReplaceDecoder(hf::Pattern pattern, std::string content) : pattern_(std::move(pattern)), content_(std::move(content)) {}
+  ReplaceDecoder(hf::Pattern pattern, std::string content)
+      : pattern_(std::move(pattern)), content_(std::move(content)) {}
   void decode(std::vector<std::string>& tokens) const override {
     for (auto& t : tokens) {
       std::string out;
@@ -366,10 +385,12 @@ class FuseDecoder : public Decoder {
 
 class StripDecoder : public Decoder {
  public:
-  StripDecoder(std::string content, size_t start, size_t stop) : content_(std::move(content)), start_(start), stop_(stop) {}
+  StripDecoder(std::string content, size_t start, size_t stop)
+      : content_(std::move(content)), start_(start), stop_(stop) {}
   void decode(std::vector<std::string>& tokens) const override {
     for (auto& t : tokens) {
-      for (size_t i = 0; i < start_ && !content_.empty() && t.compare(0, content_.size(), content_) == 0; ++i) {
+      for (size_t i = 0;
+           i < start_ && !content_.empty() && t.compare(0, content_.size(), content_) == 0; ++i) {
         t.erase(0, content_.size());
       }
       for (size_t i = 0; i < stop_ && !content_.empty() && t.size() >= content_.size() &&
@@ -389,7 +410,8 @@ class BpeDecoder : public Decoder {
  public:
   explicit BpeDecoder(std::string suffix) : suffix_(std::move(suffix)) {}
   void decode(std::vector<std::string>& tokens) const override {
-    for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = replace_all(tokens[i], suffix_, i + 1 == tokens.size() ? "" : " ");
+    for (size_t i = 0; i < tokens.size(); ++i)
+      tokens[i] = replace_all(tokens[i], suffix_, i + 1 == tokens.size() ? "" : " ");
   }
 
  private:
@@ -398,7 +420,8 @@ class BpeDecoder : public Decoder {
 
 class SequenceDecoder : public Decoder {
  public:
-  explicit SequenceDecoder(std::vector<std::unique_ptr<Decoder>> steps) : steps_(std::move(steps)) {}
+  explicit SequenceDecoder(std::vector<std::unique_ptr<Decoder>> steps)
+      : steps_(std::move(steps)) {}
   void decode(std::vector<std::string>& tokens) const override {
     for (const auto& s : steps_) s->decode(tokens);
   }
@@ -416,14 +439,16 @@ std::unique_ptr<Decoder> make_decoder(const json& j, const std::string& where) {
                                               ju::optional<bool>(j, "cleanup", where, true));
   }
   if (type == "Metaspace") {
-    const auto scheme = ju::optional<std::string>(j, "prepend_scheme", where,
-                                                  ju::optional<bool>(j, "add_prefix_space", where, true) ? "always" : "never");
-    return std::make_unique<MetaspaceDecoder>(ju::optional<std::string>(j, "replacement", where, "\xE2\x96\x81"),
-                                              scheme != "never");
+    const auto scheme = ju::optional<std::string>(
+        j, "prepend_scheme", where,
+        ju::optional<bool>(j, "add_prefix_space", where, true) ? "always" : "never");
+    return std::make_unique<MetaspaceDecoder>(
+        ju::optional<std::string>(j, "replacement", where, "\xE2\x96\x81"), scheme != "never");
   }
   if (type == "Replace") {
     return std::make_unique<ReplaceDecoder>(
-        hf::Pattern::from_json(ju::required(j, "pattern", where), ju::member_path(where, "pattern")),
+        hf::Pattern::from_json(ju::required(j, "pattern", where),
+                               ju::member_path(where, "pattern")),
         ju::get<std::string>(j, "content", where));
   }
   if (type == "ByteFallback") return std::make_unique<ByteFallbackDecoder>();
@@ -433,7 +458,8 @@ std::unique_ptr<Decoder> make_decoder(const json& j, const std::string& where) {
                                           ju::optional<size_t>(j, "start", where, 0),
                                           ju::optional<size_t>(j, "stop", where, 0));
   }
-  if (type == "BPEDecoder") return std::make_unique<BpeDecoder>(ju::optional<std::string>(j, "suffix", where, "</w>"));
+  if (type == "BPEDecoder")
+    return std::make_unique<BpeDecoder>(ju::optional<std::string>(j, "suffix", where, "</w>"));
   if (type == "Sequence") {
     std::vector<std::unique_ptr<Decoder>> steps;
     ju::for_each_element(j, "decoders", where, [&](const json& element, const std::string& path) {
@@ -451,11 +477,15 @@ class HfTokenizer : public Tokenizer {
   HfTokenizer(const json& j, const std::string& path, const json& config) {
     if (!j.is_object()) throw input_error(path, "expected a JSON object");
     model_ = hf::make_model(ju::required(j, "model", path), path + ": model");
-    normalizer_ = hf::make_normalizer(ju::optional<json>(j, "normalizer", path, nullptr), path + ": normalizer");
-    pre_tokenizer_ = hf::make_pre_tokenizer(ju::optional<json>(j, "pre_tokenizer", path, nullptr), path + ": pre_tokenizer");
-    split_template(ju::optional<json>(j, "post_processor", path, nullptr), path + ": post_processor");
+    normalizer_ = hf::make_normalizer(ju::optional<json>(j, "normalizer", path, nullptr),
+                                      path + ": normalizer");
+    pre_tokenizer_ = hf::make_pre_tokenizer(ju::optional<json>(j, "pre_tokenizer", path, nullptr),
+                                            path + ": pre_tokenizer");
+    split_template(ju::optional<json>(j, "post_processor", path, nullptr),
+                   path + ": post_processor");
     decoder_ = make_decoder(ju::optional<json>(j, "decoder", path, nullptr), path + ": decoder");
-    load_added_tokens(ju::optional<json>(j, "added_tokens", path, json::array()), path + ": added_tokens");
+    load_added_tokens(ju::optional<json>(j, "added_tokens", path, json::array()),
+                      path + ": added_tokens");
     resolve_special_tokens(config);
   }
 
@@ -465,14 +495,16 @@ class HfTokenizer : public Tokenizer {
     size_t previous = 0;
     auto encode_segment = [&](size_t begin, size_t end) {
       if (end <= begin) return;
-      NormalizedString segment = NormalizedString::from_original(text.substr(begin, end - begin), static_cast<uint32_t>(begin));
+      NormalizedString segment = NormalizedString::from_original(text.substr(begin, end - begin),
+                                                                 static_cast<uint32_t>(begin));
       if (normalizer_) normalizer_->normalize(segment);
       encode_normalized(std::move(segment), encoding);
     };
     for (const auto& match : raw_matcher_.find_all(text)) {
       encode_segment(previous, match.begin);
       encoding.ids.push_back(match.token->id);
-      encoding.spans.push_back({static_cast<uint32_t>(match.begin), static_cast<uint32_t>(match.end)});
+      encoding.spans.push_back(
+          {static_cast<uint32_t>(match.begin), static_cast<uint32_t>(match.end)});
       previous = match.end;
     }
     encode_segment(previous, text.size());
@@ -578,7 +610,8 @@ class HfTokenizer : public Tokenizer {
         side.insert(side.end(), piece.ids.begin(), piece.ids.end());
       }
     }
-    if (!pieces.empty() && !seen_sequence) throw input_error(where, "the single-sequence template has no $A");
+    if (!pieces.empty() && !seen_sequence)
+      throw input_error(where, "the single-sequence template has no $A");
   }
 
   void load_added_tokens(const json& list, const std::string& where) {
@@ -623,8 +656,10 @@ class HfTokenizer : public Tokenizer {
       if (!config.is_object() || !config.contains(key)) return std::nullopt;
       const json& v = config[key];
       std::string name;
-      if (v.is_string()) name = v.get<std::string>();
-      else if (v.is_object() && v.contains("content") && v["content"].is_string()) name = v["content"].get<std::string>();
+      if (v.is_string())
+        name = v.get<std::string>();
+      else if (v.is_object() && v.contains("content") && v["content"].is_string())
+        name = v["content"].get<std::string>();
       if (name.empty()) return std::nullopt;
       return token_to_id(name);
     };
@@ -664,9 +699,11 @@ class HfTokenizer : public Tokenizer {
 
 }  // namespace
 
-std::unique_ptr<Tokenizer> load_hf_tokenizer(const std::string& path, const std::string& tokenizer_config_path) {
+std::unique_ptr<Tokenizer> load_hf_tokenizer(const std::string& path,
+                                             const std::string& tokenizer_config_path) {
   const json j = read_json_file(path);
-  const json config = tokenizer_config_path.empty() ? json() : read_json_file(tokenizer_config_path);
+  const json config =
+      tokenizer_config_path.empty() ? json() : read_json_file(tokenizer_config_path);
   return std::make_unique<HfTokenizer>(j, path, config);
 }
 

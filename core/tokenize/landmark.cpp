@@ -25,7 +25,8 @@ std::vector<int> parse_granularity_list(std::string_view text, const std::string
   size_t start = 0;
   while (start <= text.size()) {
     const size_t comma = text.find(',', start);
-    const auto item = text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    const auto item = text.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     list.push_back(parse_granularity(item, where));
     if (comma == std::string_view::npos) break;
     start = comma + 1;
@@ -47,7 +48,8 @@ LandmarkSpec LandmarkSpec::parse(std::string_view text, const std::string& where
   LandmarkSpec spec;
   const size_t colon = text.find(':');
   const std::string_view name = text.substr(0, colon);
-  const std::string_view arg = colon == std::string_view::npos ? std::string_view() : text.substr(colon + 1);
+  const std::string_view arg =
+      colon == std::string_view::npos ? std::string_view() : text.substr(colon + 1);
   const bool has_arg = colon != std::string_view::npos;
   if (name == "none" && !has_arg) {
     spec.mode = LandmarkMode::None;
@@ -57,7 +59,8 @@ LandmarkSpec LandmarkSpec::parse(std::string_view text, const std::string& where
     spec.granularities = {parse_granularity(arg, where)};
   } else if (name == "variable") {
     spec.mode = LandmarkMode::Variable;
-    spec.granularities = has_arg ? parse_granularity_list(arg, where) : std::vector<int>{32, 64, 128, 256};
+    spec.granularities =
+        has_arg ? parse_granularity_list(arg, where) : std::vector<int>{32, 64, 128, 256};
   } else if (name == "sentence") {
     spec.mode = LandmarkMode::Sentence;
     spec.granularities = {has_arg ? parse_granularity(arg, where) : 64};
@@ -65,8 +68,9 @@ LandmarkSpec LandmarkSpec::parse(std::string_view text, const std::string& where
     spec.mode = LandmarkMode::MultiCls;
     spec.granularities = {has_arg ? parse_granularity(arg, where) : 32};
   } else {
-    throw input_error(where, "unknown landmark mode '" + std::string(text) +
-                                 "' (none | fixed:G | variable:G1,G2,.. | sentence[:G] | multicls[:G])");
+    throw input_error(where,
+                      "unknown landmark mode '" + std::string(text) +
+                          "' (none | fixed:G | variable:G1,G2,.. | sentence[:G] | multicls[:G])");
   }
   return spec;
 }
@@ -74,39 +78,54 @@ LandmarkSpec LandmarkSpec::parse(std::string_view text, const std::string& where
 std::string LandmarkSpec::to_string() const {
   auto list = [&] {
     std::string s;
-    for (size_t i = 0; i < granularities.size(); ++i) s += (i ? "," : "") + std::to_string(granularities[i]);
+    for (size_t i = 0; i < granularities.size(); ++i)
+      s += (i ? "," : "") + std::to_string(granularities[i]);
     return s;
   };
   switch (mode) {
-    case LandmarkMode::None: return "none";
-    case LandmarkMode::Fixed: return "fixed:" + list();
-    case LandmarkMode::Variable: return "variable:" + list();
-    case LandmarkMode::Sentence: return "sentence:" + list();
-    case LandmarkMode::MultiCls: return "multicls:" + list();
+    case LandmarkMode::None:
+      return "none";
+    case LandmarkMode::Fixed:
+      return "fixed:" + list();
+    case LandmarkMode::Variable:
+      return "variable:" + list();
+    case LandmarkMode::Sentence:
+      return "sentence:" + list();
+    case LandmarkMode::MultiCls:
+      return "multicls:" + list();
   }
   return "none";
 }
 
-LandmarkSpec default_train_landmarks() { return LandmarkSpec::parse("variable:32,64,128,256"); }
-LandmarkSpec default_eval_landmarks() { return LandmarkSpec::parse("fixed:32"); }
+LandmarkSpec default_train_landmarks() {
+  return LandmarkSpec::parse("variable:32,64,128,256");
+}
+LandmarkSpec default_eval_landmarks() {
+  return LandmarkSpec::parse("fixed:32");
+}
 
 LandmarkTokenizer::LandmarkTokenizer(const Tokenizer& tokenizer, LandmarkOptions options)
     : tokenizer_(tokenizer), options_(std::move(options)) {
   const auto& special = tokenizer_.special_tokens();
   if (options_.spec.mode != LandmarkMode::None) {
-    if (options_.spec.granularities.empty()) throw input_error("--landmark", "no granularity given");
-    if (!special.cls) throw InputError("the tokenizer has no [CLS] / <s> / BOS token to open the input");
+    if (options_.spec.granularities.empty())
+      throw input_error("--landmark", "no granularity given");
+    if (!special.cls)
+      throw InputError("the tokenizer has no [CLS] / <s> / BOS token to open the input");
     cls_token_ = *special.cls;
     end_token_ = special.sep ? special.sep : special.eos;
     if (options_.landmark_token) {
-      if (*options_.landmark_token < 0 || static_cast<size_t>(*options_.landmark_token) >= tokenizer_.vocab_size()) {
-        throw input_error("--landmark-token", "id " + std::to_string(*options_.landmark_token) + " is outside the vocabulary");
+      if (*options_.landmark_token < 0 ||
+          static_cast<size_t>(*options_.landmark_token) >= tokenizer_.vocab_size()) {
+        throw input_error("--landmark-token", "id " + std::to_string(*options_.landmark_token) +
+                                                  " is outside the vocabulary");
       }
       landmark_token_ = *options_.landmark_token;
     } else if (end_token_) {
       landmark_token_ = *end_token_;
     } else if (options_.spec.mode != LandmarkMode::MultiCls) {
-      throw InputError("the tokenizer has no [SEP] or EOS token to use as landmark; pass --landmark-token ID");
+      throw InputError(
+          "the tokenizer has no [SEP] or EOS token to use as landmark; pass --landmark-token ID");
     }
   }
 }
@@ -122,7 +141,8 @@ TokenizedText LandmarkTokenizer::tokenize(std::string_view text, uint64_t row) c
   return arrange(tokenizer_.encode(text), text, row);
 }
 
-TokenizedText LandmarkTokenizer::arrange(const Encoding& content, std::string_view text, uint64_t row) const {
+TokenizedText LandmarkTokenizer::arrange(const Encoding& content, std::string_view text,
+                                         uint64_t row) const {
   const size_t n = content.ids.size();
   const int g = granularity_for_row(row);
   switch (options_.spec.mode) {
@@ -142,13 +162,18 @@ TokenizedText LandmarkTokenizer::arrange(const Encoding& content, std::string_vi
       }
       if (options_.max_length > 0 && out.ids.size() > options_.max_length) {
         // Keep the template's closing tokens, as Hugging Face truncation does.
-        const size_t trailing = out.ids.size() - (std::find_if(out.token_offsets.rbegin(), out.token_offsets.rend(),
-                                                               [](int32_t o) { return o >= 0; }) - out.token_offsets.rbegin()) ;
+        const size_t trailing =
+            out.ids.size() - (std::find_if(out.token_offsets.rbegin(), out.token_offsets.rend(),
+                                           [](int32_t o) { return o >= 0; }) -
+                              out.token_offsets.rbegin());
         const size_t closing = out.ids.size() - trailing;
-        const size_t keep_head = options_.max_length > closing ? options_.max_length - closing : options_.max_length;
+        const size_t keep_head =
+            options_.max_length > closing ? options_.max_length - closing : options_.max_length;
         auto cut = [&](auto& v) {
-          std::vector<typename std::decay_t<decltype(v)>::value_type> kept(v.begin(), v.begin() + static_cast<long>(std::min(keep_head, v.size())));
-          if (options_.max_length > closing) kept.insert(kept.end(), v.end() - static_cast<long>(closing), v.end());
+          std::vector<typename std::decay_t<decltype(v)>::value_type> kept(
+              v.begin(), v.begin() + static_cast<long>(std::min(keep_head, v.size())));
+          if (options_.max_length > closing)
+            kept.insert(kept.end(), v.end() - static_cast<long>(closing), v.end());
           v = std::move(kept);
         };
         cut(out.ids);
@@ -160,7 +185,8 @@ TokenizedText LandmarkTokenizer::arrange(const Encoding& content, std::string_vi
     case LandmarkMode::Fixed:
     case LandmarkMode::Variable: {
       std::vector<size_t> ends;
-      for (size_t end = static_cast<size_t>(g); end < n + static_cast<size_t>(g); end += static_cast<size_t>(g)) {
+      for (size_t end = static_cast<size_t>(g); end < n + static_cast<size_t>(g);
+           end += static_cast<size_t>(g)) {
         ends.push_back(std::min(end, n));
       }
       return arrange_chunks(content, ends, g);
@@ -171,7 +197,8 @@ TokenizedText LandmarkTokenizer::arrange(const Encoding& content, std::string_vi
       std::vector<size_t> ends;
       size_t chunk_start = 0, sentence = 0;
       for (size_t i = 0; i < n; ++i) {
-        while (sentence < sentence_ends.size() && content.spans[i].begin >= sentence_ends[sentence]) {
+        while (sentence < sentence_ends.size() &&
+               content.spans[i].begin >= sentence_ends[sentence]) {
           if (i > chunk_start) {
             ends.push_back(i);
             chunk_start = i;
@@ -192,7 +219,9 @@ TokenizedText LandmarkTokenizer::arrange(const Encoding& content, std::string_vi
   return {};
 }
 
-TokenizedText LandmarkTokenizer::arrange_chunks(const Encoding& content, const std::vector<size_t>& chunk_ends, int g) const {
+TokenizedText LandmarkTokenizer::arrange_chunks(const Encoding& content,
+                                                const std::vector<size_t>& chunk_ends,
+                                                int g) const {
   TokenizedText out;
   out.granularity = g;
   const size_t n = content.ids.size();
@@ -252,7 +281,8 @@ void LandmarkTokenizer::truncate(TokenizedText& out) const {
     out.ids.resize(max_length);
     out.spans.resize(max_length);
     out.token_offsets.resize(max_length);
-    while (!out.pool_positions.empty() && static_cast<size_t>(out.pool_positions.back()) >= max_length) {
+    while (!out.pool_positions.empty() &&
+           static_cast<size_t>(out.pool_positions.back()) >= max_length) {
       out.pool_positions.pop_back();
     }
   }

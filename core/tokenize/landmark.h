@@ -45,9 +45,9 @@ struct TokenizedText {
 
 struct LandmarkOptions {
   LandmarkSpec spec;
-  size_t max_length = 0;                 // 0: no truncation
-  std::optional<int32_t> landmark_token; // default: [SEP], else EOS
-  uint64_t seed = 0;                     // for Variable: g of row r depends on (seed, r) only
+  size_t max_length = 0;                  // 0: no truncation
+  std::optional<int32_t> landmark_token;  // default: [SEP], else EOS
+  uint64_t seed = 0;                      // for Variable: g of row r depends on (seed, r) only
 };
 
 // Turns texts into model inputs with landmark tokens.
@@ -70,7 +70,8 @@ class LandmarkTokenizer {
   int32_t cls_token() const { return cls_token_; }
 
  private:
-  TokenizedText arrange_chunks(const Encoding& content, const std::vector<size_t>& chunk_ends, int g) const;
+  TokenizedText arrange_chunks(const Encoding& content, const std::vector<size_t>& chunk_ends,
+                               int g) const;
   TokenizedText arrange_multicls(const Encoding& content, int g) const;
   void truncate(TokenizedText& out) const;
 

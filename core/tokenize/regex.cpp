@@ -54,15 +54,16 @@ std::vector<std::pair<size_t, size_t>> Regex::find_all(std::string_view text) co
   bool have_previous = false;
   size_t previous_end = 0;
   while (start <= text.size()) {
-    const int pos = onig_search(impl_->regex, str, end, str + start, end, impl_->region,
-                                ONIG_OPTION_NONE);
+    const int pos =
+        onig_search(impl_->regex, str, end, str + start, end, impl_->region, ONIG_OPTION_NONE);
     if (pos < 0) break;
     const size_t match_begin = static_cast<size_t>(impl_->region->beg[0]);
     const size_t match_end = static_cast<size_t>(impl_->region->end[0]);
     if (match_begin == match_end) {
       // An empty match: keep it unless it sits where the previous match ended, then step
       // one character forward so the search makes progress.
-      if (!(have_previous && previous_end == match_end)) matches.emplace_back(match_begin, match_end);
+      if (!(have_previous && previous_end == match_end))
+        matches.emplace_back(match_begin, match_end);
       if (match_end >= text.size()) break;
       start = match_end + unicode::sequence_length(static_cast<unsigned char>(text[match_end]));
     } else {

@@ -13,7 +13,9 @@ namespace {
 void report(lmk_sp_string_fn fn, void* context, const std::string& s) {
   if (fn) fn(context, s.data(), s.size());
 }
-SentencePieceProcessor* processor(void* model) { return static_cast<SentencePieceProcessor*>(model); }
+SentencePieceProcessor* processor(void* model) {
+  return static_cast<SentencePieceProcessor*>(model);
+}
 }  // namespace
 
 extern "C" {
@@ -29,7 +31,9 @@ void* lmk_sp_load(const char* path, lmk_sp_string_fn on_error, void* context) {
   return p;
 }
 
-void lmk_sp_free(void* model) { delete processor(model); }
+void lmk_sp_free(void* model) {
+  delete processor(model);
+}
 
 int lmk_sp_encode(void* model, const char* text, size_t size, lmk_sp_piece_fn on_piece,
                   lmk_sp_string_fn on_error, void* context) {
@@ -39,11 +43,13 @@ int lmk_sp_encode(void* model, const char* text, size_t size, lmk_sp_piece_fn on
     report(on_error, context, status.ToString());
     return 1;
   }
-  for (const auto& piece : spt.pieces()) on_piece(context, static_cast<int32_t>(piece.id()), piece.begin(), piece.end());
+  for (const auto& piece : spt.pieces())
+    on_piece(context, static_cast<int32_t>(piece.id()), piece.begin(), piece.end());
   return 0;
 }
 
-int lmk_sp_decode(void* model, const int32_t* ids, size_t count, lmk_sp_string_fn on_text, void* context) {
+int lmk_sp_decode(void* model, const int32_t* ids, size_t count, lmk_sp_string_fn on_text,
+                  void* context) {
   std::vector<int> list(ids, ids + count);
   std::string text;
   const auto status = processor(model)->Decode(list, &text);
@@ -51,7 +57,9 @@ int lmk_sp_decode(void* model, const int32_t* ids, size_t count, lmk_sp_string_f
   return status.ok() ? 0 : 1;
 }
 
-int32_t lmk_sp_piece_size(void* model) { return processor(model)->GetPieceSize(); }
+int32_t lmk_sp_piece_size(void* model) {
+  return processor(model)->GetPieceSize();
+}
 
 void lmk_sp_id_to_piece(void* model, int32_t id, lmk_sp_string_fn on_piece, void* context) {
   report(on_piece, context, processor(model)->IdToPiece(id));
@@ -66,10 +74,14 @@ int32_t lmk_sp_piece_to_id(void* model, const char* piece, size_t size) {
 
 int32_t lmk_sp_special_id(void* model, int which) {
   switch (which) {
-    case 0: return processor(model)->bos_id();
-    case 1: return processor(model)->eos_id();
-    case 2: return processor(model)->pad_id();
-    case 3: return processor(model)->unk_id();
+    case 0:
+      return processor(model)->bos_id();
+    case 1:
+      return processor(model)->eos_id();
+    case 2:
+      return processor(model)->pad_id();
+    case 3:
+      return processor(model)->unk_id();
   }
   return -1;
 }

@@ -39,7 +39,8 @@ struct SentencePieceModule {
   decltype(&lmk_sp_train) train;
 };
 
-// Candidate paths: $LMK_SENTENCEPIECE_MODULE, beside the executable, ../lib from it, the build tree.
+// Candidate paths: $LMK_SENTENCEPIECE_MODULE, beside the executable, ../lib from it, the build
+// tree.
 std::vector<std::string> module_candidates() {
   std::vector<std::string> paths;
   if (const char* env = std::getenv("LMK_SENTENCEPIECE_MODULE")) paths.emplace_back(env);
@@ -126,7 +127,9 @@ class SentencePieceTokenizer : public Tokenizer {
           e->ids.push_back(id);
           e->spans.push_back({begin, end});
         },
-        [](void* c, const char* data, size_t size) { static_cast<Context*>(c)->error->append(data, size); },
+        [](void* c, const char* data, size_t size) {
+          static_cast<Context*>(c)->error->append(data, size);
+        },
         &context);
     if (rc != 0) throw InputError("sentencepiece: " + error);
     return encoding;
@@ -186,23 +189,31 @@ void train_sentencepiece(const SentencePieceTrainOptions& options) {
   }
   std::string inputs;
   for (const auto& f : options.inputs) {
-    if (f.find_first_of(", ") != std::string::npos) throw input_error(f, "file names with commas or spaces are not supported");
+    if (f.find_first_of(", ") != std::string::npos)
+      throw input_error(f, "file names with commas or spaces are not supported");
     inputs += (inputs.empty() ? "" : ",") + f;
   }
   std::string prefix = options.output_model;
-  if (prefix.size() > 6 && prefix.compare(prefix.size() - 6, 6, ".model") == 0) prefix.resize(prefix.size() - 6);
-  if (prefix.find(' ') != std::string::npos) throw input_error("--out", "paths with spaces are not supported");
-  const int threads = options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (prefix.size() > 6 && prefix.compare(prefix.size() - 6, 6, ".model") == 0)
+    prefix.resize(prefix.size() - 6);
+  if (prefix.find(' ') != std::string::npos)
+    throw input_error("--out", "paths with spaces are not supported");
+  const int threads = options.threads > 0
+                          ? options.threads
+                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const std::string args =
-      "--input=" + inputs + " --model_prefix=" + prefix + " --vocab_size=" + std::to_string(options.vocab_size) +
-      " --model_type=" + options.model_type + " --character_coverage=" + std::to_string(options.character_coverage) +
+      "--input=" + inputs + " --model_prefix=" + prefix +
+      " --vocab_size=" + std::to_string(options.vocab_size) +
+      " --model_type=" + options.model_type +
+      " --character_coverage=" + std::to_string(options.character_coverage) +
       " --input_sentence_size=" + std::to_string(options.max_sentences) +
       " --shuffle_input_sentence=true --num_threads=" + std::to_string(threads) +
       " --byte_fallback=true --pad_id=0 --unk_id=1 --bos_id=-1 --eos_id=-1"
       " --control_symbols=[CLS],[SEP],[MASK] --max_sentence_length=16384 --hard_vocab_limit=false"
       " --minloglevel=0";  // sentencepiece's own log lines are the training progress
   std::string error;
-  if (module().train(args.c_str(), append_to_string, &error) != 0) throw InputError("tokenizer-train: " + error);
+  if (module().train(args.c_str(), append_to_string, &error) != 0)
+    throw InputError("tokenizer-train: " + error);
 }
 
 }  // namespace lmk

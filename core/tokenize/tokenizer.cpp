@@ -17,18 +17,21 @@ std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path) {
     const fs::path dir(path);
     const fs::path config = dir / "tokenizer_config.json";
     const std::string config_path = fs::is_regular_file(config) ? config.string() : "";
-    if (fs::is_regular_file(dir / "tokenizer.json")) return load_hf_tokenizer((dir / "tokenizer.json").string(), config_path);
+    if (fs::is_regular_file(dir / "tokenizer.json"))
+      return load_hf_tokenizer((dir / "tokenizer.json").string(), config_path);
     for (const char* name : {"tokenizer.model", "spiece.model", "sentencepiece.bpe.model"}) {
-      if (fs::is_regular_file(dir / name)) return load_sentencepiece_tokenizer((dir / name).string());
+      if (fs::is_regular_file(dir / name))
+        return load_sentencepiece_tokenizer((dir / name).string());
     }
     throw input_error(path, "folder holds no tokenizer.json, tokenizer.model or spiece.model");
   }
   if (!fs::exists(path, ec)) throw input_error(path, "no such file or folder");
   if (fs::path(path).extension() == ".model") return load_sentencepiece_tokenizer(path);
   const fs::path sibling_config = fs::path(path).parent_path() / "tokenizer_config.json";
-  return load_hf_tokenizer(path, fs::path(path).filename() == "tokenizer.json" && fs::is_regular_file(sibling_config)
-                                     ? sibling_config.string()
-                                     : "");
+  return load_hf_tokenizer(
+      path, fs::path(path).filename() == "tokenizer.json" && fs::is_regular_file(sibling_config)
+                ? sibling_config.string()
+                : "");
 }
 
 Encoding wrap_encoding(const Encoding& content, const std::vector<int32_t>& prefix,

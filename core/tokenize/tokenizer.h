@@ -39,7 +39,8 @@ class Tokenizer {
   // <bos> ...): encode followed by this gives Hugging Face's encode(text).
   virtual Encoding add_special_tokens(Encoding content) const = 0;
   // Turns ids back into text.
-  virtual std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens = true) const = 0;
+  virtual std::string decode(const std::vector<int32_t>& ids,
+                             bool skip_special_tokens = true) const = 0;
   // The vocabulary entry of id ("" when unknown).
   virtual std::string id_to_token(int32_t id) const = 0;
   // The id of a vocabulary entry or added token.

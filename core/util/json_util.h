@@ -34,8 +34,8 @@ T optional(const json& j, const std::string& key, const std::string& where, T fa
   try {
     return it->get<T>();
   } catch (const json::exception&) {
-    throw input_error(member_path(where, key), "has the wrong type (" +
-                                                   std::string(it->type_name()) + ")");
+    throw input_error(member_path(where, key),
+                      "has the wrong type (" + std::string(it->type_name()) + ")");
   }
 }
 
@@ -46,8 +46,8 @@ T get(const json& j, const std::string& key, const std::string& where) {
   try {
     return value.get<T>();
   } catch (const json::exception&) {
-    throw input_error(member_path(where, key), "has the wrong type (" +
-                                                   std::string(value.type_name()) + ")");
+    throw input_error(member_path(where, key),
+                      "has the wrong type (" + std::string(value.type_name()) + ")");
   }
 }
 

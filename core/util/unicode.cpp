@@ -106,8 +106,20 @@ std::string replace_invalid_utf8(std::string_view s) {
 bool is_whitespace(char32_t cp) {
   // The White_Space property (PropList.txt); it has not changed since Unicode 6.3.
   switch (cp) {
-    case 0x09: case 0x0A: case 0x0B: case 0x0C: case 0x0D: case 0x20: case 0x85: case 0xA0:
-    case 0x1680: case 0x2028: case 0x2029: case 0x202F: case 0x205F: case 0x3000:
+    case 0x09:
+    case 0x0A:
+    case 0x0B:
+    case 0x0C:
+    case 0x0D:
+    case 0x20:
+    case 0x85:
+    case 0xA0:
+    case 0x1680:
+    case 0x2028:
+    case 0x2029:
+    case 0x202F:
+    case 0x205F:
+    case 0x3000:
       return true;
     default:
       return cp >= 0x2000 && cp <= 0x200A;
@@ -130,7 +142,9 @@ bool is_other(char32_t cp) {
   return c >= UTF8PROC_CATEGORY_CC && c <= UTF8PROC_CATEGORY_CO;
 }
 
-bool is_nonspacing_mark(char32_t cp) { return category(cp) == UTF8PROC_CATEGORY_MN; }
+bool is_nonspacing_mark(char32_t cp) {
+  return category(cp) == UTF8PROC_CATEGORY_MN;
+}
 
 bool is_mark(char32_t cp) {
   const auto c = category(cp);
@@ -158,8 +172,9 @@ bool assigned_in_unicode_8(char32_t cp) {
 #include "core/util/unicode_age_table.inc"
   };
   const auto* end = std::end(kRanges);
-  const auto* it = std::upper_bound(std::begin(kRanges), end, cp,
-                                    [](char32_t value, const char32_t(&range)[2]) { return value < range[0]; });
+  const auto* it =
+      std::upper_bound(std::begin(kRanges), end, cp,
+                       [](char32_t value, const char32_t(&range)[2]) { return value < range[0]; });
   return it != std::begin(kRanges) && cp <= (it - 1)[0][1];
 }
 
@@ -184,10 +199,18 @@ void append_lowercase(std::string& out, char32_t cp) {
 std::string normalize(std::string_view s, NormalForm form) {
   int options = UTF8PROC_STABLE;
   switch (form) {
-    case NormalForm::NFC: options |= UTF8PROC_COMPOSE; break;
-    case NormalForm::NFD: options |= UTF8PROC_DECOMPOSE; break;
-    case NormalForm::NFKC: options |= UTF8PROC_COMPOSE | UTF8PROC_COMPAT; break;
-    case NormalForm::NFKD: options |= UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT; break;
+    case NormalForm::NFC:
+      options |= UTF8PROC_COMPOSE;
+      break;
+    case NormalForm::NFD:
+      options |= UTF8PROC_DECOMPOSE;
+      break;
+    case NormalForm::NFKC:
+      options |= UTF8PROC_COMPOSE | UTF8PROC_COMPAT;
+      break;
+    case NormalForm::NFKD:
+      options |= UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT;
+      break;
   }
   utf8proc_uint8_t* result = nullptr;
   const auto n = utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(s.data()),

@@ -17,8 +17,10 @@ int main(int argc, char** argv) {
   std::string tokenizer_path, input_path;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
-    if (flag == "--tokenizer") tokenizer_path = argv[i + 1];
-    else if (flag == "--input") input_path = argv[i + 1];
+    if (flag == "--tokenizer")
+      tokenizer_path = argv[i + 1];
+    else if (flag == "--input")
+      input_path = argv[i + 1];
   }
   if (tokenizer_path.empty() || input_path.empty()) {
     std::cerr << "usage: lmk_tokenize_bench --tokenizer FILE --input corpus.jsonl\n";
@@ -38,15 +40,22 @@ int main(int argc, char** argv) {
     // The first pass fills the BPE word cache (as the HF side's warm-up does); it is timed too.
     const auto cold_start = std::chrono::steady_clock::now();
     size_t tokens = 0;
-    for (const auto& t : texts) tokens += tokenizer->add_special_tokens(tokenizer->encode(t)).ids.size();
-    const double cold_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - cold_start).count();
+    for (const auto& t : texts)
+      tokens += tokenizer->add_special_tokens(tokenizer->encode(t)).ids.size();
+    const double cold_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - cold_start).count();
     const auto start = std::chrono::steady_clock::now();
     size_t timed_tokens = 0;
-    for (const auto& t : texts) timed_tokens += tokenizer->add_special_tokens(tokenizer->encode(t)).ids.size();
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    for (const auto& t : texts)
+      timed_tokens += tokenizer->add_special_tokens(tokenizer->encode(t)).ids.size();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (timed_tokens != tokens) throw std::runtime_error("token counts differ between passes");
-    nlohmann::json result = {{"texts", texts.size()}, {"tokens", tokens}, {"bytes", bytes},
-                             {"seconds", seconds}, {"tokens_per_s", static_cast<double>(tokens) / seconds},
+    nlohmann::json result = {{"texts", texts.size()},
+                             {"tokens", tokens},
+                             {"bytes", bytes},
+                             {"seconds", seconds},
+                             {"tokens_per_s", static_cast<double>(tokens) / seconds},
                              {"cold_tokens_per_s", static_cast<double>(tokens) / cold_seconds}};
     std::cout << result.dump() << "\n";
     return 0;

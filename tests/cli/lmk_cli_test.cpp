@@ -2,9 +2,9 @@
 // file / line / field on bad input, and the slow-BLAS warning.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
 #include <array>
 #include <cstdio>
-#include <sys/wait.h>
 
 #include "tests/support/test_tokenizers.h"
 
@@ -19,10 +19,12 @@ struct Result {
 };
 
 // Runs `lmk ARGS` (a shell fragment) with stdin from `input`.
-Result run_lmk(const std::string& args, const std::string& input = "", const std::string& env = "") {
+Result run_lmk(const std::string& args, const std::string& input = "",
+               const std::string& env = "") {
   TempDir dir;
   const std::string in = dir.write("stdin.txt", input);
-  const std::string command = env + " " + std::string(LMK_BINARY_DIR) + "/app/lmk " + args + " < " + in + " 2>&1";
+  const std::string command =
+      env + " " + std::string(LMK_BINARY_DIR) + "/app/lmk " + args + " < " + in + " 2>&1";
   Result r{-1, ""};
   FILE* pipe = popen(command.c_str(), "r");
   std::array<char, 4096> buffer;
@@ -44,9 +46,11 @@ TEST_F(LmkCliTest, TokenizeFormats) {
   Result r = run_lmk("tokenize --tokenizer " + tokenizer_, "w0 w1 w2\nw3\n");
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_EQ(r.output, "2 5 6 7 3\n2 8 3\n");
-  r = run_lmk("tokenize --tokenizer " + tokenizer_ + " --landmark fixed:2 --format pieces", "w0 w1 w2\n");
+  r = run_lmk("tokenize --tokenizer " + tokenizer_ + " --landmark fixed:2 --format pieces",
+              "w0 w1 w2\n");
   EXPECT_EQ(r.output, "[CLS] w0 w1 [SEP] w2 [SEP]\n");
-  r = run_lmk("tokenize --tokenizer " + tokenizer_ + " --landmark fixed:2 --format json", "w0 w1 w2\n");
+  r = run_lmk("tokenize --tokenizer " + tokenizer_ + " --landmark fixed:2 --format json",
+              "w0 w1 w2\n");
   const auto j = nlohmann::json::parse(r.output);
   EXPECT_EQ(j["landmark_positions"], nlohmann::json::parse("[3, 5]"));
   EXPECT_EQ(j["token_offsets"], nlohmann::json::parse("[-1, 0, 1, -1, 2, -1]"));
@@ -69,18 +73,22 @@ TEST_F(LmkCliTest, BadInputExitsTwoWithAClearMessage) {
     std::string args, input, message;
   } cases[] = {
       {"tokenize --tokenizer /nonexistent/tok.json", "w0\n", "/nonexistent/tok.json"},
-      {"tokenize --tokenizer " + dir_.write("broken.json", "{\"model\": {"), "w0\n", "broken.json: invalid JSON"},
-      {"tokenize --tokenizer " + tokenizer_ + " --landmark fixed:0", "w0\n", "granularity must be > 0"},
+      {"tokenize --tokenizer " + dir_.write("broken.json", "{\"model\": {"), "w0\n",
+       "broken.json: invalid JSON"},
+      {"tokenize --tokenizer " + tokenizer_ + " --landmark fixed:0", "w0\n",
+       "granularity must be > 0"},
       {"tokenize --tokenizer " + tokenizer_ + " --landmark fixed:-3", "w0\n", "--landmark"},
       {"tokenize --tokenizer " + tokenizer_, "w0\n\nw1\n", "stdin:2: empty text"},
-      {"tokenize --tokenizer " + tokenizer_, "w0\nw1 \xC3\x28\n", "stdin:2: invalid UTF-8 at byte 3"},
+      {"tokenize --tokenizer " + tokenizer_, "w0\nw1 \xC3\x28\n",
+       "stdin:2: invalid UTF-8 at byte 3"},
       {"tokenize --tokenizer " + tokenizer_ + " --jsonl", "{\"txt\": 1}\n", "stdin:1"},
       {"tokenize --tokenizer " + tokenizer_ + " --format yaml", "w0\n", "--format"},
       {"tokenize --tokenizer " + tokenizer_ + " --input /nonexistent.txt", "", "/nonexistent.txt"},
       {"tokenize", "", "--tokenizer"},
       {"frobnicate", "", "subcommand"},
       {"tokenizer-train --input /nonexistent --vocab-size 100 --out x.model", "", "/nonexistent"},
-      {"tokenize --tokenizer " + tokenizer_ + " --document " + dir_.write("bad.txt", "w0\xFF"), "", "bad.txt: text: invalid UTF-8 at byte 2"},
+      {"tokenize --tokenizer " + tokenizer_ + " --document " + dir_.write("bad.txt", "w0\xFF"), "",
+       "bad.txt: text: invalid UTF-8 at byte 2"},
   };
   for (const auto& c : cases) {
     const Result r = run_lmk(c.args, c.input);
@@ -88,15 +96,18 @@ TEST_F(LmkCliTest, BadInputExitsTwoWithAClearMessage) {
     EXPECT_NE(r.output.find(c.message), std::string::npos) << c.args << "\n" << r.output;
   }
   // Invalid UTF-8 can instead be decoded with U+FFFD, as a UTF-8 decoder does.
-  const Result r = run_lmk("tokenize --invalid-utf8 replace --format pieces --tokenizer " + tokenizer_, "w0 \xFF\n");
+  const Result r = run_lmk(
+      "tokenize --invalid-utf8 replace --format pieces --tokenizer " + tokenizer_, "w0 \xFF\n");
   EXPECT_EQ(r.code, 0);
   EXPECT_EQ(r.output, "[CLS] w0 [UNK] [SEP]\n");
 }
 
 TEST_F(LmkCliTest, WarnsWhenLibTorchRunsOnTheReferenceBlas) {
   const std::string reference = "/usr/lib/x86_64-linux-gnu/blas";
-  if (!std::filesystem::exists(reference + "/libblas.so.3")) GTEST_SKIP() << "no reference BLAS installed";
-  const Result slow = run_lmk("tokenize --tokenizer " + tokenizer_, "w0\n", "LD_LIBRARY_PATH=" + reference);
+  if (!std::filesystem::exists(reference + "/libblas.so.3"))
+    GTEST_SKIP() << "no reference BLAS installed";
+  const Result slow =
+      run_lmk("tokenize --tokenizer " + tokenizer_, "w0\n", "LD_LIBRARY_PATH=" + reference);
   EXPECT_NE(slow.output.find("reference BLAS"), std::string::npos) << slow.output;
   const Result fast = run_lmk("tokenize --tokenizer " + tokenizer_, "w0\n");
   EXPECT_EQ(fast.output.find("reference BLAS"), std::string::npos) << fast.output;

@@ -12,11 +12,13 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::unique_ptr<lmk::Tokenizer> tokenizer;
   try {
-    tokenizer = lmk::parse_hf_tokenizer(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.json");
+    tokenizer = lmk::parse_hf_tokenizer(std::string_view(reinterpret_cast<const char*>(data), size),
+                                        "fuzz.json");
   } catch (const lmk::InputError&) {
     return 0;
   }
-  for (const char* text : {"Hello world! 123", "  naïve café\n\tx", "<s>a</s>[CLS]", "日本語の文 🤷🏽"}) {
+  for (const char* text :
+       {"Hello world! 123", "  naïve café\n\tx", "<s>a</s>[CLS]", "日本語の文 🤷🏽"}) {
     try {
       const lmk::Encoding e = tokenizer->add_special_tokens(tokenizer->encode(text));
       tokenizer->decode(e.ids, false);

@@ -4,12 +4,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
-#include <unistd.h>
 
 #include "core/tokenize/tokenizer.h"
 
@@ -55,8 +55,13 @@ inline nlohmann::json special_added_tokens() {
   nlohmann::json list = nlohmann::json::array();
   const char* names[] = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
   for (int i = 0; i < 5; ++i) {
-    list.push_back({{"id", i}, {"content", names[i]}, {"single_word", false}, {"lstrip", false},
-                    {"rstrip", false}, {"normalized", false}, {"special", true}});
+    list.push_back({{"id", i},
+                    {"content", names[i]},
+                    {"single_word", false},
+                    {"lstrip", false},
+                    {"rstrip", false},
+                    {"normalized", false},
+                    {"special", true}});
   }
   return list;
 }

@@ -16,13 +16,15 @@ TokenizedText text_of_length(size_t n, int32_t first_id) {
 }
 
 TEST(BatchingTest, PadsMasksAndKeepsPositions) {
-  const std::vector<TokenizedText> texts = {text_of_length(3, 10), text_of_length(5, 20), text_of_length(1, 30)};
+  const std::vector<TokenizedText> texts = {text_of_length(3, 10), text_of_length(5, 20),
+                                            text_of_length(1, 30)};
   const Batch b = make_batch(texts, {1, 0, 2}, /*pad_id=*/0);
   ASSERT_EQ(b.rows, 3u);
   ASSERT_EQ(b.length, 5u);
   EXPECT_EQ(b.ids, (std::vector<int32_t>{20, 21, 22, 23, 24, 10, 11, 12, 0, 0, 30, 0, 0, 0, 0}));
   EXPECT_EQ(b.attention_mask, (std::vector<uint8_t>{1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0, 0, 0, 0}));
-  EXPECT_EQ(b.token_offsets, (std::vector<int32_t>{-1, 0, 1, 2, 3, -1, 0, 1, -1, -1, -1, -1, -1, -1, -1}));
+  EXPECT_EQ(b.token_offsets,
+            (std::vector<int32_t>{-1, 0, 1, 2, 3, -1, 0, 1, -1, -1, -1, -1, -1, -1, -1}));
   EXPECT_EQ(b.pool_positions, (std::vector<std::vector<int32_t>>{{4}, {2}, {0}}));
   EXPECT_EQ(b.source_rows, (std::vector<size_t>{1, 0, 2}));
   EXPECT_EQ(make_batch(texts, {0, 2}, 0, 8).length, 8u) << "pad_to_multiple rounds up";

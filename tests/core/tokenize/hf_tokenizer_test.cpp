@@ -16,9 +16,14 @@ using nlohmann::json;
 using testing::TempDir;
 
 json tokenizer_json(json model, json normalizer = nullptr, json pre_tokenizer = nullptr,
-                    json post_processor = nullptr, json decoder = nullptr, json added = json::array()) {
-  return {{"version", "1.0"},      {"added_tokens", added},      {"normalizer", normalizer},
-          {"pre_tokenizer", pre_tokenizer}, {"post_processor", post_processor}, {"decoder", decoder},
+                    json post_processor = nullptr, json decoder = nullptr,
+                    json added = json::array()) {
+  return {{"version", "1.0"},
+          {"added_tokens", added},
+          {"normalizer", normalizer},
+          {"pre_tokenizer", pre_tokenizer},
+          {"post_processor", post_processor},
+          {"decoder", decoder},
           {"model", model}};
 }
 
@@ -38,7 +43,8 @@ TEST(BpeTest, MergesApplyByRankNotLeftToRight) {
   auto t = testing::load_json_tokenizer(dir, tokenizer_json(model));
   // "b c" has rank 0, so "abc" becomes a + bc, which has no merge.
   EXPECT_EQ(tokens_of(*t, "abc"), (Strings{"a", "bc"}));
-  model["merges"] = json::array({json::array({"a", "b"}), json::array({"ab", "c"}), json::array({"b", "c"})});  // pair form
+  model["merges"] = json::array(
+      {json::array({"a", "b"}), json::array({"ab", "c"}), json::array({"b", "c"})});  // pair form
   auto u = testing::load_json_tokenizer(dir, tokenizer_json(model), "pairs.json");
   EXPECT_EQ(tokens_of(*u, "abc"), (Strings{"abc"}));
   // Equal ranks at several positions: leftmost first.
@@ -59,8 +65,8 @@ TEST(BpeTest, IgnoreMergesTakesWholeWordsFromTheVocabulary) {
 TEST(BpeTest, ByteFallbackAndFusedUnknowns) {
   TempDir dir;
   json vocab = {{"<unk>", 0}, {"a", 1}, {"<0xE2>", 2}, {"<0x82>", 3}, {"<0xAC>", 4}};
-  json model = {{"type", "BPE"}, {"vocab", vocab}, {"merges", json::array()}, {"unk_token", "<unk>"},
-                {"byte_fallback", true}, {"fuse_unk", true}};
+  json model = {{"type", "BPE"},        {"vocab", vocab},        {"merges", json::array()},
+                {"unk_token", "<unk>"}, {"byte_fallback", true}, {"fuse_unk", true}};
   auto t = testing::load_json_tokenizer(dir, tokenizer_json(model));
   EXPECT_EQ(tokens_of(*t, "a€a"), (Strings{"a", "<0xE2>", "<0x82>", "<0xAC>", "a"}));
   // "é" (C3 A9) has no byte tokens: unknown; two unknowns in a row fuse into one.
@@ -78,8 +84,8 @@ TEST(BpeTest, ByteLevelRoundTripsAnyText) {
   vocab["Ġw"] = 256;
   json model = {{"type", "BPE"}, {"vocab", vocab}, {"merges", {"Ġ w"}}};
   json pre = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}};
-  auto t = testing::load_json_tokenizer(dir, tokenizer_json(model, nullptr, pre, {{"type", "ByteLevel"}},
-                                                            {{"type", "ByteLevel"}}));
+  auto t = testing::load_json_tokenizer(
+      dir, tokenizer_json(model, nullptr, pre, {{"type", "ByteLevel"}}, {{"type", "ByteLevel"}}));
   EXPECT_EQ(tokens_of(*t, "a w"), (Strings{"a", "Ġw"}));
   const std::string text = "Grüße, 世界! \t\n  naïve 🤷🏽‍♀️ x";
   EXPECT_EQ(t->decode(t->encode(text).ids), text);
@@ -93,12 +99,18 @@ TEST(BpeTest, ByteLevelRoundTripsAnyText) {
 TEST(WordPieceTest, GreedyLongestMatchAndUnknownWords) {
   TempDir dir;
   json vocab = {{"[UNK]", 0}, {"un", 1}, {"##aff", 2}, {"##able", 3}, {"a", 4}, {"##b", 5}};
-  json model = {{"type", "WordPiece"}, {"vocab", vocab}, {"unk_token", "[UNK]"},
-                {"continuing_subword_prefix", "##"}, {"max_input_chars_per_word", 10}};
-  auto t = testing::load_json_tokenizer(dir, tokenizer_json(model, nullptr, {{"type", "BertPreTokenizer"}}));
+  json model = {{"type", "WordPiece"},
+                {"vocab", vocab},
+                {"unk_token", "[UNK]"},
+                {"continuing_subword_prefix", "##"},
+                {"max_input_chars_per_word", 10}};
+  auto t = testing::load_json_tokenizer(
+      dir, tokenizer_json(model, nullptr, {{"type", "BertPreTokenizer"}}));
   EXPECT_EQ(tokens_of(*t, "unaffable"), (Strings{"un", "##aff", "##able"}));
-  EXPECT_EQ(tokens_of(*t, "unaffablex"), (Strings{"[UNK]"})) << "one failing piece makes the word unknown";
-  EXPECT_EQ(tokens_of(*t, "abbbbbbbbbb"), (Strings{"[UNK]"})) << "longer than max_input_chars_per_word";
+  EXPECT_EQ(tokens_of(*t, "unaffablex"), (Strings{"[UNK]"}))
+      << "one failing piece makes the word unknown";
+  EXPECT_EQ(tokens_of(*t, "abbbbbbbbbb"), (Strings{"[UNK]"}))
+      << "longer than max_input_chars_per_word";
   Strings expected(10, "##b");
   expected[0] = "a";
   EXPECT_EQ(tokens_of(*t, "abbbbbbbbb"), expected);
@@ -108,9 +120,13 @@ TEST(BertNormalizerTest, CleansStripsAccentsLowercasesAndSplitsChinese) {
   TempDir dir;
   json vocab = {{"[UNK]", 0}, {"hello", 1}, {"cafe", 2}, {"世", 3}, {"界", 4}, {"!", 5}};
   json model = {{"type", "WordPiece"}, {"vocab", vocab}, {"unk_token", "[UNK]"}};
-  json norm = {{"type", "BertNormalizer"}, {"clean_text", true}, {"handle_chinese_chars", true},
-               {"strip_accents", nullptr}, {"lowercase", true}};
-  auto t = testing::load_json_tokenizer(dir, tokenizer_json(model, norm, {{"type", "BertPreTokenizer"}}));
+  json norm = {{"type", "BertNormalizer"},
+               {"clean_text", true},
+               {"handle_chinese_chars", true},
+               {"strip_accents", nullptr},
+               {"lowercase", true}};
+  auto t = testing::load_json_tokenizer(
+      dir, tokenizer_json(model, norm, {{"type", "BertPreTokenizer"}}));
   EXPECT_EQ(tokens_of(*t, "HeLLo\x01 Café世界!"), (Strings{"hello", "cafe", "世", "界", "!"}));
   // Spans survive normalization: "Café" is bytes 7..12 of the original.
   const Encoding e = t->encode("HeLLo\x01 Café世界!");
@@ -126,17 +142,37 @@ TEST(AddedTokensTest, StripFlagsSingleWordAndNormalizedMatching) {
   json vocab = {{"[UNK]", 0}, {"a", 1}, {"b", 2}};
   json model = {{"type", "WordLevel"}, {"vocab", vocab}, {"unk_token", "[UNK]"}};
   json added = json::array();
-  added.push_back({{"id", 10}, {"content", "<mask>"}, {"lstrip", true}, {"rstrip", true}, {"normalized", false}, {"special", true}, {"single_word", false}});
-  added.push_back({{"id", 11}, {"content", "xy"}, {"single_word", true}, {"normalized", false}, {"special", false}, {"lstrip", false}, {"rstrip", false}});
-  added.push_back({{"id", 12}, {"content", "HI"}, {"normalized", true}, {"special", false}, {"single_word", false}, {"lstrip", false}, {"rstrip", false}});
+  added.push_back({{"id", 10},
+                   {"content", "<mask>"},
+                   {"lstrip", true},
+                   {"rstrip", true},
+                   {"normalized", false},
+                   {"special", true},
+                   {"single_word", false}});
+  added.push_back({{"id", 11},
+                   {"content", "xy"},
+                   {"single_word", true},
+                   {"normalized", false},
+                   {"special", false},
+                   {"lstrip", false},
+                   {"rstrip", false}});
+  added.push_back({{"id", 12},
+                   {"content", "HI"},
+                   {"normalized", true},
+                   {"special", false},
+                   {"single_word", false},
+                   {"lstrip", false},
+                   {"rstrip", false}});
   auto t = testing::load_json_tokenizer(
-      dir, tokenizer_json(model, {{"type", "Lowercase"}}, {{"type", "WhitespaceSplit"}}, nullptr, nullptr, added));
+      dir, tokenizer_json(model, {{"type", "Lowercase"}}, {{"type", "WhitespaceSplit"}}, nullptr,
+                          nullptr, added));
   EXPECT_EQ(t->encode("a   <mask>   b").ids, (std::vector<int32_t>{1, 10, 2}));
   const Encoding e = t->encode("a   <mask>   b");
   EXPECT_EQ(e.spans[1].begin, 1u) << "lstrip takes the spaces before";
   EXPECT_EQ(e.spans[1].end, 13u) << "rstrip takes the spaces after";
   EXPECT_EQ(t->encode("a xy b").ids, (std::vector<int32_t>{1, 11, 2}));
-  EXPECT_EQ(t->encode("axy").ids, (std::vector<int32_t>{0})) << "single_word does not match inside a word";
+  EXPECT_EQ(t->encode("axy").ids, (std::vector<int32_t>{0}))
+      << "single_word does not match inside a word";
   // A normalized token matches the normalized text: "Hi" lowercases to "hi" = normalized "HI".
   EXPECT_EQ(t->encode("a Hi").ids, (std::vector<int32_t>{1, 12}));
   EXPECT_TRUE(t->is_special(10));
@@ -165,17 +201,24 @@ TEST(MetaspaceTest, PrependSchemes) {
   TempDir dir;
   json vocab = {{"<unk>", 0}, {"▁a", 1}, {"▁b", 2}, {"a", 3}, {"<s>", 4}};
   json model = {{"type", "WordLevel"}, {"vocab", vocab}, {"unk_token", "<unk>"}};
-  json added = json::array({{{"id", 4}, {"content", "<s>"}, {"normalized", false}, {"special", true}}});
+  json added =
+      json::array({{{"id", 4}, {"content", "<s>"}, {"normalized", false}, {"special", true}}});
   auto with = [&](const char* scheme, const std::string& name) {
-    json pre = {{"type", "Metaspace"}, {"replacement", "▁"}, {"prepend_scheme", scheme}, {"split", true}};
-    return testing::load_json_tokenizer(dir, tokenizer_json(model, nullptr, pre, nullptr,
-                                                            {{"type", "Metaspace"}, {"replacement", "▁"}, {"prepend_scheme", scheme}}, added), name);
+    json pre = {
+        {"type", "Metaspace"}, {"replacement", "▁"}, {"prepend_scheme", scheme}, {"split", true}};
+    return testing::load_json_tokenizer(
+        dir,
+        tokenizer_json(model, nullptr, pre, nullptr,
+                       {{"type", "Metaspace"}, {"replacement", "▁"}, {"prepend_scheme", scheme}},
+                       added),
+        name);
   };
   auto first = with("first", "first.json");
   auto always = with("always", "always.json");
   auto never = with("never", "never.json");
   EXPECT_EQ(tokens_of(*first, "a b"), (Strings{"▁a", "▁b"}));
-  EXPECT_EQ(tokens_of(*first, "<s>a"), (Strings{"<s>", "a"})) << "only the text's first piece gets ▁";
+  EXPECT_EQ(tokens_of(*first, "<s>a"), (Strings{"<s>", "a"}))
+      << "only the text's first piece gets ▁";
   EXPECT_EQ(tokens_of(*always, "<s>a"), (Strings{"<s>", "▁a"}));
   EXPECT_EQ(tokens_of(*never, "a b"), (Strings{"a", "▁b"}));
   EXPECT_EQ(first->decode(first->encode("a b").ids), "a b");
@@ -228,7 +271,8 @@ TEST(HfTokenizerErrorsTest, NameTheFileAndField) {
   j["normalizer"] = {{"type", "Frobnicate"}};
   expect_error(j.dump(), "normalizer.type");
   j = good;
-  j["pre_tokenizer"] = {{"type", "Split"}, {"pattern", {{"Regex", "(unclosed"}}}, {"behavior", "Isolated"}};
+  j["pre_tokenizer"] = {
+      {"type", "Split"}, {"pattern", {{"Regex", "(unclosed"}}}, {"behavior", "Isolated"}};
   expect_error(j.dump(), "pre_tokenizer.pattern");
   j = good;
   j["model"] = {{"type", "BPE"}, {"vocab", {{"a", 0}, {"b", 1}}}, {"merges", {"a c"}}};
@@ -244,7 +288,8 @@ TEST(HfTokenizerErrorsTest, NameTheFileAndField) {
   j = good;
   j["model"]["type"] = "Unigram";
   expect_error(j.dump(), "Unigram");
-  expect_error(std::string("{\"model\": {\"type\": \"WordLevel\", \"vocab\": {\"\xff\": 0}}}"), "invalid JSON");
+  expect_error(std::string("{\"model\": {\"type\": \"WordLevel\", \"vocab\": {\"\xff\": 0}}}"),
+               "invalid JSON");
 }
 
 TEST(HfTokenizerTest, RejectsInvalidUtf8Text) {

@@ -32,7 +32,8 @@ class LandmarkTest : public ::testing::Test {
 };
 
 // Checks the invariants every chunked arrangement must satisfy and returns the chunk sizes.
-std::vector<size_t> check_chunked(const TokenizedText& t, const Encoding& content, int32_t landmark) {
+std::vector<size_t> check_chunked(const TokenizedText& t, const Encoding& content,
+                                  int32_t landmark) {
   EXPECT_EQ(t.ids.size(), t.token_offsets.size());
   EXPECT_EQ(t.ids.size(), t.spans.size());
   EXPECT_EQ(t.ids.front(), kCls);
@@ -183,7 +184,8 @@ TEST_F(LandmarkTest, ExplicitLandmarkTokenIsUsed) {
 }
 
 TEST(LandmarkSpecTest, ParsesEveryModeAndRoundTrips) {
-  for (const char* s : {"none", "fixed:32", "variable:32,64,128,256", "sentence:64", "multicls:16"}) {
+  for (const char* s :
+       {"none", "fixed:32", "variable:32,64,128,256", "sentence:64", "multicls:16"}) {
     EXPECT_EQ(LandmarkSpec::parse(s).to_string(), s);
   }
   EXPECT_EQ(LandmarkSpec::parse("variable").granularities, (std::vector<int>{32, 64, 128, 256}));
@@ -192,8 +194,8 @@ TEST(LandmarkSpecTest, ParsesEveryModeAndRoundTrips) {
 }
 
 TEST(LandmarkSpecTest, RejectsBadSpecsWithAClearMessage) {
-  for (const char* s : {"fixed:0", "fixed:-4", "fixed", "fixed:abc", "variable:32,,64", "variable:32,0",
-                        "chunks:32", "", "none:3", "sentence:0"}) {
+  for (const char* s : {"fixed:0", "fixed:-4", "fixed", "fixed:abc", "variable:32,,64",
+                        "variable:32,0", "chunks:32", "", "none:3", "sentence:0"}) {
     try {
       LandmarkSpec::parse(s);
       ADD_FAILURE() << "accepted '" << s << "'";

@@ -14,14 +14,17 @@ using testing::TempDir;
 
 // A few thousand varied English-like lines for a small tokenizer.
 std::string training_text() {
-  const char* words[] = {"landmark", "pooling", "token", "sentence", "document", "retrieval", "embedding",
-                         "attention", "position", "the", "a", "of", "long", "short", "model", "train",
-                         "evaluate", "chunk", "granularity", "encoder", "query", "passage", "über", "naïve"};
+  const char* words[] = {"landmark",  "pooling",   "token",     "sentence",    "document",
+                         "retrieval", "embedding", "attention", "position",    "the",
+                         "a",         "of",        "long",      "short",       "model",
+                         "train",     "evaluate",  "chunk",     "granularity", "encoder",
+                         "query",     "passage",   "über",      "naïve"};
   std::mt19937 rng(1);
   std::string text;
   for (int line = 0; line < 3000; ++line) {
     const int n = 5 + static_cast<int>(rng() % 15);
-    for (int i = 0; i < n; ++i) text += std::string(i ? " " : "") + words[rng() % (sizeof words / sizeof *words)];
+    for (int i = 0; i < n; ++i)
+      text += std::string(i ? " " : "") + words[rng() % (sizeof words / sizeof *words)];
     text += ".\n";
   }
   return text;

@@ -10,7 +10,8 @@ namespace {
 TEST(ProgressTest, RendersPercentRateAndEta) {
   Progress p("tokenize", 200, "B", std::chrono::seconds(10), std::chrono::milliseconds(0), stderr);
   EXPECT_EQ(p.render(50, 10.0, false), "tokenize  25.0% 5 B/s elapsed 10s ETA 30s");
-  EXPECT_EQ(p.render(200, 90.0, true), "tokenize [##############################] 100.0% 2.22 B/s elapsed 1m30s ETA 0s");
+  EXPECT_EQ(p.render(200, 90.0, true),
+            "tokenize [##############################] 100.0% 2.22 B/s elapsed 1m30s ETA 0s");
   EXPECT_NE(p.render(0, 1.0, false).find("ETA ?"), std::string::npos);
 }
 

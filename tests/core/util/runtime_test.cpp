@@ -18,7 +18,8 @@ TEST(RuntimeTest, DetectsTheLoadedBlas) {
 }
 
 TEST(RuntimeTest, WarnsAboutTheReferenceBlas) {
-  const std::string warning = slow_blas_warning({"/usr/lib/x86_64-linux-gnu/blas/libblas.so.3", false});
+  const std::string warning =
+      slow_blas_warning({"/usr/lib/x86_64-linux-gnu/blas/libblas.so.3", false});
   EXPECT_NE(warning.find("reference BLAS"), std::string::npos);
   EXPECT_NE(warning.find("scripts/setup"), std::string::npos);
 }

@@ -13,12 +13,14 @@ TEST(Utf8Test, ReplacesMaximalSubpartsLikeTheWhatwgDecoder) {
     std::string in, out;
   } cases[] = {
       {"abc", "abc"},
-      {"\xF0\x9F\x98", kFffd},                          // truncated 4-byte sequence: one
-      {"\xF0\x9F\x98" "A", kFffd + "A"},                // the breaking byte is decoded afresh
-      {"\xED\xA0\x80", kFffd + kFffd + kFffd},          // UTF-8 encoded surrogate: ED then A0 80
-      {"\xC0\xAF", kFffd + kFffd},                      // overlong: C0 is never valid
-      {"\xE0\x80\xAF", kFffd + kFffd + kFffd},          // overlong 3-byte
-      {"\x80\x80", kFffd + kFffd},                      // lone continuation bytes
+      {"\xF0\x9F\x98", kFffd},  // truncated 4-byte sequence: one
+      {"\xF0\x9F\x98"
+       "A",
+       kFffd + "A"},                            // the breaking byte is decoded afresh
+      {"\xED\xA0\x80", kFffd + kFffd + kFffd},  // UTF-8 encoded surrogate: ED then A0 80
+      {"\xC0\xAF", kFffd + kFffd},              // overlong: C0 is never valid
+      {"\xE0\x80\xAF", kFffd + kFffd + kFffd},  // overlong 3-byte
+      {"\x80\x80", kFffd + kFffd},              // lone continuation bytes
       {"\xFF", kFffd},
       {"\xF4\x90\x80\x80", kFffd + kFffd + kFffd + kFffd},  // above U+10FFFF
       {"\xE2\x82\xAC\xE2\x82", "\xE2\x82\xAC" + kFffd},     // € then truncated
@@ -53,7 +55,7 @@ TEST(PropertiesTest, CategoriesAndWhitespace) {
   EXPECT_TRUE(is_mark(U'\u0903'));  // Mc
   EXPECT_TRUE(is_numeric(U'\u0663'));
   EXPECT_TRUE(assigned_in_unicode_8(U'\u2E2E'));
-  EXPECT_FALSE(assigned_in_unicode_8(U'\u2E4F'));  // Unicode 11
+  EXPECT_FALSE(assigned_in_unicode_8(U'\u2E4F'));      // Unicode 11
   EXPECT_FALSE(assigned_in_unicode_8(U'\U0001F970'));  // Unicode 11 emoji
   EXPECT_TRUE(assigned_in_unicode_8(U'\U0001F600'));
 }
