@@ -18,6 +18,9 @@ namespace ju = json_util;
 
 namespace {
 
+// Ids are dense in practice; the bound keeps a hostile file from asking for a huge table.
+constexpr int64_t kMaxTokenId = (1 << 24) - 1;
+
 // token <-> id for a model; keys view into stable storage.
 class Vocabulary {
  public:
@@ -27,8 +30,9 @@ class Vocabulary {
     map_.reserve(j.size());
     for (auto it = j.begin(); it != j.end(); ++it) {
       if (!it.value().is_number_integer() || it.value().get<int64_t>() < 0 ||
-          it.value().get<int64_t>() > INT32_MAX) {
-        throw input_error(where + "[\"" + it.key() + "\"]", "expected a non-negative integer id");
+          it.value().get<int64_t>() > kMaxTokenId) {
+        throw input_error(where + "[\"" + it.key() + "\"]",
+                          "expected an integer id in [0, " + std::to_string(kMaxTokenId) + "]");
       }
       add(it.key(), it.value().get<int32_t>());
     }

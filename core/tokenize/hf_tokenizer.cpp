@@ -511,10 +511,6 @@ class HfTokenizer : public Tokenizer {
     return encoding;
   }
 
-  Encoding add_special_tokens(Encoding content) const override {
-    return wrap_encoding(content, template_prefix_, template_suffix_);
-  }
-
   std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const override {
     std::vector<std::string> tokens;
     for (int32_t id : ids) {
@@ -606,7 +602,7 @@ class HfTokenizer : public Tokenizer {
         if (seen_sequence) throw input_error(where, "the single-sequence template holds $A twice");
         seen_sequence = true;
       } else {
-        auto& side = seen_sequence ? template_suffix_ : template_prefix_;
+        auto& side = seen_sequence ? template_.suffix : template_.prefix;
         side.insert(side.end(), piece.ids.begin(), piece.ids.end());
       }
     }
@@ -627,7 +623,8 @@ class HfTokenizer : public Tokenizer {
                        ju::optional<bool>(t, "rstrip", at, false),
                        ju::optional<bool>(t, "normalized", at, true),
                        ju::optional<bool>(t, "special", at, false)};
-      if (token.id < 0) throw input_error(at + ".id", "negative id");
+      if (token.id < 0 || token.id >= (1 << 24))
+        throw input_error(at + ".id", "id outside [0, 16777215]");
       if (token.content.empty()) throw input_error(at + ".content", "empty token");
       require_valid_utf8(token.content, at + ".content");
       added_.push_back(std::move(token));
@@ -681,8 +678,8 @@ class HfTokenizer : public Tokenizer {
     special_.cls = pick("cls_token", {"[CLS]", "<cls>"});
     special_.sep = pick("sep_token", {"[SEP]", "<sep>"});
     // The template's token before / after the sequence plays CLS / SEP when not named.
-    if (!special_.cls && template_prefix_.size() == 1) special_.cls = template_prefix_[0];
-    if (!special_.sep && template_suffix_.size() == 1) special_.sep = template_suffix_[0];
+    if (!special_.cls && template_.prefix.size() == 1) special_.cls = template_.prefix[0];
+    if (!special_.sep && template_.suffix.size() == 1) special_.sep = template_.suffix[0];
     if (!special_.cls) special_.cls = special_.bos;
   }
 
@@ -690,7 +687,6 @@ class HfTokenizer : public Tokenizer {
   std::unique_ptr<hf::Normalizer> normalizer_;
   std::unique_ptr<hf::PreTokenizer> pre_tokenizer_;
   std::unique_ptr<Decoder> decoder_;
-  std::vector<int32_t> template_prefix_, template_suffix_;
   std::vector<AddedToken> added_;
   std::vector<std::unique_ptr<AddedToken>> normalized_contents_;
   std::map<int32_t, const AddedToken*> added_by_id_;

@@ -147,38 +147,35 @@ TokenizedText LandmarkTokenizer::arrange(const Encoding& content, std::string_vi
   const int g = granularity_for_row(row);
   switch (options_.spec.mode) {
     case LandmarkMode::None: {
-      Encoding with_special = tokenizer_.add_special_tokens(content);
-      TokenizedText out;
-      out.ids = std::move(with_special.ids);
-      out.spans = std::move(with_special.spans);
-      // Content tokens appear in order; everything else was inserted by the template.
-      size_t next = 0;
-      out.token_offsets.resize(out.ids.size(), -1);
-      for (size_t p = 0; p < out.ids.size() && next < n; ++p) {
-        if (out.ids[p] == content.ids[next] && out.spans[p].begin == content.spans[next].begin &&
-            out.spans[p].end == content.spans[next].end) {
-          out.token_offsets[p] = static_cast<int32_t>(next++);
-        }
+      // The tokenizer's own template; truncation drops content and keeps the template's
+      // tokens, as Hugging Face truncation does.
+      const SequenceTemplate& tmpl = tokenizer_.sequence_template();
+      const size_t specials = tmpl.prefix.size() + tmpl.suffix.size();
+      size_t kept = n;
+      if (options_.max_length > 0 && n + specials > options_.max_length) {
+        kept = options_.max_length > specials ? options_.max_length - specials : 0;
       }
+      Encoding wrapped;
+      if (kept == n) {
+        wrapped = tokenizer_.add_special_tokens(content);
+      } else {
+        Encoding truncated;
+        truncated.ids.assign(content.ids.begin(), content.ids.begin() + static_cast<long>(kept));
+        truncated.spans.assign(content.spans.begin(),
+                               content.spans.begin() + static_cast<long>(kept));
+        wrapped = tokenizer_.add_special_tokens(truncated);
+      }
+      TokenizedText out;
+      out.ids = std::move(wrapped.ids);
+      out.spans = std::move(wrapped.spans);
+      out.token_offsets.assign(out.ids.size(), -1);
+      for (size_t i = 0; i < kept; ++i)
+        out.token_offsets[tmpl.prefix.size() + i] = static_cast<int32_t>(i);
       if (options_.max_length > 0 && out.ids.size() > options_.max_length) {
-        // Keep the template's closing tokens, as Hugging Face truncation does.
-        const size_t trailing =
-            out.ids.size() - (std::find_if(out.token_offsets.rbegin(), out.token_offsets.rend(),
-                                           [](int32_t o) { return o >= 0; }) -
-                              out.token_offsets.rbegin());
-        const size_t closing = out.ids.size() - trailing;
-        const size_t keep_head =
-            options_.max_length > closing ? options_.max_length - closing : options_.max_length;
-        auto cut = [&](auto& v) {
-          std::vector<typename std::decay_t<decltype(v)>::value_type> kept(
-              v.begin(), v.begin() + static_cast<long>(std::min(keep_head, v.size())));
-          if (options_.max_length > closing)
-            kept.insert(kept.end(), v.end() - static_cast<long>(closing), v.end());
-          v = std::move(kept);
-        };
-        cut(out.ids);
-        cut(out.spans);
-        cut(out.token_offsets);
+        // Only when the template alone is longer than max_length.
+        out.ids.resize(options_.max_length);
+        out.spans.resize(options_.max_length);
+        out.token_offsets.resize(options_.max_length);
       }
       return out;
     }
@@ -189,6 +186,7 @@ TokenizedText LandmarkTokenizer::arrange(const Encoding& content, std::string_vi
            end += static_cast<size_t>(g)) {
         ends.push_back(std::min(end, n));
       }
+      if (ends.empty()) ends.push_back(0);  // no content: [CLS] LMK
       return arrange_chunks(content, ends, g);
     }
     case LandmarkMode::Sentence: {
@@ -210,7 +208,7 @@ TokenizedText LandmarkTokenizer::arrange(const Encoding& content, std::string_vi
           chunk_start = i;
         }
       }
-      if (n > chunk_start) ends.push_back(n);
+      if (n > chunk_start || ends.empty()) ends.push_back(n);
       return arrange_chunks(content, ends, g);
     }
     case LandmarkMode::MultiCls:
@@ -237,7 +235,7 @@ TokenizedText LandmarkTokenizer::arrange_chunks(const Encoding& content,
       out.spans.push_back(content.spans[i]);
       out.token_offsets.push_back(static_cast<int32_t>(i));
     }
-    const uint32_t at = content.spans[end - 1].end;
+    const uint32_t at = end > 0 ? content.spans[end - 1].end : 0;
     out.pool_positions.push_back(static_cast<int32_t>(out.ids.size()));
     out.ids.push_back(landmark_token_);
     out.spans.push_back({at, at});

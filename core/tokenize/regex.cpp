@@ -11,8 +11,6 @@ namespace lmk {
 
 struct Regex::Impl {
   OnigRegex regex = nullptr;
-  OnigRegion* region = nullptr;
-  mutable std::mutex region_mutex;  // the region is scratch space shared by calls
 };
 
 namespace {
@@ -37,11 +35,9 @@ Regex::Regex(std::string_view pattern, const std::string& where) : impl_(std::ma
     throw input_error(where, "invalid regex /" + std::string(pattern) +
                                  "/: " + reinterpret_cast<const char*>(message));
   }
-  impl_->region = onig_region_new();
 }
 
 Regex::~Regex() {
-  if (impl_->region) onig_region_free(impl_->region, 1);
   if (impl_->regex) onig_free(impl_->regex);
 }
 
@@ -49,16 +45,18 @@ std::vector<std::pair<size_t, size_t>> Regex::find_all(std::string_view text) co
   std::vector<std::pair<size_t, size_t>> matches;
   const auto* str = reinterpret_cast<const OnigUChar*>(text.data());
   const auto* end = str + text.size();
-  std::lock_guard<std::mutex> lock(impl_->region_mutex);
+  // A region per call: the compiled regex is shared by threads, the match state is not.
+  std::unique_ptr<OnigRegion, void (*)(OnigRegion*)> region(
+      onig_region_new(), [](OnigRegion* r) { onig_region_free(r, 1); });
   size_t start = 0;
   bool have_previous = false;
   size_t previous_end = 0;
   while (start <= text.size()) {
     const int pos =
-        onig_search(impl_->regex, str, end, str + start, end, impl_->region, ONIG_OPTION_NONE);
+        onig_search(impl_->regex, str, end, str + start, end, region.get(), ONIG_OPTION_NONE);
     if (pos < 0) break;
-    const size_t match_begin = static_cast<size_t>(impl_->region->beg[0]);
-    const size_t match_end = static_cast<size_t>(impl_->region->end[0]);
+    const size_t match_begin = static_cast<size_t>(region->beg[0]);
+    const size_t match_end = static_cast<size_t>(region->end[0]);
     if (match_begin == match_end) {
       // An empty match: keep it unless it sits where the previous match ended, then step
       // one character forward so the search makes progress.

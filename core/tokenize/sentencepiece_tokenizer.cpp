@@ -109,6 +109,9 @@ class SentencePieceTokenizer : public Tokenizer {
     special_.mask = token_to_id("[MASK]");
     special_.cls = token_to_id("[CLS]") ? token_to_id("[CLS]") : special_.bos;
     special_.sep = token_to_id("[SEP]") ? token_to_id("[SEP]") : special_.eos;
+    // sentencepiece has no post-processor: models here read [CLS] text [SEP].
+    if (special_.cls) template_.prefix = {*special_.cls};
+    if (special_.sep) template_.suffix = {*special_.sep};
   }
   ~SentencePieceTokenizer() override { m_.free(model_); }
 
@@ -133,13 +136,6 @@ class SentencePieceTokenizer : public Tokenizer {
         &context);
     if (rc != 0) throw InputError("sentencepiece: " + error);
     return encoding;
-  }
-
-  Encoding add_special_tokens(Encoding content) const override {
-    std::vector<int32_t> prefix, suffix;
-    if (special_.cls) prefix.push_back(*special_.cls);
-    if (special_.sep) suffix.push_back(*special_.sep);
-    return wrap_encoding(content, prefix, suffix);
   }
 
   std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const override {

@@ -54,6 +54,10 @@ Encoding wrap_encoding(const Encoding& content, const std::vector<int32_t>& pref
   return out;
 }
 
+Encoding Tokenizer::add_special_tokens(const Encoding& content) const {
+  return wrap_encoding(content, template_.prefix, template_.suffix);
+}
+
 void require_valid_utf8(std::string_view text, const std::string& where) {
   const size_t bad = unicode::find_invalid_utf8(text);
   if (bad != std::string_view::npos) {

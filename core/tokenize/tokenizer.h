@@ -21,6 +21,12 @@ struct Encoding {
   std::vector<TokenSpan> spans;
 };
 
+// What the tokenizer's post-processor puts before and after one sequence.
+struct SequenceTemplate {
+  std::vector<int32_t> prefix;  // e.g. [CLS], <bos>
+  std::vector<int32_t> suffix;  // e.g. [SEP]
+};
+
 // Ids of the special tokens that landmark tokenization and the models need.
 struct SpecialTokens {
   std::optional<int32_t> cls, sep, bos, eos, pad, unk, mask;
@@ -37,7 +43,7 @@ class Tokenizer {
   virtual Encoding encode(std::string_view text) const = 0;
   // Wraps one sequence's content tokens as the tokenizer's post-processor does ([CLS] ... [SEP],
   // <bos> ...): encode followed by this gives Hugging Face's encode(text).
-  virtual Encoding add_special_tokens(Encoding content) const = 0;
+  Encoding add_special_tokens(const Encoding& content) const;
   // Turns ids back into text.
   virtual std::string decode(const std::vector<int32_t>& ids,
                              bool skip_special_tokens = true) const = 0;
@@ -52,9 +58,12 @@ class Tokenizer {
 
   // The special tokens this tokenizer has.
   const SpecialTokens& special_tokens() const { return special_; }
+  // The ids add_special_tokens puts around a sequence.
+  const SequenceTemplate& sequence_template() const { return template_; }
 
  protected:
   SpecialTokens special_;
+  SequenceTemplate template_;
 };
 
 // Loads a Hugging Face tokenizer.json, a sentencepiece .model, or a model folder holding either

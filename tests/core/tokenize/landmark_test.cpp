@@ -172,6 +172,18 @@ TEST_F(LandmarkTest, NoneIsTheTokenizersTemplateAndKeepsSepWhenTruncating) {
   EXPECT_EQ(cut.token_offsets, (std::vector<int32_t>{-1, 0, 1, -1}));
 }
 
+TEST_F(LandmarkTest, TextWithoutTokensGetsOneEmptyChunk) {
+  // Whitespace only: no content tokens at all.
+  for (const char* mode : {"fixed:4", "variable:2,3", "sentence:8"}) {
+    const TokenizedText t = make(mode).tokenize("   ");
+    EXPECT_EQ(t.ids, (std::vector<int32_t>{kCls, kSep})) << mode;
+    EXPECT_EQ(t.pool_positions, (std::vector<int32_t>{1})) << mode;
+  }
+  EXPECT_EQ(make("multicls:4").tokenize("   ").ids, (std::vector<int32_t>{kCls, kSep}));
+  EXPECT_EQ(make("multicls:4").tokenize("   ").pool_positions, (std::vector<int32_t>{0}));
+  EXPECT_EQ(make("none").tokenize("   ").ids, (std::vector<int32_t>{kCls, kSep}));
+}
+
 TEST_F(LandmarkTest, ExplicitLandmarkTokenIsUsed) {
   LandmarkOptions options;
   options.spec = LandmarkSpec::parse("fixed:2");
