@@ -34,6 +34,12 @@ struct LandmarkSpec {
 LandmarkSpec default_train_landmarks();
 LandmarkSpec default_eval_landmarks();
 
+// A study's landmark settings: one for training, one for evaluation (they differ on purpose).
+struct LandmarkSettings {
+  LandmarkSpec train = default_train_landmarks();
+  LandmarkSpec eval = default_eval_landmarks();
+};
+
 // One model input.
 struct TokenizedText {
   std::vector<int32_t> ids;

@@ -201,8 +201,9 @@ TEST(LandmarkSpecTest, ParsesEveryModeAndRoundTrips) {
     EXPECT_EQ(LandmarkSpec::parse(s).to_string(), s);
   }
   EXPECT_EQ(LandmarkSpec::parse("variable").granularities, (std::vector<int>{32, 64, 128, 256}));
-  EXPECT_EQ(default_train_landmarks().to_string(), "variable:32,64,128,256");
-  EXPECT_EQ(default_eval_landmarks().to_string(), "fixed:32");
+  const LandmarkSettings defaults;
+  EXPECT_EQ(defaults.train.to_string(), "variable:32,64,128,256");
+  EXPECT_EQ(defaults.eval.to_string(), "fixed:32");
 }
 
 TEST(LandmarkSpecTest, RejectsBadSpecsWithAClearMessage) {
