@@ -12,6 +12,8 @@
 #include "core/tokenize/sentencepiece_tokenizer.h"
 #include "core/tokenize/tokenizer.h"
 #include "core/util/error.h"
+#include "core/util/file.h"
+#include "core/util/json_util.h"
 #include "core/util/progress.h"
 #include "core/util/unicode.h"
 
@@ -43,12 +45,7 @@ std::string text_of_line(const std::string& line, const TokenizeArgs& args,
     require_valid_utf8(line, where);
     return line;
   }
-  json j;
-  try {
-    j = json::parse(line);
-  } catch (const json::parse_error& e) {
-    throw input_error(where, std::string("invalid JSON: ") + e.what());
-  }
+  const json j = json_util::parse(line, where);
   if (j.is_string()) return j.get<std::string>();
   if (j.is_object() && j.contains("text") && j["text"].is_string())
     return j["text"].get<std::string>();
@@ -110,9 +107,7 @@ int run_tokenize(const TokenizeArgs& args) {
 
   if (!args.document.empty()) {
     // The whole file is one text.
-    std::ifstream file(args.document, std::ios::binary);
-    if (!file) throw input_error(args.document, "cannot open file");
-    std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    std::string text = read_file(args.document);
     if (args.invalid_utf8 == "replace") text = unicode::replace_invalid_utf8(text);
     emit(tokenize_text(text, 0, args.document));
     std::fflush(stdout);

@@ -3,13 +3,12 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "core/tokenize/hf_components.h"
 #include "core/tokenize/hf_models.h"
 #include "core/util/error.h"
+#include "core/util/file.h"
 #include "core/util/json_util.h"
 #include "core/util/unicode.h"
 
@@ -20,20 +19,8 @@ namespace ju = json_util;
 
 namespace {
 
-json parse_json(std::string_view text, const std::string& name) {
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw input_error(name, std::string("invalid JSON: ") + e.what());
-  }
-}
-
 json read_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw input_error(path, "cannot open file");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return parse_json(buffer.str(), path);
+  return ju::parse(read_file(path), path);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -172,10 +159,10 @@ void parse_post_processor(const json& j, const std::string& where,
   const auto type = ju::get<std::string>(j, "type", where);
   auto special_pair = [&](const char* key) {
     const json& pair = ju::required(j, key, where);
-    if (!pair.is_array() || pair.size() != 2 || !pair[1].is_number_integer()) {
+    if (!pair.is_array() || pair.size() != 2) {
       throw input_error(ju::member_path(where, key), "expected [\"token\", id]");
     }
-    return pair[1].get<int32_t>();
+    return ju::convert<int32_t>(pair[1], ju::member_path(where, key) + "[1]");
   };
   if (type == "BertProcessing" || type == "RobertaProcessing") {
     std::vector<TemplatePiece> wrapped{{false, {special_pair("cls")}}};
@@ -198,7 +185,12 @@ void parse_post_processor(const json& j, const std::string& where,
           throw input_error(at, "special token '" + name + "' is not in special_tokens");
         }
         const std::string spec_at = ju::member_path(where, "special_tokens." + name);
-        pieces.push_back({false, ju::get<std::vector<int32_t>>(specials[name], "ids", spec_at)});
+        TemplatePiece piece{false, {}};
+        ju::for_each_element(specials[name], "ids", spec_at,
+                             [&](const json& id, const std::string& path) {
+                               piece.ids.push_back(ju::convert<int32_t>(id, path));
+                             });
+        pieces.push_back(std::move(piece));
       } else {
         throw input_error(at, "expected {\"Sequence\": ...} or {\"SpecialToken\": ...}");
       }
@@ -704,7 +696,7 @@ std::unique_ptr<Tokenizer> load_hf_tokenizer(const std::string& path,
 }
 
 std::unique_ptr<Tokenizer> parse_hf_tokenizer(std::string_view json_text, const std::string& name) {
-  return std::make_unique<HfTokenizer>(parse_json(json_text, name), name, json());
+  return std::make_unique<HfTokenizer>(ju::parse(json_text, name), name, json());
 }
 
 }  // namespace lmk

@@ -2,7 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <limits>
 #include <string>
+#include <string_view>
+#include <type_traits>
 
 #include "core/util/error.h"
 
@@ -15,6 +18,40 @@ using nlohmann::json;
 // Path of a member below `where`.
 inline std::string member_path(const std::string& where, const std::string& key) {
   return where.empty() ? key : where + "." + key;
+}
+
+// Parses JSON text; any JSON error (syntax, number overflow, ...) is an InputError naming where.
+inline json parse(std::string_view text, const std::string& where) {
+  try {
+    return json::parse(text);
+  } catch (const json::exception& e) {
+    throw input_error(where, std::string("invalid JSON: ") + e.what());
+  }
+}
+
+// Converts a JSON value to T; integers must fit T (no silent truncation).
+template <typename T>
+T convert(const json& value, const std::string& path) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    if (!value.is_number_integer()) {
+      throw input_error(path, "expected an integer, got " + std::string(value.type_name()));
+    }
+    const bool fits =
+        value.is_number_unsigned()
+            ? value.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max())
+            : value.get<int64_t>() >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
+                  (std::is_unsigned_v<T> ||
+                   value.get<int64_t>() <= static_cast<int64_t>(std::numeric_limits<T>::max()));
+    if (!fits) throw input_error(path, "integer " + value.dump() + " is out of range");
+    return value.is_number_unsigned() ? static_cast<T>(value.get<uint64_t>())
+                                      : static_cast<T>(value.get<int64_t>());
+  } else {
+    try {
+      return value.get<T>();
+    } catch (const json::exception&) {
+      throw input_error(path, "has the wrong type (" + std::string(value.type_name()) + ")");
+    }
+  }
 }
 
 // Returns j[key]; throws when j is not an object or key is absent.
@@ -31,24 +68,13 @@ T optional(const json& j, const std::string& key, const std::string& where, T fa
   if (!j.is_object()) throw input_error(where, "expected an object");
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return fallback;
-  try {
-    return it->get<T>();
-  } catch (const json::exception&) {
-    throw input_error(member_path(where, key),
-                      "has the wrong type (" + std::string(it->type_name()) + ")");
-  }
+  return convert<T>(*it, member_path(where, key));
 }
 
 // Returns j[key] as a T; throws when absent or mistyped.
 template <typename T>
 T get(const json& j, const std::string& key, const std::string& where) {
-  const json& value = required(j, key, where);
-  try {
-    return value.get<T>();
-  } catch (const json::exception&) {
-    throw input_error(member_path(where, key),
-                      "has the wrong type (" + std::string(value.type_name()) + ")");
-  }
+  return convert<T>(required(j, key, where), member_path(where, key));
 }
 
 // Calls fn(element, path) for each element of the array j[key] ("where.key[i]").

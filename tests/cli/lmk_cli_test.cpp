@@ -82,6 +82,8 @@ TEST_F(LmkCliTest, BadInputExitsTwoWithAClearMessage) {
       {"tokenize --tokenizer " + tokenizer_, "w0\nw1 \xC3\x28\n",
        "stdin:2: invalid UTF-8 at byte 3"},
       {"tokenize --tokenizer " + tokenizer_ + " --jsonl", "{\"txt\": 1}\n", "stdin:1"},
+      {"tokenize --tokenizer " + tokenizer_ + " --jsonl", "{\"text\": \"w0\", \"n\": 1e999}\n",
+       "stdin:1: invalid JSON"},
       {"tokenize --tokenizer " + tokenizer_ + " --format yaml", "w0\n", "--format"},
       {"tokenize --tokenizer " + tokenizer_ + " --input /nonexistent.txt", "", "/nonexistent.txt"},
       {"tokenize", "", "--tokenizer"},

@@ -286,6 +286,13 @@ TEST(HfTokenizerErrorsTest, NameTheFileAndField) {
   j["added_tokens"][0]["id"] = "x";
   expect_error(j.dump(), "added_tokens[0].id");
   j = good;
+  j["added_tokens"][0]["id"] = 4294967297LL;  // must not wrap around to 1
+  expect_error(j.dump(), "added_tokens[0].id");
+  j = good;
+  j["post_processor"]["special_tokens"]["[CLS]"]["ids"] = {99999999999LL};
+  expect_error(j.dump(), "special_tokens.[CLS].ids[0]");
+  expect_error(R"({"model": {"type": "WordLevel", "vocab": {"a": 1e999}}})", "invalid JSON");
+  j = good;
   j["model"]["type"] = "Unigram";
   expect_error(j.dump(), "Unigram");
   expect_error(std::string("{\"model\": {\"type\": \"WordLevel\", \"vocab\": {\"\xff\": 0}}}"),

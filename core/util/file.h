@@ -1,0 +1,30 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace lmk {
+
+// Writes a file atomically: into PATH.tmp.PID, then fsync and rename over PATH on commit().
+// Destroyed without commit(), it removes the temporary file and leaves PATH untouched.
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::string path);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  // Appends bytes; throws InputError on I/O failure (disk full, ...).
+  void write(std::string_view bytes);
+  // Flushes to disk and renames into place.
+  void commit();
+
+ private:
+  std::string path_, temporary_;
+  int fd_ = -1;
+};
+
+// Reads a whole file; throws InputError naming it when it cannot.
+std::string read_file(const std::string& path);
+
+}  // namespace lmk
