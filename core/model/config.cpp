@@ -1,0 +1,239 @@
+#include "core/model/config.h"
+
+#include <nlohmann/json.hpp>
+
+#include "core/util/error.h"
+#include "core/util/json_util.h"
+
+namespace lmk {
+
+using nlohmann::json;
+namespace ju = json_util;
+
+const char* architecture_name(Architecture a) {
+  switch (a) {
+    case Architecture::ModernBert:
+      return "modernbert";
+    case Architecture::Bert:
+      return "bert";
+    case Architecture::Gte:
+      return "new";
+  }
+  return "modernbert";
+}
+
+bool EncoderConfig::is_global_layer(int64_t layer) const {
+  if (architecture != Architecture::ModernBert) return true;
+  return global_layers.at(static_cast<size_t>(layer));
+}
+
+double EncoderConfig::layer_rope_theta(int64_t layer) const {
+  if (architecture == Architecture::Gte) return rope_theta;
+  return is_global_layer(layer) ? global_rope_theta : local_rope_theta;
+}
+
+void EncoderConfig::validate(const std::string& where) const {
+  auto require = [&](bool ok, const char* field, const std::string& what) {
+    if (!ok) throw input_error(ju::member_path(where, field), what);
+  };
+  require(vocab_size > 0 && vocab_size <= (1 << 24), "vocab_size", "must be in [1, 16777216]");
+  require(hidden_size > 0 && hidden_size <= 65536, "hidden_size", "must be in [1, 65536]");
+  require(num_heads > 0 && hidden_size % num_heads == 0, "num_attention_heads",
+          "must divide hidden_size");
+  require(head_dim() % 2 == 0 || !uses_rope(), "num_attention_heads",
+          "RoPE needs an even head size");
+  require(intermediate_size > 0 && intermediate_size <= 1 << 20, "intermediate_size",
+          "must be in [1, 1048576]");
+  require(num_layers > 0 && num_layers <= 1024, "num_hidden_layers", "must be in [1, 1024]");
+  require(norm_eps > 0 && norm_eps < 1, "norm_eps", "must be in (0, 1)");
+  require(pad_token_id >= 0 && pad_token_id < vocab_size, "pad_token_id", "must be a token id");
+  require(max_position_embeddings > 0, "max_position_embeddings", "must be > 0");
+  require(activation == "gelu" || activation == "gelu_new" || activation == "gelu_pytorch_tanh" ||
+              activation == "silu" || activation == "relu",
+          "hidden_activation", "unsupported activation '" + activation + "'");
+  if (architecture == Architecture::ModernBert) {
+    require(local_attention >= 0, "local_attention", "must be >= 0");
+    require(static_cast<int64_t>(global_layers.size()) == num_layers, "layer_types",
+            "needs one entry per layer");
+    require(global_rope_theta > 0 && local_rope_theta > 0, "rope_parameters",
+            "rope_theta must be > 0");
+  }
+  if (architecture == Architecture::Gte) require(rope_theta > 0, "rope_theta", "must be > 0");
+  if (architecture != Architecture::ModernBert)
+    require(type_vocab_size >= 0, "type_vocab_size", "must be >= 0");
+}
+
+EncoderConfig EncoderConfig::from_json(const json& j, const std::string& where) {
+  if (!j.is_object()) throw input_error(where, "expected a JSON object");
+  EncoderConfig c;
+  const auto model_type = ju::get<std::string>(j, "model_type", where);
+  if (model_type == "modernbert")
+    c.architecture = Architecture::ModernBert;
+  else if (model_type == "bert")
+    c.architecture = Architecture::Bert;
+  else if (model_type == "new")
+    c.architecture = Architecture::Gte;
+  else
+    throw input_error(ju::member_path(where, "model_type"),
+                      "unsupported model_type '" + model_type + "' (modernbert, bert, new)");
+  c.vocab_size = ju::get<int64_t>(j, "vocab_size", where);
+  c.hidden_size = ju::get<int64_t>(j, "hidden_size", where);
+  c.intermediate_size = ju::get<int64_t>(j, "intermediate_size", where);
+  c.num_layers = ju::get<int64_t>(j, "num_hidden_layers", where);
+  c.num_heads = ju::get<int64_t>(j, "num_attention_heads", where);
+  c.max_position_embeddings = ju::optional<int64_t>(j, "max_position_embeddings", where, 512);
+  c.pad_token_id = ju::optional<int64_t>(j, "pad_token_id", where, 0);
+  // norm_eps (ModernBERT) or layer_norm_eps (BERT, GTE).
+  c.norm_eps = ju::optional<double>(j, "norm_eps", where,
+                                    ju::optional<double>(j, "layer_norm_eps", where, 1e-12));
+  c.activation = ju::optional<std::string>(
+      j, "hidden_activation", where, ju::optional<std::string>(j, "hidden_act", where, "gelu"));
+  if (c.architecture == Architecture::ModernBert) {
+    c.norm_eps = ju::optional<double>(j, "norm_eps", where,
+                                      ju::optional<double>(j, "layer_norm_eps", where, 1e-5));
+    c.norm_bias = ju::optional<bool>(j, "norm_bias", where, false);
+    c.attention_bias = ju::optional<bool>(j, "attention_bias", where, false);
+    c.mlp_bias = ju::optional<bool>(j, "mlp_bias", where, false);
+    c.decoder_bias = ju::optional<bool>(j, "decoder_bias", where, true);
+    c.classifier_bias = ju::optional<bool>(j, "classifier_bias", where, false);
+    c.classifier_activation =
+        ju::optional<std::string>(j, "classifier_activation", where, c.activation);
+    c.local_attention = ju::optional<int64_t>(j, "local_attention", where, 128);
+    if (j.contains("sliding_window") && !j.contains("local_attention")) {
+      c.local_attention = 2 * ju::get<int64_t>(j, "sliding_window", where);
+    }
+    // Layer pattern: the newer layer_types list, else every n-th layer global.
+    if (j.contains("layer_types") && !j["layer_types"].is_null()) {
+      ju::for_each_element(j, "layer_types", where, [&](const json& t, const std::string& path) {
+        const auto type = ju::convert<std::string>(t, path);
+        if (type != "full_attention" && type != "sliding_attention") {
+          throw input_error(path,
+                            "expected full_attention or sliding_attention, got '" + type + "'");
+        }
+        c.global_layers.push_back(type == "full_attention");
+      });
+    } else {
+      const auto every = ju::optional<int64_t>(j, "global_attn_every_n_layers", where, 3);
+      if (every <= 0)
+        throw input_error(ju::member_path(where, "global_attn_every_n_layers"), "must be > 0");
+      for (int64_t i = 0; i < std::max<int64_t>(c.num_layers, 0) && i < 1024; ++i)
+        c.global_layers.push_back(i % every == 0);
+    }
+    // RoPE bases: the newer rope_parameters per layer type, else global_ / local_rope_theta.
+    c.global_rope_theta = ju::optional<double>(j, "global_rope_theta", where, 160000.0);
+    c.local_rope_theta = ju::optional<double>(j, "local_rope_theta", where, 10000.0);
+    if (j.contains("rope_parameters") && j["rope_parameters"].is_object()) {
+      const json& rope = j["rope_parameters"];
+      const std::string at = ju::member_path(where, "rope_parameters");
+      if (rope.contains("full_attention")) {
+        c.global_rope_theta = ju::optional<double>(rope["full_attention"], "rope_theta",
+                                                   at + ".full_attention", c.global_rope_theta);
+      }
+      if (rope.contains("sliding_attention")) {
+        c.local_rope_theta = ju::optional<double>(rope["sliding_attention"], "rope_theta",
+                                                  at + ".sliding_attention", c.local_rope_theta);
+      }
+    }
+  } else {
+    c.type_vocab_size = ju::optional<int64_t>(j, "type_vocab_size", where, 2);
+  }
+  if (c.architecture == Architecture::Gte) {
+    c.rope_theta = ju::optional<double>(j, "rope_theta", where, 10000.0);
+    if (j.contains("rope_parameters") && j["rope_parameters"].is_object()) {
+      c.rope_theta = ju::optional<double>(j["rope_parameters"], "rope_theta",
+                                          ju::member_path(where, "rope_parameters"), c.rope_theta);
+    }
+    c.pack_qkv = ju::optional<bool>(j, "pack_qkv", where, true);
+    const auto position_type =
+        ju::optional<std::string>(j, "position_embedding_type", where, "rope");
+    if (position_type != "rope")
+      throw input_error(ju::member_path(where, "position_embedding_type"),
+                        "GTE models here use rope");
+  }
+  c.validate(where);
+  return c;
+}
+
+EncoderConfig EncoderConfig::preset(const std::string& name, int64_t vocab_size,
+                                    int64_t pad_token_id) {
+  EncoderConfig c;
+  c.architecture = Architecture::ModernBert;
+  c.vocab_size = vocab_size;
+  c.pad_token_id = pad_token_id;
+  if (name == "tiny") {
+    c.hidden_size = 64, c.intermediate_size = 96, c.num_layers = 3, c.num_heads = 2,
+    c.local_attention = 64;
+  } else if (name == "small") {
+    c.hidden_size = 256, c.intermediate_size = 384, c.num_layers = 6, c.num_heads = 4,
+    c.local_attention = 128;
+  } else if (name == "base") {
+    c.hidden_size = 768, c.intermediate_size = 1152, c.num_layers = 22, c.num_heads = 12,
+    c.local_attention = 128;
+  } else {
+    throw input_error("--preset", "unknown preset '" + name + "' (tiny, small, base)");
+  }
+  for (int64_t i = 0; i < c.num_layers; ++i) c.global_layers.push_back(i % 3 == 0);
+  c.validate("preset " + name);
+  return c;
+}
+
+json EncoderConfig::to_json() const {
+  json j;
+  j["model_type"] = architecture_name(architecture);
+  j["vocab_size"] = vocab_size;
+  j["hidden_size"] = hidden_size;
+  j["intermediate_size"] = intermediate_size;
+  j["num_hidden_layers"] = num_layers;
+  j["num_attention_heads"] = num_heads;
+  j["max_position_embeddings"] = max_position_embeddings;
+  j["pad_token_id"] = pad_token_id;
+  switch (architecture) {
+    case Architecture::ModernBert: {
+      j["architectures"] = {"ModernBertForMaskedLM"};
+      j["hidden_activation"] = activation;
+      j["norm_eps"] = norm_eps;
+      j["norm_bias"] = norm_bias;
+      j["attention_bias"] = attention_bias;
+      j["mlp_bias"] = mlp_bias;
+      j["decoder_bias"] = decoder_bias;
+      j["classifier_bias"] = classifier_bias;
+      j["classifier_activation"] = classifier_activation;
+      j["local_attention"] = local_attention;
+      j["global_rope_theta"] = global_rope_theta;
+      j["local_rope_theta"] = local_rope_theta;
+      // Both forms: old readers use global_attn_every_n_layers, new ones layer_types.
+      std::vector<std::string> types;
+      for (bool g : global_layers) types.push_back(g ? "full_attention" : "sliding_attention");
+      j["layer_types"] = types;
+      int64_t every = 0;
+      for (int64_t n = 1; n <= num_layers && every == 0; ++n) {
+        bool matches = true;
+        for (int64_t i = 0; i < num_layers; ++i)
+          matches = matches && global_layers[static_cast<size_t>(i)] == (i % n == 0);
+        if (matches) every = n;
+      }
+      if (every > 0) j["global_attn_every_n_layers"] = every;
+      j["tie_word_embeddings"] = true;
+      break;
+    }
+    case Architecture::Bert:
+      j["architectures"] = {"BertForMaskedLM"};
+      j["hidden_act"] = activation;
+      j["layer_norm_eps"] = norm_eps;
+      j["type_vocab_size"] = type_vocab_size;
+      j["position_embedding_type"] = "absolute";
+      break;
+    case Architecture::Gte:
+      j["architectures"] = {"NewForMaskedLM"};
+      j["hidden_act"] = activation;
+      j["layer_norm_eps"] = norm_eps;
+      j["type_vocab_size"] = type_vocab_size;
+      j["position_embedding_type"] = "rope";
+      j["rope_theta"] = rope_theta;
+      j["pack_qkv"] = pack_qkv;
+      break;
+  }
+  return j;
+}
+
+}  // namespace lmk
