@@ -1,0 +1,89 @@
+#pragma once
+
+// The encoder: ModernBERT, BERT and GTE in one forward that reads top to bottom, with
+// config-driven branches. Parameters carry Hugging Face's names (without the "model." /
+// "bert." / "new." prefix), so checkpoints load by name.
+
+#include <ATen/core/Tensor.h>
+#include <torch/nn/module.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/model/config.h"
+
+namespace lmk {
+
+// Final-layer attention from chosen query positions to every key position, per head
+// [rows, heads, queries, L] (filled by Encoder::forward when requested).
+struct AttentionCapture {
+  std::vector<std::vector<int64_t>> query_positions;  // per batch row
+  at::Tensor weights;                                 // [B, heads, max queries, L]
+};
+
+class Encoder : public torch::nn::Module {
+ public:
+  // A model with freshly initialized weights (ModernBERT's initialization scheme).
+  explicit Encoder(EncoderConfig config, uint64_t seed = 0);
+
+  // ids [B, L] int64, mask [B, L] (1 = token, 0 = padding) -> final hidden states [B, L, H].
+  at::Tensor forward(const at::Tensor& ids, const at::Tensor& mask,
+                     AttentionCapture* capture = nullptr);
+  // MLM logits [N, V] for hidden states [N, H] (decoder tied to the token embeddings).
+  at::Tensor mlm_logits(const at::Tensor& hidden);
+
+  const EncoderConfig& config() const { return config_; }
+  // Every parameter by its Hugging Face name (encoder first, then the MLM head).
+  const std::map<std::string, at::Tensor>& named_weights() const { return weights_; }
+  // Whether name belongs to the MLM head (not to the encoder proper).
+  bool is_head_weight(const std::string& name) const;
+  // The parameter called name; throws std::out_of_range when absent.
+  const at::Tensor& weight(const std::string& name) const { return weights_.at(name); }
+  // Queries per attention block: bounds attention memory to about block × L per head.
+  void set_attention_block(int64_t queries) { attention_block_ = queries; }
+
+ private:
+  void add_weight(const std::string& name, std::vector<int64_t> shape, double init_std, bool head);
+  at::Tensor& w(const std::string& name) { return weights_.at(name); }
+  bool has(const std::string& name) const { return weights_.count(name) > 0; }
+  at::Tensor embed(const at::Tensor& ids);
+  at::Tensor attention(const at::Tensor& x, const at::Tensor& key_mask, int64_t layer,
+                       AttentionCapture* capture);
+  at::Tensor feed_forward(const at::Tensor& x, int64_t layer);
+  at::Tensor layer_norm(const at::Tensor& x, const std::string& prefix);
+  at::Tensor linear(const at::Tensor& x, const std::string& prefix);
+
+  EncoderConfig config_;
+  std::map<std::string, at::Tensor> weights_;
+  std::vector<std::string> head_names_;
+  int64_t attention_block_ = 0;  // 0: chosen from the sequence length
+};
+
+// gelu (erf), gelu_new / gelu_pytorch_tanh (tanh), silu or relu of x.
+at::Tensor apply_activation(const at::Tensor& x, const std::string& activation);
+
+// Which half of a GLU projection goes through the activation.
+enum class GluOrder {
+  ActivateFirst,   // ModernBERT: act(first half) * second half
+  ActivateSecond,  // GTE: first half (up) * act(second half (gate))
+};
+// Splits projected [..., 2I] into halves and gates one with the other.
+at::Tensor gated_linear_unit(const at::Tensor& projected, const std::string& activation,
+                             GluOrder order);
+
+// Applies rotary position embeddings (NeoX / rotate_half convention) to x [B, heads, L, d] for
+// positions 0..L-1 with base theta.
+at::Tensor apply_rope(const at::Tensor& x, double theta);
+
+// Exact attention, computed in blocks of queries so that no [L, L] matrix is ever formed.
+// q, k, v: [B, heads, L, d]; key_mask [B, L] (true = attend); half_window < 0: global,
+// else position i attends only to |i - j| <= half_window. Returns [B, heads, L, d]. When
+// capture_rows is given, also returns the probabilities of those query positions per batch
+// row in *captured [B, heads, Q, L].
+at::Tensor blockwise_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                               const at::Tensor& key_mask, int64_t half_window, int64_t block,
+                               const std::vector<std::vector<int64_t>>* capture_rows = nullptr,
+                               at::Tensor* captured = nullptr);
+
+}  // namespace lmk

@@ -1,0 +1,198 @@
+// Pins what distinguishes the architectures: getting one of these wrong raises no error, it
+// only gives bad embeddings.
+#include "core/model/encoder.h"
+
+#include <gtest/gtest.h>
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+
+namespace lmk {
+namespace {
+
+EncoderConfig small_config(Architecture architecture) {
+  EncoderConfig c = EncoderConfig::preset("tiny", 50, 0);
+  c.architecture = architecture;
+  c.hidden_size = 16;
+  c.intermediate_size = 24;
+  c.num_heads = 2;
+  c.num_layers = 2;
+  c.max_position_embeddings = 128;
+  c.local_attention = 8;
+  c.global_layers = {true, false};
+  return c;
+}
+
+TEST(GluTest, ModernBertActivatesTheFirstHalfGteTheSecond) {
+  const at::Tensor projected = at::tensor({1.0f, 2.0f});              // I = 1: halves [1] and [2]
+  const double gelu1 = 0.5 * (1 + std::erf(1 / std::sqrt(2.0)));      // 0.8413
+  const double gelu2 = 2 * 0.5 * (1 + std::erf(2 / std::sqrt(2.0)));  // 1.9545
+  EXPECT_NEAR(gated_linear_unit(projected, "gelu", GluOrder::ActivateFirst).item<float>(),
+              gelu1 * 2, 1e-5);
+  EXPECT_NEAR(gated_linear_unit(projected, "gelu", GluOrder::ActivateSecond).item<float>(),
+              1 * gelu2, 1e-5);
+}
+
+TEST(RopeTest, RotatesHalvesNotInterleavedPairs) {
+  // d = 4, theta = 10000: inv_freq = [1, 0.01]. Position 1, x = e0: pairs are (0, 2) and (1, 3).
+  at::Tensor x = at::zeros({1, 1, 2, 4});
+  x[0][0][1][0] = 1.0f;
+  x[0][0][0][0] = 1.0f;
+  const at::Tensor y = apply_rope(x, 10000.0);
+  EXPECT_NEAR(y[0][0][0][0].item<float>(), 1.0f, 1e-6) << "position 0 is not rotated";
+  EXPECT_NEAR(y[0][0][1][0].item<float>(), std::cos(1.0), 1e-6);
+  EXPECT_NEAR(y[0][0][1][1].item<float>(), 0.0, 1e-6)
+      << "an interleaved RoPE would put sin(1) here";
+  EXPECT_NEAR(y[0][0][1][2].item<float>(), std::sin(1.0), 1e-6);
+  // Rotations keep norms and make q·k depend on relative position only.
+  const at::Tensor q = at::randn({1, 1, 6, 8}),
+                   k = at::randn({1, 1, 1, 8}).expand({1, 1, 6, 8}).contiguous();
+  const at::Tensor qr = apply_rope(q.narrow(2, 0, 1).expand({1, 1, 6, 8}).contiguous(), 500.0),
+                   kr = apply_rope(k, 500.0);
+  const at::Tensor dots = (qr * kr).sum(-1);  // same q and k at every position: all dots equal
+  EXPECT_TRUE(at::allclose(dots, dots[0][0][0].expand_as(dots), 1e-4, 1e-5));
+}
+
+TEST(AttentionTest, WindowEdgeIsInclusiveAndPaddingIsIgnored) {
+  // q = k = 0: uniform over allowed keys; v one-hot per position shows which keys were used.
+  const int64_t L = 9;
+  const at::Tensor q = at::zeros({1, 1, L, L}), k = at::zeros({1, 1, L, L});
+  const at::Tensor v = at::eye(L).view({1, 1, L, L});
+  at::Tensor mask = at::ones({1, L}, at::kBool);
+  mask[0][8] = false;  // padding
+  const at::Tensor out = blockwise_attention(q, k, v, mask, /*half_window=*/2, /*block=*/4);
+  // Query 4 sees keys 2..6 (|i - j| <= 2, inclusive), each 1/5.
+  for (int64_t j = 0; j < L; ++j) {
+    EXPECT_NEAR(out[0][0][4][j].item<float>(), (j >= 2 && j <= 6) ? 0.2f : 0.0f, 1e-6) << j;
+  }
+  // Query 0 sees 0..2; query 7 sees 5..7 (8 is padding).
+  EXPECT_NEAR(out[0][0][0][2].item<float>(), 1.0f / 3, 1e-6);
+  EXPECT_NEAR(out[0][0][7][8].item<float>(), 0.0f, 1e-6);
+  EXPECT_NEAR(out[0][0][7][5].item<float>(), 1.0f / 3, 1e-6);
+  // Global: every real key, never the padding.
+  const at::Tensor global = blockwise_attention(q, k, v, mask, -1, 3);
+  EXPECT_NEAR(global[0][0][4][0].item<float>(), 1.0f / 8, 1e-6);
+  EXPECT_NEAR(global[0][0][4][8].item<float>(), 0.0f, 1e-6);
+}
+
+TEST(AttentionTest, BlockwiseEqualsTheDenseFormula) {
+  at::manual_seed(3);
+  const int64_t B = 2, heads = 3, L = 37, d = 8;
+  const at::Tensor q = at::randn({B, heads, L, d}), k = at::randn({B, heads, L, d}),
+                   v = at::randn({B, heads, L, d});
+  at::Tensor mask = at::ones({B, L}, at::kBool);
+  mask[1].narrow(0, 30, 7).fill_(false);
+  for (int64_t half_window : {-1, 0, 5}) {
+    at::Tensor scores = at::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(d));
+    at::Tensor allowed = mask.view({B, 1, 1, L}).expand({B, heads, L, L});
+    if (half_window >= 0) {
+      const at::Tensor i = at::arange(L).view({-1, 1}), j = at::arange(L).view({1, -1});
+      allowed = allowed.logical_and((i - j).abs().le(half_window));
+    }
+    const at::Tensor dense =
+        at::matmul(at::softmax(scores.masked_fill(allowed.logical_not(), -1e30), -1), v);
+    for (int64_t block : {1, 7, 64}) {
+      const at::Tensor blockwise = blockwise_attention(q, k, v, mask, half_window, block);
+      // Padding queries (row 1, 30..36) may see no real key at all; their output is unused.
+      EXPECT_TRUE(at::allclose(blockwise[0], dense[0], 1e-5, 1e-5))
+          << "window " << half_window << " block " << block;
+      EXPECT_TRUE(
+          at::allclose(blockwise[1].narrow(1, 0, 30), dense[1].narrow(1, 0, 30), 1e-5, 1e-5))
+          << "window " << half_window << " block " << block;
+    }
+  }
+}
+
+TEST(AttentionTest, CapturesTheFinalLayerProbabilities) {
+  const int64_t L = 6;
+  const at::Tensor zeros = at::zeros({1, 1, L, 4});
+  std::vector<std::vector<int64_t>> rows = {{0, 5}};
+  at::Tensor captured;
+  blockwise_attention(zeros, zeros, zeros, at::ones({1, L}, at::kBool), 1, 2, &rows, &captured);
+  ASSERT_EQ(captured.sizes(), (std::vector<int64_t>{1, 1, 2, L}));
+  EXPECT_NEAR(captured[0][0][0][1].item<float>(), 0.5f, 1e-6);
+  EXPECT_NEAR(captured[0][0][0][2].item<float>(), 0.0f, 1e-6);
+  EXPECT_NEAR(captured[0][0][1][4].item<float>(), 0.5f, 1e-6);
+}
+
+TEST(EncoderTest, ParameterNamesFollowHuggingFace) {
+  const Encoder modern(small_config(Architecture::ModernBert));
+  const auto& mw = modern.named_weights();
+  EXPECT_EQ(mw.count("layers.0.attn_norm.weight"), 0u) << "layer 0 has no attn_norm";
+  EXPECT_EQ(mw.count("layers.1.attn_norm.weight"), 1u);
+  EXPECT_EQ(mw.at("layers.0.attn.Wqkv.weight").sizes(), (std::vector<int64_t>{48, 16}));
+  EXPECT_EQ(mw.at("layers.1.mlp.Wi.weight").sizes(), (std::vector<int64_t>{48, 16}));
+  EXPECT_EQ(mw.count("layers.1.mlp.Wi.bias"), 0u) << "bias-free by default";
+  EXPECT_EQ(mw.count("embeddings.norm.bias"), 0u) << "bias-free LayerNorm";
+  EXPECT_TRUE(modern.is_head_weight("head.dense.weight"));
+  const Encoder bert(small_config(Architecture::Bert));
+  EXPECT_EQ(bert.named_weights().at("embeddings.position_embeddings.weight").sizes(),
+            (std::vector<int64_t>{128, 16}));
+  EXPECT_EQ(bert.named_weights().count("encoder.layer.1.attention.output.LayerNorm.bias"), 1u);
+  const Encoder gte(small_config(Architecture::Gte));
+  EXPECT_EQ(gte.named_weights().at("encoder.layer.0.mlp.up_gate_proj.weight").sizes(),
+            (std::vector<int64_t>{48, 16}));
+  EXPECT_EQ(gte.named_weights().count("encoder.layer.0.mlp.up_gate_proj.bias"), 0u);
+  EXPECT_EQ(gte.named_weights().at("encoder.layer.0.attention.qkv_proj.weight").sizes(),
+            (std::vector<int64_t>{48, 16}));
+}
+
+TEST(EncoderTest, PaddingDoesNotChangeRealTokensInAnyArchitecture) {
+  for (auto architecture : {Architecture::ModernBert, Architecture::Bert, Architecture::Gte}) {
+    Encoder encoder(small_config(architecture), 7);
+    at::NoGradGuard no_grad;
+    const at::Tensor ids = at::randint(1, 50, {1, 20}, at::kLong);
+    const at::Tensor alone = encoder.forward(ids, at::ones({1, 20}, at::kLong));
+    at::Tensor padded_ids = at::zeros({2, 33}, at::kLong),
+               padded_mask = at::zeros({2, 33}, at::kLong);
+    padded_ids[0].narrow(0, 0, 20).copy_(ids[0]);
+    padded_mask[0].narrow(0, 0, 20).fill_(1);
+    padded_ids[1].copy_(at::randint(1, 50, {33}, at::kLong));
+    padded_mask[1].fill_(1);
+    const at::Tensor batch = encoder.forward(padded_ids, padded_mask);
+    EXPECT_TRUE(at::allclose(batch[0].narrow(0, 0, 20), alone[0], 1e-4, 1e-5))
+        << architecture_name(architecture);
+    EXPECT_FALSE(at::isnan(batch).any().item<bool>());
+  }
+}
+
+TEST(EncoderTest, LocalLayersLimitTheReceptiveField) {
+  EncoderConfig c = small_config(Architecture::ModernBert);
+  c.global_layers = {false, false};  // two local layers, half window 4: position 0 sees up to 8
+  Encoder encoder(c, 11);
+  at::NoGradGuard no_grad;
+  at::Tensor ids = at::randint(1, 50, {1, 40}, at::kLong);
+  const at::Tensor mask = at::ones({1, 40}, at::kLong);
+  const at::Tensor base = encoder.forward(ids, mask);
+  at::Tensor far = ids.clone(), near = ids.clone(), edge = ids.clone(), beyond = ids.clone();
+  far[0][30] = (ids[0][30].item<int64_t>() % 49) + 1;
+  near[0][3] = (ids[0][3].item<int64_t>() % 49) + 1;
+  edge[0][8] = (ids[0][8].item<int64_t>() % 49) + 1;
+  beyond[0][9] = (ids[0][9].item<int64_t>() % 49) + 1;
+  auto first = [&](const at::Tensor& t) { return encoder.forward(t, mask)[0][0]; };
+  EXPECT_TRUE(at::equal(first(far), base[0][0]));
+  EXPECT_TRUE(at::equal(first(beyond), base[0][0])) << "9 > 2 * half window";
+  EXPECT_GT((first(edge) - base[0][0]).abs().max().item<float>(), 0.0f)
+      << "8 = 2 * half window is inside";
+  EXPECT_FALSE(at::allclose(first(near), base[0][0]));
+  // A global first layer lets position 0 see everything.
+  c.global_layers = {true, false};
+  Encoder global(c, 11);
+  EXPECT_FALSE(at::allclose(global.forward(far, mask)[0][0], global.forward(ids, mask)[0][0]));
+}
+
+TEST(EncoderTest, BlockSizeDoesNotChangeTheOutput) {
+  Encoder encoder(small_config(Architecture::ModernBert), 5);
+  at::NoGradGuard no_grad;
+  const at::Tensor ids = at::randint(1, 50, {2, 50}, at::kLong),
+                   mask = at::ones({2, 50}, at::kLong);
+  encoder.set_attention_block(1 << 20);
+  const at::Tensor whole = encoder.forward(ids, mask);
+  encoder.set_attention_block(7);
+  EXPECT_TRUE(at::allclose(encoder.forward(ids, mask), whole, 1e-5, 1e-5));
+  EXPECT_EQ(encoder.mlm_logits(whole).sizes(), (std::vector<int64_t>{2, 50, 50}));
+}
+
+}  // namespace
+}  // namespace lmk
