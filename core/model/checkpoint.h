@@ -1,0 +1,45 @@
+#pragma once
+
+// Hugging Face model folders in and out: config.json + model.safetensors (or shards through
+// model.safetensors.index.json) + tokenizer files + sentence-transformers files + the pooling
+// and landmark settings (lmk_pooling.json), so another tool can reproduce the embedding.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/model/encoder.h"
+#include "core/pool/latent_attention.h"
+#include "core/pool/pooling.h"
+#include "core/tokenize/landmark.h"
+
+namespace lmk {
+
+// How a model folder's embeddings are made.
+struct PoolingSettings {
+  Pooling pooling = Pooling::Cls;
+  LandmarkSettings landmarks;
+  bool normalize = true;
+  int64_t max_seq_length = 512;
+};
+
+struct LoadedModel {
+  std::unique_ptr<Encoder> encoder;
+  std::unique_ptr<LatentAttention> latent;  // when the folder has latent attention weights
+  PoolingSettings pooling;                  // from lmk_pooling.json (defaults when absent)
+  std::vector<std::string> missing_head;    // MLM head tensors the checkpoint lacks (kept random)
+  std::vector<std::string> unexpected;      // tensors that were not used
+};
+
+// Loads a model folder. Tolerates the "model." / "bert." / "new." prefixes, tied decoders,
+// BERT's gamma/beta names and absent MLM heads; any missing encoder tensor or wrong shape is
+// an InputError naming the file and tensor.
+LoadedModel load_model_folder(const std::string& dir);
+
+// Writes a model folder (creating dir); tokenizer_path is a tokenizer.json, a .model or a
+// folder holding them. Files are written atomically.
+void save_model_folder(const std::string& dir, const Encoder& encoder,
+                       const std::string& tokenizer_path, const PoolingSettings& pooling,
+                       const LatentAttention* latent = nullptr);
+
+}  // namespace lmk

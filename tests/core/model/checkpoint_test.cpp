@@ -1,0 +1,208 @@
+#include "core/model/checkpoint.h"
+
+#include <gtest/gtest.h>
+
+#include <ATen/ATen.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/model/safetensors.h"
+#include "core/util/error.h"
+#include "core/util/file.h"
+#include "core/util/npy.h"
+#include "tests/support/test_tokenizers.h"
+
+namespace lmk {
+namespace {
+
+using testing::TempDir;
+
+EncoderConfig tiny(Architecture architecture) {
+  EncoderConfig c = EncoderConfig::preset("tiny", 1005, 0);
+  c.architecture = architecture;
+  c.num_layers = 2;
+  c.global_layers = {true, false};
+  c.max_position_embeddings = 64;
+  return c;
+}
+
+at::Tensor run(Encoder& encoder) {
+  at::NoGradGuard no_grad;
+  at::manual_seed(1);
+  const at::Tensor ids = at::randint(5, 1005, {2, 40}, at::kLong);
+  return encoder.forward(ids, at::ones({2, 40}, at::kLong));
+}
+
+// Writes tensors (name -> float tensor) as a safetensors file, in the given dtype.
+void write_tensors(const std::string& path,
+                   const std::vector<std::pair<std::string, at::Tensor>>& named,
+                   DType dtype = DType::F32) {
+  std::vector<at::Tensor> keep;
+  std::vector<TensorToWrite> tensors;
+  for (const auto& [name, t] : named) {
+    keep.push_back(t.detach()
+                       .to(dtype == DType::F16    ? at::kHalf
+                           : dtype == DType::BF16 ? at::kBFloat16
+                                                  : at::kFloat)
+                       .contiguous());
+    tensors.push_back(
+        {name, dtype, keep.back().sizes().vec(),
+         std::string_view(static_cast<const char*>(keep.back().data_ptr()), keep.back().nbytes())});
+  }
+  write_safetensors(path, tensors);
+}
+
+TEST(CheckpointTest, RoundTripsEveryArchitecture) {
+  TempDir dir;
+  const std::string tokenizer = dir.write("tokenizer.json", testing::word_level_json(1000).dump());
+  for (auto architecture : {Architecture::ModernBert, Architecture::Bert, Architecture::Gte}) {
+    Encoder original(tiny(architecture), 42);
+    const std::string folder = (dir.path() / architecture_name(architecture)).string();
+    PoolingSettings settings;
+    settings.pooling = Pooling::Landmark;
+    settings.landmarks.eval = LandmarkSpec::parse("fixed:64");
+    save_model_folder(folder, original, tokenizer, settings);
+    LoadedModel loaded = load_model_folder(folder);
+    EXPECT_TRUE(loaded.missing_head.empty());
+    EXPECT_TRUE(loaded.unexpected.empty());
+    EXPECT_EQ(loaded.pooling.pooling, Pooling::Landmark);
+    EXPECT_EQ(loaded.pooling.landmarks.eval.to_string(), "fixed:64");
+    EXPECT_TRUE(at::equal(run(*loaded.encoder), run(original))) << architecture_name(architecture);
+    for (const char* file :
+         {"config.json", "tokenizer.json", "modules.json", "sentence_bert_config.json",
+          "1_Pooling/config.json", "lmk_pooling.json"}) {
+      EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(folder) / file)) << file;
+    }
+    // The tokenizer in the folder loads.
+    EXPECT_EQ(load_tokenizer(folder)->vocab_size(), 1005u);
+  }
+  // HF names: ModernBERT's encoder sits under "model.", its head at the top.
+  const SafetensorsFile modern((dir.path() / "modernbert" / "model.safetensors").string());
+  EXPECT_NE(modern.find("model.layers.1.attn.Wqkv.weight"), nullptr);
+  EXPECT_NE(modern.find("head.dense.weight"), nullptr);
+  EXPECT_NE(modern.find("decoder.bias"), nullptr);
+}
+
+TEST(CheckpointTest, ToleratesHfNamingAndReportsWhatItSkips) {
+  TempDir dir;
+  Encoder original(tiny(Architecture::Bert), 3);
+  const std::string folder = dir.path().string() + "/bert";
+  std::filesystem::create_directories(folder);
+  AtomicFile config(folder + "/config.json");
+  config.write(original.config().to_json().dump());
+  config.commit();
+  // Old TF-era names (gamma / beta), the "bert." prefix, a pooler, a tied decoder, no MLM head.
+  std::vector<std::pair<std::string, at::Tensor>> named;
+  for (const auto& [name, t] : original.named_weights()) {
+    if (original.is_head_weight(name)) continue;
+    std::string n = "bert." + name;
+    if (n.find("LayerNorm.weight") != std::string::npos) n.replace(n.size() - 6, 6, "gamma");
+    if (n.find("LayerNorm.bias") != std::string::npos) n.replace(n.size() - 4, 4, "beta");
+    named.emplace_back(n, t);
+  }
+  named.emplace_back("bert.pooler.dense.weight", at::zeros({64, 64}));
+  named.emplace_back("cls.predictions.decoder.weight", at::zeros({1005, 64}));
+  named.emplace_back("something.else", at::zeros({2}));
+  write_tensors(folder + "/model.safetensors", named);
+  LoadedModel loaded = load_model_folder(folder);
+  EXPECT_TRUE(at::equal(run(*loaded.encoder), run(original)));
+  EXPECT_EQ(loaded.unexpected, (std::vector<std::string>{"something.else"}));
+  EXPECT_EQ(loaded.missing_head.size(), 5u) << "MLM head absent: kept random, reported";
+}
+
+TEST(CheckpointTest, ShardsAndHalfPrecision) {
+  TempDir dir;
+  Encoder original(tiny(Architecture::ModernBert), 9);
+  const std::string folder = dir.path().string();
+  AtomicFile config(folder + "/config.json");
+  config.write(original.config().to_json().dump());
+  config.commit();
+  std::vector<std::pair<std::string, at::Tensor>> first, second;
+  nlohmann::json index = {{"metadata", nlohmann::json::object()},
+                          {"weight_map", nlohmann::json::object()}};
+  for (const auto& [name, t] : original.named_weights()) {
+    const std::string full = original.is_head_weight(name) ? name : "model." + name;
+    const bool in_first = first.size() <= second.size();
+    (in_first ? first : second).emplace_back(full, t);
+    index["weight_map"][full] =
+        in_first ? "model-00001-of-00002.safetensors" : "model-00002-of-00002.safetensors";
+  }
+  write_tensors(folder + "/model-00001-of-00002.safetensors", first, DType::BF16);
+  write_tensors(folder + "/model-00002-of-00002.safetensors", second, DType::F16);
+  AtomicFile index_file(folder + "/model.safetensors.index.json");
+  index_file.write(index.dump());
+  index_file.commit();
+  LoadedModel loaded = load_model_folder(folder);
+  for (const auto& [name, t] : original.named_weights()) {
+    EXPECT_TRUE(at::allclose(loaded.encoder->weight(name), t, 1e-2, 1e-3)) << name;
+  }
+}
+
+TEST(CheckpointTest, MissingAndMisshapenTensorsAreNamed) {
+  TempDir dir;
+  Encoder original(tiny(Architecture::Gte), 1);
+  const std::string tokenizer = dir.write("tokenizer.json", testing::word_level_json(1000).dump());
+  const std::string folder = (dir.path() / "m").string();
+  save_model_folder(folder, original, tokenizer, {});
+  // Drop one encoder tensor.
+  std::vector<std::pair<std::string, at::Tensor>> named;
+  for (const auto& [name, t] : original.named_weights()) {
+    if (name != "encoder.layer.1.mlp.down_proj.weight")
+      named.emplace_back(original.is_head_weight(name) ? name : "new." + name, t);
+  }
+  write_tensors(folder + "/model.safetensors", named);
+  try {
+    load_model_folder(folder);
+    ADD_FAILURE() << "loaded without a tensor";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("encoder.layer.1.mlp.down_proj.weight"), std::string::npos)
+        << e.what();
+  }
+  named.emplace_back("new.encoder.layer.1.mlp.down_proj.weight", at::zeros({3, 3}));
+  write_tensors(folder + "/model.safetensors", named);
+  try {
+    load_model_folder(folder);
+    ADD_FAILURE() << "loaded a wrong shape";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("shape [3, 3]"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(load_model_folder((dir.path() / "nothing").string()), InputError);
+}
+
+TEST(CheckpointTest, LatentAttentionIsSavedWithTheModel) {
+  TempDir dir;
+  Encoder encoder(tiny(Architecture::ModernBert), 2);
+  LatentAttention latent(64, 16, 4, 128, 5);
+  PoolingSettings settings;
+  settings.pooling = Pooling::Latent;
+  const std::string folder = (dir.path() / "latent").string();
+  save_model_folder(folder, encoder,
+                    dir.write("tokenizer.json", testing::word_level_json(1000).dump()), settings,
+                    &latent);
+  LoadedModel loaded = load_model_folder(folder);
+  ASSERT_NE(loaded.latent, nullptr);
+  EXPECT_EQ(loaded.latent->latents(), 16);
+  EXPECT_EQ(loaded.latent->heads(), 4);
+  for (const auto& [name, t] : latent.named_weights())
+    EXPECT_TRUE(at::equal(loaded.latent->named_weights().at(name), t)) << name;
+}
+
+TEST(NpyTest, WritesWhatNumpyReads) {
+  TempDir dir;
+  const std::vector<float> data = {1, 2, 3, 4, 5, 6};
+  const std::string path = (dir.path() / "x.npy").string();
+  write_npy_float32(path, data.data(), 2, 3);
+  const std::string bytes = read_file(path);
+  EXPECT_EQ(bytes.substr(0, 8), std::string("\x93NUMPY\x01\x00", 8));
+  EXPECT_EQ(
+      (10 + (static_cast<unsigned char>(bytes[8]) | static_cast<unsigned char>(bytes[9]) << 8)) %
+          64,
+      0u);
+  int64_t rows = 0, cols = 0;
+  EXPECT_EQ(read_npy_float32(path, rows, cols), data);
+  EXPECT_EQ(rows, 2);
+  EXPECT_EQ(cols, 3);
+}
+
+}  // namespace
+}  // namespace lmk
