@@ -13,5 +13,11 @@ using Runner = std::function<int()>;
 Runner add_tokenize_command(CLI::App& app);
 // lmk tokenizer-train
 Runner add_tokenizer_train_command(CLI::App& app);
+// lmk model init
+Runner add_model_command(CLI::App& app);
+// lmk inspect
+Runner add_inspect_command(CLI::App& app);
+// lmk encode
+Runner add_encode_command(CLI::App& app);
 
 }  // namespace lmk::cli

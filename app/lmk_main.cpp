@@ -24,6 +24,9 @@ int main(int argc, char** argv) {
   };
   add(lmk::cli::add_tokenize_command);
   add(lmk::cli::add_tokenizer_train_command);
+  add(lmk::cli::add_model_command);
+  add(lmk::cli::add_inspect_command);
+  add(lmk::cli::add_encode_command);
 
   try {
     app.parse(argc, argv);
@@ -32,6 +35,13 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
 
+  // Commands that run the model get the thread and memory settings measured fastest here.
+  for (const char* heavy : {"encode", "inspect", "model"}) {
+    if (app.got_subcommand(heavy)) {
+      lmk::prefer_passive_openmp(argv);
+      lmk::configure_memory();
+    }
+  }
   const std::string warning = lmk::slow_blas_warning(lmk::detect_blas());
   if (!warning.empty()) std::cerr << "lmk: " << warning << "\n";
   try {

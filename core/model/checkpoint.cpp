@@ -141,7 +141,7 @@ LoadedModel load_model_folder(const std::string& dir_name) {
       EncoderConfig::from_json(ju::parse(read_file(config_path), config_path), config_path);
   json latent_config;
   model.pooling = read_pooling_settings(dir, &latent_config);
-  model.encoder = std::make_unique<Encoder>(config);
+  model.encoder = std::make_unique<Encoder>(config, 0, /*initialize=*/false);
   const std::string prefix = encoder_prefix(config.architecture);
 
   std::set<std::string> loaded;
@@ -196,10 +196,12 @@ LoadedModel load_model_folder(const std::string& dir_name) {
   std::vector<std::string> missing;
   for (const auto& [name, tensor] : model.encoder->named_weights()) {
     if (loaded.count(name)) continue;
-    if (model.encoder->is_head_weight(name))
+    if (model.encoder->is_head_weight(name)) {
       model.missing_head.push_back(name);
-    else
+      model.encoder->initialize_weight(name);  // kept random, as a fresh head
+    } else {
       missing.push_back(name);
+    }
   }
   if (model.latent) {
     for (const auto& [name, tensor] : model.latent->named_weights()) {

@@ -21,7 +21,19 @@ std::string layer_name(const char* prefix, int64_t layer, const char* rest) {
 
 void Encoder::add_weight(const std::string& name, std::vector<int64_t> shape, double init_std,
                          bool head) {
-  at::Tensor t = at::empty(shape, at::kFloat);
+  std::string registered = name;
+  std::replace(registered.begin(), registered.end(), '.', '_');
+  weights_[name] = register_parameter(registered, at::empty(shape, at::kFloat));
+  init_std_[name] = init_std;
+  if (head) head_names_.push_back(name);
+  // Otherwise a checkpoint fills it.
+  if (initialize_) initialize_weight(name);
+}
+
+void Encoder::initialize_weight(const std::string& name) {
+  at::NoGradGuard no_grad;
+  at::Tensor& t = weights_.at(name);
+  const double init_std = init_std_.at(name);
   if (init_std > 0) {
     // Truncated at ±2σ, as ModernBERT's initialization (cutoff factor 2).
     t.normal_(0.0, init_std).clamp_(-2 * init_std, 2 * init_std);
@@ -30,13 +42,10 @@ void Encoder::add_weight(const std::string& name, std::vector<int64_t> shape, do
   } else {
     t.fill_(1.0);  // norm weights
   }
-  std::string registered = name;
-  std::replace(registered.begin(), registered.end(), '.', '_');
-  weights_[name] = register_parameter(registered, t);
-  if (head) head_names_.push_back(name);
 }
 
-Encoder::Encoder(EncoderConfig config, uint64_t seed) : config_(std::move(config)) {
+Encoder::Encoder(EncoderConfig config, uint64_t seed, bool initialize)
+    : initialize_(initialize), config_(std::move(config)) {
   config_.validate("encoder config");
   at::manual_seed(seed);
   const int64_t H = config_.hidden_size, I = config_.intermediate_size, V = config_.vocab_size;

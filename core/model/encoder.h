@@ -24,8 +24,9 @@ struct AttentionCapture {
 
 class Encoder : public torch::nn::Module {
  public:
-  // A model with freshly initialized weights (ModernBERT's initialization scheme).
-  explicit Encoder(EncoderConfig config, uint64_t seed = 0);
+  // A model with freshly initialized weights (ModernBERT's initialization scheme), or, with
+  // initialize = false, uninitialized weights that a checkpoint is about to overwrite.
+  explicit Encoder(EncoderConfig config, uint64_t seed = 0, bool initialize = true);
 
   // ids [B, L] int64, mask [B, L] (1 = token, 0 = padding) -> final hidden states [B, L, H].
   at::Tensor forward(const at::Tensor& ids, const at::Tensor& mask,
@@ -40,11 +41,14 @@ class Encoder : public torch::nn::Module {
   bool is_head_weight(const std::string& name) const;
   // The parameter called name; throws std::out_of_range when absent.
   const at::Tensor& weight(const std::string& name) const { return weights_.at(name); }
+  // Gives one parameter its initial value (used for tensors a checkpoint lacks).
+  void initialize_weight(const std::string& name);
   // Queries per attention block: bounds attention memory to about block × L per head.
   void set_attention_block(int64_t queries) { attention_block_ = queries; }
 
  private:
   void add_weight(const std::string& name, std::vector<int64_t> shape, double init_std, bool head);
+  bool initialize_ = true;
   at::Tensor& w(const std::string& name) { return weights_.at(name); }
   bool has(const std::string& name) const { return weights_.count(name) > 0; }
   at::Tensor embed(const at::Tensor& ids);
@@ -57,7 +61,8 @@ class Encoder : public torch::nn::Module {
   EncoderConfig config_;
   std::map<std::string, at::Tensor> weights_;
   std::vector<std::string> head_names_;
-  int64_t attention_block_ = 0;  // 0: chosen from the sequence length
+  std::map<std::string, double> init_std_;  // per parameter: > 0 normal σ, 0 zeros, < 0 ones
+  int64_t attention_block_ = 0;             // 0: chosen from the sequence length
 };
 
 // gelu (erf), gelu_new / gelu_pytorch_tanh (tanh), silu or relu of x.

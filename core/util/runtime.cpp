@@ -3,7 +3,10 @@
 #include <ATen/Parallel.h>
 
 #include <dlfcn.h>
+#include <malloc.h>
+#include <unistd.h>
 
+#include <climits>
 #include <cstdlib>
 #include <filesystem>
 #include <thread>
@@ -34,6 +37,18 @@ int configure_threads(int threads) {
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   at::set_num_threads(threads);
   return at::get_num_threads();
+}
+
+void configure_memory() {
+  mallopt(M_MMAP_MAX, 0);
+  mallopt(M_TRIM_THRESHOLD, INT_MAX);
+}
+
+void prefer_passive_openmp(char** argv) {
+  if (std::getenv("OMP_WAIT_POLICY")) return;
+  ::setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+  ::execv("/proc/self/exe", argv);
+  // exec failed: carry on with active waiting.
 }
 
 std::string slow_blas_warning(const BlasInfo& blas) {

@@ -17,6 +17,16 @@ BlasInfo detect_blas();
 // all cores (Debian's LibTorch starts with one). Returns the count in effect.
 int configure_threads(int threads = 0);
 
+// Keeps freed activation memory mapped (glibc otherwise unmaps every multi-MB block, and each
+// forward pass page-faults its activations in again: up to 3x slower on long inputs here).
+void configure_memory();
+
+// Makes OpenMP worker threads wait passively, so they do not spin against OpenBLAS's threads
+// for the two cores (measured 1.3-2x slower otherwise). libgomp reads OMP_WAIT_POLICY when it
+// is loaded, before main(): when unset, this sets it and re-executes the program (argv as given).
+// Returns only when no re-execution happened.
+void prefer_passive_openmp(char** argv);
+
 // Returns a warning to print at start-up when LibTorch runs on the reference BLAS, else "".
 std::string slow_blas_warning(const BlasInfo& blas);
 

@@ -6,6 +6,8 @@
 #include <array>
 #include <cstdio>
 
+#include "core/util/file.h"
+#include "core/util/npy.h"
 #include "tests/support/test_tokenizers.h"
 
 namespace lmk {
@@ -102,6 +104,54 @@ TEST_F(LmkCliTest, BadInputExitsTwoWithAClearMessage) {
       "tokenize --invalid-utf8 replace --format pieces --tokenizer " + tokenizer_, "w0 \xFF\n");
   EXPECT_EQ(r.code, 0);
   EXPECT_EQ(r.output, "[CLS] w0 [UNK] [SEP]\n");
+}
+
+TEST_F(LmkCliTest, ModelInitInspectAndEncode) {
+  const std::string model = (dir_.path() / "model").string();
+  Result r = run_lmk("model init --preset tiny --tokenizer " + tokenizer_ + " --out " + model +
+                     " --seed 3");
+  ASSERT_EQ(r.code, 0) << r.output;
+  r = run_lmk("inspect " + model);
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("modernbert"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("GLL"), std::string::npos) << "layer pattern";
+  const std::string docs = dir_.write("docs.jsonl",
+                                      "{\"_id\": \"a\", \"text\": \"w1 w2 w3 w4 w5 w6 w7 w8 w9\"}\n"
+                                      "{\"_id\": \"b\", \"title\": \"w9\", \"text\": \"w3\"}\n"
+                                      "{\"text\": \"w4 w4 w4\"}\n");
+  for (const char* pooling : {"cls", "mean", "lmk", "multicls", "last", "mean_every_k"}) {
+    const std::string out = (dir_.path() / (std::string(pooling) + ".npy")).string();
+    r = run_lmk("encode --model " + model + " --pooling " + pooling + " --granularity 2 --input " +
+                docs + " --out " + out);
+    ASSERT_EQ(r.code, 0) << pooling << ": " << r.output;
+    int64_t rows = 0, cols = 0;
+    const auto data = read_npy_float32(out, rows, cols);
+    EXPECT_EQ(rows, 3);
+    EXPECT_EQ(cols, 64);
+    double norm = 0;
+    for (int64_t c = 0; c < cols; ++c)
+      norm += data[static_cast<size_t>(c)] * data[static_cast<size_t>(c)];
+    EXPECT_NEAR(norm, 1.0, 1e-4) << "L2-normalized";
+  }
+  EXPECT_EQ(read_file((dir_.path() / "lmk.ids.txt").string()), "a\nb\n2\n");
+  // Bad input: exit 2 naming what is wrong.
+  struct Case {
+    std::string args, message;
+  } cases[] = {
+      {"encode --model /nonexistent --input " + docs + " --out x.npy", "/nonexistent"},
+      {"encode --model " + model + " --pooling max --input " + docs + " --out x.npy", "--pooling"},
+      {"encode --model " + model + " --input " + dir_.write("bad.jsonl", "{\"txt\": 1}\n") +
+           " --out x.npy",
+       "bad.jsonl:1"},
+      {"encode --model " + model + " --pooling latent --input " + docs + " --out x.npy", "latent"},
+      {"model init --preset huge --tokenizer " + tokenizer_ + " --out " + model + "2", "--preset"},
+      {"inspect " + dir_.path().string(), "config.json"},
+  };
+  for (const auto& c : cases) {
+    r = run_lmk(c.args);
+    EXPECT_EQ(r.code, 2) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.message), std::string::npos) << c.args << "\n" << r.output;
+  }
 }
 
 TEST_F(LmkCliTest, WarnsWhenLibTorchRunsOnTheReferenceBlas) {

@@ -108,6 +108,12 @@ TEST(CheckpointTest, ToleratesHfNamingAndReportsWhatItSkips) {
   EXPECT_TRUE(at::equal(run(*loaded.encoder), run(original)));
   EXPECT_EQ(loaded.unexpected, (std::vector<std::string>{"something.else"}));
   EXPECT_EQ(loaded.missing_head.size(), 5u) << "MLM head absent: kept random, reported";
+  EXPECT_TRUE(at::equal(loaded.encoder->weight("cls.predictions.bias"), at::zeros({1005})));
+  EXPECT_TRUE(at::equal(loaded.encoder->weight("cls.predictions.transform.LayerNorm.weight"),
+                        at::ones({64})));
+  EXPECT_FALSE(at::isnan(loaded.encoder->weight("cls.predictions.transform.dense.weight"))
+                   .any()
+                   .item<bool>());
 }
 
 TEST(CheckpointTest, ShardsAndHalfPrecision) {

@@ -1,0 +1,201 @@
+// lmk model init, lmk inspect, lmk encode.
+#include <ATen/ATen.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "app/commands.h"
+#include "core/eval/encode.h"
+#include "core/model/checkpoint.h"
+#include "core/tokenize/tokenizer.h"
+#include "core/util/error.h"
+#include "core/util/json_util.h"
+#include "core/util/npy.h"
+#include "core/util/progress.h"
+
+namespace lmk::cli {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct InitArgs {
+  std::string preset = "small", tokenizer, out, architecture = "modernbert", pooling = "lmk";
+  uint64_t seed = 0;
+};
+
+int run_init(const InitArgs& args) {
+  const auto tokenizer = load_tokenizer(args.tokenizer);
+  EncoderConfig config =
+      EncoderConfig::preset(args.preset, static_cast<int64_t>(tokenizer->vocab_size()),
+                            tokenizer->special_tokens().pad.value_or(0));
+  if (args.architecture == "bert") {
+    config.architecture = Architecture::Bert;
+    config.intermediate_size = 4 * config.hidden_size;
+    config.max_position_embeddings = 8192;
+  } else if (args.architecture == "gte") {
+    config.architecture = Architecture::Gte;
+    config.intermediate_size = 4 * config.hidden_size;
+    config.type_vocab_size = 0;
+  } else if (args.architecture != "modernbert") {
+    throw input_error("--architecture", "must be modernbert, bert or gte");
+  }
+  const Encoder encoder(config, args.seed);
+  PoolingSettings pooling;
+  pooling.pooling = parse_pooling(args.pooling);
+  std::unique_ptr<LatentAttention> latent;
+  if (pooling.pooling == Pooling::Latent)
+    latent = std::make_unique<LatentAttention>(config.hidden_size, 64, 8, 0, args.seed);
+  save_model_folder(args.out, encoder, args.tokenizer, pooling, latent.get());
+  int64_t parameters = 0;
+  for (const auto& [name, t] : encoder.named_weights()) parameters += t.numel();
+  std::cerr << "lmk: wrote a randomly initialized " << architecture_name(config.architecture)
+            << " (" << args.preset << ", " << parameters << " parameters) to " << args.out << "\n";
+  return 0;
+}
+
+int run_inspect(const std::string& dir) {
+  const LoadedModel model = load_model_folder(dir);
+  const EncoderConfig& c = model.encoder->config();
+  int64_t encoder_parameters = 0, head_parameters = 0;
+  for (const auto& [name, t] : model.encoder->named_weights()) {
+    (model.encoder->is_head_weight(name) ? head_parameters : encoder_parameters) += t.numel();
+  }
+  std::string layers;
+  for (int64_t i = 0; i < c.num_layers; ++i) layers += c.is_global_layer(i) ? 'G' : 'L';
+  std::cout << "architecture     " << architecture_name(c.architecture) << "\n"
+            << "layers           " << c.num_layers << " (" << layers << "; G global, L local)\n"
+            << "hidden / heads   " << c.hidden_size << " / " << c.num_heads << " (head size "
+            << c.head_dim() << ")\n"
+            << "intermediate     " << c.intermediate_size << " (" << c.activation << ")\n"
+            << "vocabulary       " << c.vocab_size << "\n"
+            << "parameters       " << encoder_parameters << " encoder + " << head_parameters
+            << " MLM head" << (model.latent ? " + latent attention" : "") << "\n";
+  if (c.uses_rope()) {
+    std::cout << "positions        RoPE, theta " << c.layer_rope_theta(0);
+    if (c.architecture == Architecture::ModernBert) {
+      std::cout << " global / " << c.local_rope_theta
+                << " local; local window |i-j| <= " << c.half_window();
+    }
+    std::cout << "\n";
+  } else {
+    std::cout << "positions        absolute, " << c.max_position_embeddings << "\n";
+  }
+  std::cout << "pooling          " << pooling_name(model.pooling.pooling)
+            << (model.pooling.normalize ? ", L2-normalized" : "") << "; landmarks train "
+            << model.pooling.landmarks.train.to_string() << ", eval "
+            << model.pooling.landmarks.eval.to_string() << "; max length "
+            << model.pooling.max_seq_length << "\n";
+  if (!model.missing_head.empty())
+    std::cout << "note             MLM head absent from the checkpoint\n";
+  if (!model.unexpected.empty())
+    std::cout << "note             " << model.unexpected.size()
+              << " unused tensors (first: " << model.unexpected[0] << ")\n";
+  return 0;
+}
+
+struct EncodeArgs {
+  std::string model, pooling, input, out;
+  int granularity = 0;
+  size_t max_length = 0, batch_size = 16;
+  bool no_normalize = false;
+};
+
+int run_encode(const EncodeArgs& args) {
+  const LoadedModel model = load_model_folder(args.model);
+  const auto tokenizer = load_tokenizer(args.model);
+  EncodeOptions options;
+  options.pooling = args.pooling.empty() ? model.pooling.pooling : parse_pooling(args.pooling);
+  options.granularity = args.granularity;
+  options.max_length = args.max_length > 0 ? args.max_length : 0;
+  options.batch_size = args.batch_size;
+  options.normalize = !args.no_normalize && model.pooling.normalize;
+  if (args.granularity < 0) throw input_error("--granularity", "must be > 0");
+
+  std::ifstream in(args.input);
+  if (!in) throw input_error(args.input, "cannot open file");
+  std::vector<std::string> texts, ids;
+  std::string line;
+  for (size_t number = 1; std::getline(in, line); ++number) {
+    const std::string where = args.input + ":" + std::to_string(number);
+    const json j = json_util::parse(line, where);
+    std::string text = json_util::get<std::string>(j, "text", where);
+    const std::string title = json_util::optional<std::string>(j, "title", where, "");
+    if (!title.empty()) text = title + " " + text;
+    if (text.empty()) throw input_error(where, "empty text");
+    require_valid_utf8(text, where);
+    std::string id = std::to_string(number - 1);
+    for (const char* key : {"_id", "id", "doc_id", "docid", "query_id"}) {
+      if (j.contains(key)) {
+        id = j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
+        break;
+      }
+    }
+    texts.push_back(std::move(text));
+    ids.push_back(std::move(id));
+  }
+  if (texts.empty()) throw input_error(args.input, "no texts");
+  Progress progress("lmk encode", texts.size(), "texts");
+  const at::Tensor embeddings =
+      encode_texts(model, *tokenizer, texts, options, [&](size_t done) { progress.update(done); });
+  progress.finish();
+  const at::Tensor contiguous = embeddings.contiguous();
+  write_npy_float32(args.out, contiguous.data_ptr<float>(), contiguous.size(0), contiguous.size(1));
+  const std::string ids_path = fs::path(args.out).replace_extension(".ids.txt").string();
+  std::string id_lines;
+  for (const auto& id : ids) id_lines += id + "\n";
+  std::ofstream(ids_path) << id_lines;
+  std::cerr << "lmk: wrote " << texts.size() << " x " << embeddings.size(1) << " embeddings ("
+            << pooling_name(options.pooling) << ") to " << args.out << " and their ids to "
+            << ids_path << "\n";
+  return 0;
+}
+
+}  // namespace
+
+Runner add_model_command(CLI::App& app) {
+  auto* model = app.add_subcommand("model", "Create model folders");
+  model->require_subcommand(1);
+  auto args = std::make_shared<InitArgs>();
+  auto* init =
+      model->add_subcommand("init", "Write a randomly initialized model as a Hugging Face folder");
+  init->add_option("--preset", args->preset, "tiny | small | base (ModernBERT-base shape)")
+      ->capture_default_str();
+  init->add_option("--tokenizer", args->tokenizer, "tokenizer.json, .model or folder")->required();
+  init->add_option("--out", args->out, "output folder")->required();
+  init->add_option("--architecture", args->architecture, "modernbert | bert | gte")
+      ->capture_default_str();
+  init->add_option("--pooling", args->pooling, "pooling recorded in the folder")
+      ->capture_default_str();
+  init->add_option("--seed", args->seed, "initialization seed");
+  return [args] { return run_init(*args); };
+}
+
+Runner add_inspect_command(CLI::App& app) {
+  auto dir = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand("inspect", "Describe a model folder");
+  cmd->add_option("DIR", *dir, "model folder")->required();
+  return [dir] { return run_inspect(*dir); };
+}
+
+Runner add_encode_command(CLI::App& app) {
+  auto args = std::make_shared<EncodeArgs>();
+  auto* cmd =
+      app.add_subcommand("encode", "Embed texts (jsonl with \"text\") into a .npy float32 [N, H]");
+  cmd->add_option("--model", args->model, "model folder")->required();
+  cmd->add_option(
+      "--pooling", args->pooling,
+      "cls | mean | lmk | multicls | latent | last | mean_every_k (default: the folder's)");
+  cmd->add_option("--granularity", args->granularity, "landmark / MultiCLS / every-k granularity");
+  cmd->add_option("--input", args->input, "docs.jsonl")->required();
+  cmd->add_option("--out", args->out, "emb.npy (ids go to emb.ids.txt)")->required();
+  cmd->add_option("--max-length", args->max_length, "truncate inputs to N tokens (0: no limit)");
+  cmd->add_option("--batch-size", args->batch_size, "texts per batch")->capture_default_str();
+  cmd->add_flag("--no-normalize", args->no_normalize, "do not L2-normalize");
+  return [args] { return run_encode(*args); };
+}
+
+}  // namespace lmk::cli
