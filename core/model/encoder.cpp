@@ -57,6 +57,19 @@ Encoder::Encoder(EncoderConfig config, uint64_t seed, bool initialize)
     add_weight(prefix + ".weight", {H}, kOnes, head);
     if (bias) add_weight(prefix + ".bias", {H}, kZeros, head);
   };
+  // BERT and GTE: word (+ absolute position for BERT) (+ token type) embeddings, LayerNorm.
+  auto bert_style_embeddings = [&] {
+    add_weight("embeddings.word_embeddings.weight", {V, H}, std_in, false);
+    if (!config_.uses_rope()) {
+      add_weight("embeddings.position_embeddings.weight", {config_.max_position_embeddings, H},
+                 std_in, false);
+    }
+    if (config_.type_vocab_size > 0) {
+      add_weight("embeddings.token_type_embeddings.weight", {config_.type_vocab_size, H}, std_in,
+                 false);
+    }
+    norm("embeddings.LayerNorm", true);
+  };
   auto dense = [&](const std::string& prefix, int64_t out, int64_t in, double std, bool bias,
                    bool head = false) {
     add_weight(prefix + ".weight", {out, in}, std, head);
@@ -81,13 +94,7 @@ Encoder::Encoder(EncoderConfig config, uint64_t seed, bool initialize)
       if (config_.decoder_bias) add_weight("decoder.bias", {V}, kZeros, true);
       break;
     case Architecture::Bert:
-      add_weight("embeddings.word_embeddings.weight", {V, H}, std_in, false);
-      add_weight("embeddings.position_embeddings.weight", {config_.max_position_embeddings, H},
-                 std_in, false);
-      if (config_.type_vocab_size > 0)
-        add_weight("embeddings.token_type_embeddings.weight", {config_.type_vocab_size, H}, std_in,
-                   false);
-      norm("embeddings.LayerNorm", true);
+      bert_style_embeddings();
       for (int64_t i = 0; i < config_.num_layers; ++i) {
         const std::string p = "encoder.layer." + std::to_string(i) + ".";
         dense(p + "attention.self.query", H, H, std_in, true);
@@ -104,11 +111,7 @@ Encoder::Encoder(EncoderConfig config, uint64_t seed, bool initialize)
       add_weight("cls.predictions.bias", {V}, kZeros, true);
       break;
     case Architecture::Gte:
-      add_weight("embeddings.word_embeddings.weight", {V, H}, std_in, false);
-      if (config_.type_vocab_size > 0)
-        add_weight("embeddings.token_type_embeddings.weight", {config_.type_vocab_size, H}, std_in,
-                   false);
-      norm("embeddings.LayerNorm", true);
+      bert_style_embeddings();
       for (int64_t i = 0; i < config_.num_layers; ++i) {
         const std::string p = "encoder.layer." + std::to_string(i) + ".";
         if (config_.pack_qkv) {
@@ -237,24 +240,16 @@ at::Tensor blockwise_attention(const at::Tensor& q, const at::Tensor& k, const a
 
 at::Tensor Encoder::embed(const at::Tensor& ids) {
   // ids [B, L] -> [B, L, H]
-  switch (config_.architecture) {
-    case Architecture::ModernBert:
-      return layer_norm(at::embedding(w("embeddings.tok_embeddings.weight"), ids),
-                        "embeddings.norm");
-    case Architecture::Bert: {
-      const int64_t L = ids.size(1);
-      at::Tensor x = at::embedding(w("embeddings.word_embeddings.weight"), ids) +
-                     w("embeddings.position_embeddings.weight").narrow(0, 0, L).unsqueeze(0);
-      if (config_.type_vocab_size > 0) x = x + w("embeddings.token_type_embeddings.weight")[0];
-      return layer_norm(x, "embeddings.LayerNorm");
-    }
-    case Architecture::Gte: {
-      at::Tensor x = at::embedding(w("embeddings.word_embeddings.weight"), ids);
-      if (config_.type_vocab_size > 0) x = x + w("embeddings.token_type_embeddings.weight")[0];
-      return layer_norm(x, "embeddings.LayerNorm");
-    }
+  if (config_.architecture == Architecture::ModernBert) {
+    return layer_norm(at::embedding(w("embeddings.tok_embeddings.weight"), ids), "embeddings.norm");
   }
-  return {};
+  // BERT and GTE: token (+ absolute position) (+ token type 0) embeddings, then LayerNorm.
+  at::Tensor x = at::embedding(w("embeddings.word_embeddings.weight"), ids);
+  if (!config_.uses_rope()) {
+    x = x + w("embeddings.position_embeddings.weight").narrow(0, 0, ids.size(1)).unsqueeze(0);
+  }
+  if (config_.type_vocab_size > 0) x = x + w("embeddings.token_type_embeddings.weight")[0];
+  return layer_norm(x, "embeddings.LayerNorm");
 }
 
 at::Tensor Encoder::attention(const at::Tensor& x, const at::Tensor& key_mask, int64_t layer,
