@@ -19,5 +19,7 @@ Runner add_model_command(CLI::App& app);
 Runner add_inspect_command(CLI::App& app);
 // lmk encode
 Runner add_encode_command(CLI::App& app);
+// lmk attention
+Runner add_attention_command(CLI::App& app);
 
 }  // namespace lmk::cli

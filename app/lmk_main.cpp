@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   add(lmk::cli::add_model_command);
   add(lmk::cli::add_inspect_command);
   add(lmk::cli::add_encode_command);
+  add(lmk::cli::add_attention_command);
 
   try {
     app.parse(argc, argv);
@@ -36,7 +37,7 @@ int main(int argc, char** argv) {
   }
 
   // Commands that run the model get the thread and memory settings measured fastest here.
-  for (const char* heavy : {"encode", "inspect", "model"}) {
+  for (const char* heavy : {"encode", "attention", "inspect", "model"}) {
     if (app.got_subcommand(heavy)) {
       lmk::prefer_passive_openmp(argv);
       lmk::configure_memory();

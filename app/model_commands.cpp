@@ -7,10 +7,12 @@
 #include <nlohmann/json.hpp>
 
 #include "app/commands.h"
+#include "core/eval/attention_profile.h"
 #include "core/eval/encode.h"
 #include "core/model/checkpoint.h"
 #include "core/tokenize/tokenizer.h"
 #include "core/util/error.h"
+#include "core/util/file.h"
 #include "core/util/json_util.h"
 #include "core/util/npy.h"
 #include "core/util/progress.h"
@@ -97,30 +99,15 @@ int run_inspect(const std::string& dir) {
   return 0;
 }
 
-struct EncodeArgs {
-  std::string model, pooling, input, out;
-  int granularity = 0;
-  size_t max_length = 0, batch_size = 16;
-  bool no_normalize = false;
-};
-
-int run_encode(const EncodeArgs& args) {
-  const LoadedModel model = load_model_folder(args.model);
-  const auto tokenizer = load_tokenizer(args.model);
-  EncodeOptions options;
-  options.pooling = args.pooling.empty() ? model.pooling.pooling : parse_pooling(args.pooling);
-  options.granularity = args.granularity;
-  options.max_length = args.max_length > 0 ? args.max_length : 0;
-  options.batch_size = args.batch_size;
-  options.normalize = !args.no_normalize && model.pooling.normalize;
-  if (args.granularity < 0) throw input_error("--granularity", "must be > 0");
-
-  std::ifstream in(args.input);
-  if (!in) throw input_error(args.input, "cannot open file");
-  std::vector<std::string> texts, ids;
+// Reads docs.jsonl: "text" (with "title" in front when present) and an id from "_id" / "id" /
+// "doc_id" / "docid" / "query_id", else the line's index.
+void read_documents(const std::string& path, std::vector<std::string>& texts,
+                    std::vector<std::string>& ids) {
+  std::ifstream in(path);
+  if (!in) throw input_error(path, "cannot open file");
   std::string line;
   for (size_t number = 1; std::getline(in, line); ++number) {
-    const std::string where = args.input + ":" + std::to_string(number);
+    const std::string where = path + ":" + std::to_string(number);
     const json j = json_util::parse(line, where);
     std::string text = json_util::get<std::string>(j, "text", where);
     const std::string title = json_util::optional<std::string>(j, "title", where, "");
@@ -137,7 +124,30 @@ int run_encode(const EncodeArgs& args) {
     texts.push_back(std::move(text));
     ids.push_back(std::move(id));
   }
-  if (texts.empty()) throw input_error(args.input, "no texts");
+  if (texts.empty()) throw input_error(path, "no texts");
+}
+
+struct EncodeArgs {
+  std::string model, pooling, input, out;
+  int granularity = 0;
+  size_t max_length = 0, batch_size = 16;
+  bool no_normalize = false;
+  int bins = 20;  // lmk attention
+};
+
+int run_encode(const EncodeArgs& args) {
+  const LoadedModel model = load_model_folder(args.model);
+  const auto tokenizer = load_tokenizer(args.model);
+  EncodeOptions options;
+  options.pooling = args.pooling.empty() ? model.pooling.pooling : parse_pooling(args.pooling);
+  options.granularity = args.granularity;
+  options.max_length = args.max_length > 0 ? args.max_length : 0;
+  options.batch_size = args.batch_size;
+  options.normalize = !args.no_normalize && model.pooling.normalize;
+  if (args.granularity < 0) throw input_error("--granularity", "must be > 0");
+
+  std::vector<std::string> texts, ids;
+  read_documents(args.input, texts, ids);
   Progress progress("lmk encode", texts.size(), "texts");
   const at::Tensor embeddings =
       encode_texts(model, *tokenizer, texts, options, [&](size_t done) { progress.update(done); });
@@ -151,6 +161,41 @@ int run_encode(const EncodeArgs& args) {
   std::cerr << "lmk: wrote " << texts.size() << " x " << embeddings.size(1) << " embeddings ("
             << pooling_name(options.pooling) << ") to " << args.out << " and their ids to "
             << ids_path << "\n";
+  return 0;
+}
+
+int run_attention(const EncodeArgs& args) {
+  const LoadedModel model = load_model_folder(args.model);
+  const auto tokenizer = load_tokenizer(args.model);
+  EncodeOptions options;
+  options.pooling = args.pooling.empty() ? model.pooling.pooling : parse_pooling(args.pooling);
+  options.granularity = args.granularity;
+  options.max_length = args.max_length;
+  std::vector<std::string> texts, ids;
+  read_documents(args.input, texts, ids);
+  if (args.bins <= 0) throw input_error("--bins", "must be > 0");
+  const auto profiles = attention_profiles(model, *tokenizer, texts, options);
+  std::string csv = "doc_id,length,bin,start,end,weight\n";
+  for (size_t d = 0; d < profiles.size(); ++d) {
+    const auto& p = profiles[d];
+    const auto binned = p.binned(args.bins);
+    for (int b = 0; b < args.bins; ++b) {
+      csv += ids[d] + "," + std::to_string(p.length) + "," + std::to_string(b) + "," +
+             std::to_string(b * p.length / args.bins) + "," +
+             std::to_string((b + 1) * p.length / args.bins) + "," +
+             std::to_string(binned[static_cast<size_t>(b)]) + "\n";
+    }
+  }
+  if (args.out.empty() || args.out == "-") {
+    std::fwrite(csv.data(), 1, csv.size(), stdout);
+  } else {
+    AtomicFile out(args.out);
+    out.write(csv);
+    out.commit();
+    std::cerr << "lmk: wrote the final-layer attention of " << pooling_name(options.pooling)
+              << " pooling tokens for " << profiles.size() << " documents in " << args.bins
+              << " bins to " << args.out << "\n";
+  }
   return 0;
 }
 
@@ -179,6 +224,21 @@ Runner add_inspect_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("inspect", "Describe a model folder");
   cmd->add_option("DIR", *dir, "model folder")->required();
   return [dir] { return run_inspect(*dir); };
+}
+
+Runner add_attention_command(CLI::App& app) {
+  auto args = std::make_shared<EncodeArgs>();
+  auto* cmd = app.add_subcommand(
+      "attention", "Final-layer attention of the pooling tokens over positions, binned (CSV)");
+  cmd->add_option("--model", args->model, "model folder")->required();
+  cmd->add_option("--pooling", args->pooling,
+                  "cls (queries: position 0) | lmk (the landmarks) | multicls (the CLS tokens)");
+  cmd->add_option("--granularity", args->granularity, "landmark / MultiCLS granularity");
+  cmd->add_option("--input", args->input, "docs.jsonl")->required();
+  cmd->add_option("--bins", args->bins, "position bins per document")->capture_default_str();
+  cmd->add_option("--out", args->out, "CSV file (default: stdout)");
+  cmd->add_option("--max-length", args->max_length, "truncate inputs to N tokens (0: no limit)");
+  return [args] { return run_attention(*args); };
 }
 
 Runner add_encode_command(CLI::App& app) {

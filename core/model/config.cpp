@@ -161,10 +161,10 @@ EncoderConfig EncoderConfig::preset(const std::string& name, int64_t vocab_size,
   c.vocab_size = vocab_size;
   c.pad_token_id = pad_token_id;
   if (name == "tiny") {
-    c.hidden_size = 64, c.intermediate_size = 96, c.num_layers = 3, c.num_heads = 2,
+    c.hidden_size = 64, c.intermediate_size = 96, c.num_layers = 4, c.num_heads = 2,
     c.local_attention = 64;
   } else if (name == "small") {
-    c.hidden_size = 256, c.intermediate_size = 384, c.num_layers = 6, c.num_heads = 4,
+    c.hidden_size = 256, c.intermediate_size = 384, c.num_layers = 7, c.num_heads = 4,
     c.local_attention = 128;
   } else if (name == "base") {
     c.hidden_size = 768, c.intermediate_size = 1152, c.num_layers = 22, c.num_heads = 12,
@@ -172,6 +172,8 @@ EncoderConfig EncoderConfig::preset(const std::string& name, int64_t vocab_size,
   } else {
     throw input_error("--preset", "unknown preset '" + name + "' (tiny, small, base)");
   }
+  // Every third layer global, counted so that the last layer is global too (as ModernBERT-base's
+  // 22 and -large's 28 layers are): the pooling tokens then see the whole input.
   for (int64_t i = 0; i < c.num_layers; ++i) c.global_layers.push_back(i % 3 == 0);
   c.validate("preset " + name);
   return c;

@@ -44,7 +44,8 @@ struct EncoderConfig {
 
   // Parses a Hugging Face config.json object (old and new field names); `where` names the file.
   static EncoderConfig from_json(const nlohmann::json& j, const std::string& where);
-  // tiny | small | base (base = ModernBERT-base's shape), ModernBERT architecture.
+  // tiny (4 layers, H 64) | small (7 layers, H 256) | base (ModernBERT-base's shape: 22 layers,
+  // H 768), ModernBERT architecture.
   static EncoderConfig preset(const std::string& name, int64_t vocab_size, int64_t pad_token_id);
   // The config.json Hugging Face transformers reads for this architecture.
   nlohmann::json to_json() const;

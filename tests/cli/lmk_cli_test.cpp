@@ -5,6 +5,8 @@
 #include <sys/wait.h>
 #include <array>
 #include <cstdio>
+#include <map>
+#include <sstream>
 
 #include "core/util/file.h"
 #include "core/util/npy.h"
@@ -134,6 +136,24 @@ TEST_F(LmkCliTest, ModelInitInspectAndEncode) {
     EXPECT_NEAR(norm, 1.0, 1e-4) << "L2-normalized";
   }
   EXPECT_EQ(read_file((dir_.path() / "lmk.ids.txt").string()), "a\nb\n2\n");
+  // Attention of the pooling tokens over positions: one row per document and bin, summing to 1.
+  for (const char* pooling : {"cls", "lmk"}) {
+    r = run_lmk("attention --model " + model + " --pooling " + pooling +
+                " --granularity 2 --bins 4 --input " + docs);
+    ASSERT_EQ(r.code, 0) << r.output;
+    std::istringstream lines(r.output);
+    std::string line;
+    std::getline(lines, line);
+    EXPECT_EQ(line, "doc_id,length,bin,start,end,weight");
+    std::map<std::string, double> sums;
+    int rows = 0;
+    while (std::getline(lines, line)) {
+      sums[line.substr(0, line.find(','))] += std::stod(line.substr(line.rfind(',') + 1));
+      ++rows;
+    }
+    EXPECT_EQ(rows, 12) << pooling;
+    for (const auto& [doc, sum] : sums) EXPECT_NEAR(sum, 1.0, 1e-4) << pooling << " " << doc;
+  }
   // Bad input: exit 2 naming what is wrong.
   struct Case {
     std::string args, message;

@@ -85,7 +85,12 @@ TEST(EncoderConfigTest, PresetsAndErrors) {
   const auto base = EncoderConfig::preset("base", 50368, 50283);
   EXPECT_EQ(base.hidden_size, 768);
   EXPECT_EQ(base.num_layers, 22);
-  EXPECT_EQ(EncoderConfig::preset("tiny", 1000, 0).num_layers, 3);
+  for (const char* name : {"tiny", "small", "base"}) {
+    const auto preset = EncoderConfig::preset(name, 1000, 0);
+    EXPECT_TRUE(preset.is_global_layer(preset.num_layers - 1))
+        << name << ": the last layer is global";
+    EXPECT_TRUE(preset.is_global_layer(0)) << name;
+  }
   EXPECT_THROW(EncoderConfig::preset("huge", 1000, 0), InputError);
   struct Case {
     const char* field;
