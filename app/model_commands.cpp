@@ -135,17 +135,22 @@ struct EncodeArgs {
   int bins = 20;  // lmk attention
 };
 
-int run_encode(const EncodeArgs& args) {
-  const LoadedModel model = load_model_folder(args.model);
-  const auto tokenizer = load_tokenizer(args.model);
+// The encode options the command line asks for, with the model folder's settings as defaults.
+EncodeOptions encode_options(const EncodeArgs& args, const LoadedModel& model) {
+  if (args.granularity < 0) throw input_error("--granularity", "must be > 0");
   EncodeOptions options;
   options.pooling = args.pooling.empty() ? model.pooling.pooling : parse_pooling(args.pooling);
   options.granularity = args.granularity;
-  options.max_length = args.max_length > 0 ? args.max_length : 0;
+  options.max_length = args.max_length;
   options.batch_size = args.batch_size;
   options.normalize = !args.no_normalize && model.pooling.normalize;
-  if (args.granularity < 0) throw input_error("--granularity", "must be > 0");
+  return options;
+}
 
+int run_encode(const EncodeArgs& args) {
+  const LoadedModel model = load_model_folder(args.model);
+  const auto tokenizer = load_tokenizer(args.model);
+  const EncodeOptions options = encode_options(args, model);
   std::vector<std::string> texts, ids;
   read_documents(args.input, texts, ids);
   Progress progress("lmk encode", texts.size(), "texts");
@@ -157,7 +162,9 @@ int run_encode(const EncodeArgs& args) {
   const std::string ids_path = fs::path(args.out).replace_extension(".ids.txt").string();
   std::string id_lines;
   for (const auto& id : ids) id_lines += id + "\n";
-  std::ofstream(ids_path) << id_lines;
+  AtomicFile ids_file(ids_path);
+  ids_file.write(id_lines);
+  ids_file.commit();
   std::cerr << "lmk: wrote " << texts.size() << " x " << embeddings.size(1) << " embeddings ("
             << pooling_name(options.pooling) << ") to " << args.out << " and their ids to "
             << ids_path << "\n";
@@ -167,13 +174,10 @@ int run_encode(const EncodeArgs& args) {
 int run_attention(const EncodeArgs& args) {
   const LoadedModel model = load_model_folder(args.model);
   const auto tokenizer = load_tokenizer(args.model);
-  EncodeOptions options;
-  options.pooling = args.pooling.empty() ? model.pooling.pooling : parse_pooling(args.pooling);
-  options.granularity = args.granularity;
-  options.max_length = args.max_length;
+  const EncodeOptions options = encode_options(args, model);
+  if (args.bins <= 0) throw input_error("--bins", "must be > 0");
   std::vector<std::string> texts, ids;
   read_documents(args.input, texts, ids);
-  if (args.bins <= 0) throw input_error("--bins", "must be > 0");
   const auto profiles = attention_profiles(model, *tokenizer, texts, options);
   std::string csv = "doc_id,length,bin,start,end,weight\n";
   for (size_t d = 0; d < profiles.size(); ++d) {
