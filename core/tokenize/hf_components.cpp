@@ -309,24 +309,8 @@ class StripNormalizer : public Normalizer {
   StripNormalizer(bool left, bool right) : left_(left), right_(right) {}
   void normalize(NormalizedString& s) const override {
     size_t begin = 0, end = s.text.size();
-    if (left_) {
-      size_t pos = 0;
-      while (pos < end) {
-        size_t next = pos;
-        if (!unicode::is_whitespace(unicode::next_code_point(s.text, next))) break;
-        pos = next;
-      }
-      begin = pos;
-    }
-    if (right_) {
-      while (end > begin) {
-        size_t start = end - 1;
-        while (start > begin && (static_cast<unsigned char>(s.text[start]) & 0xC0) == 0x80) --start;
-        size_t next = start;
-        if (!unicode::is_whitespace(unicode::next_code_point(s.text, next))) break;
-        end = start;
-      }
-    }
+    if (left_) begin = unicode::skip_whitespace_forward(s.text, 0, end);
+    if (right_) end = unicode::skip_whitespace_backward(s.text, end, begin);
     if (begin != 0 || end != s.text.size()) {
       NormalizedString stripped = s.slice(begin, end);
       stripped.original_begin = s.original_begin;

@@ -337,8 +337,7 @@ class WordPieceModel : public VocabularyModel {
         if (start > 0) candidate = prefix_;
         candidate.append(word.substr(start, end - start));
         if ((found = vocab_.find(candidate))) break;
-        do --end;
-        while (end > start && (static_cast<unsigned char>(word[end]) & 0xC0) == 0x80);
+        end = unicode::previous_code_point_start(word, end, start);
       }
       if (!found) {
         out.resize(first);

@@ -100,24 +100,8 @@ class AddedTokenMatcher {
           !(is_word_boundary_before(text, begin) && is_word_boundary_after(text, end))) {
         continue;
       }
-      if (best->lstrip) {
-        while (begin > previous_end) {
-          size_t start = begin - 1;
-          while (start > previous_end && (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80)
-            --start;
-          size_t next = start;
-          if (!unicode::is_whitespace(unicode::next_code_point(text, next))) break;
-          begin = start;
-        }
-      }
-      if (best->rstrip) {
-        while (end < text.size()) {
-          size_t next = end;
-          if (!unicode::is_whitespace(unicode::next_code_point(text, next))) break;
-          end = next;
-        }
-        pos = end;
-      }
+      if (best->lstrip) begin = unicode::skip_whitespace_backward(text, begin, previous_end);
+      if (best->rstrip) pos = end = unicode::skip_whitespace_forward(text, end, text.size());
       matches.push_back({begin, end, best});
       previous_end = end;
     }
@@ -128,8 +112,7 @@ class AddedTokenMatcher {
   static bool is_word_char(char32_t cp) { return unicode::is_alphanumeric(cp) || cp == '_'; }
   static bool is_word_boundary_before(std::string_view text, size_t at) {
     if (at == 0) return true;
-    size_t start = at - 1;
-    while (start > 0 && (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80) --start;
+    size_t start = unicode::previous_code_point_start(text, at);
     return !is_word_char(unicode::next_code_point(text, start));
   }
   static bool is_word_boundary_after(std::string_view text, size_t at) {

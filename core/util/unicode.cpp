@@ -103,6 +103,25 @@ std::string replace_invalid_utf8(std::string_view s) {
   return out;
 }
 
+size_t skip_whitespace_forward(std::string_view s, size_t pos, size_t end) {
+  while (pos < end) {
+    size_t next = pos;
+    if (!is_whitespace(next_code_point(s, next))) break;
+    pos = next;
+  }
+  return pos;
+}
+
+size_t skip_whitespace_backward(std::string_view s, size_t pos, size_t floor) {
+  while (pos > floor) {
+    size_t start = previous_code_point_start(s, pos, floor);
+    size_t next = start;
+    if (!is_whitespace(next_code_point(s, next))) break;
+    pos = start;
+  }
+  return pos;
+}
+
 bool is_whitespace(char32_t cp) {
   // The White_Space property (PropList.txt); it has not changed since Unicode 6.3.
   switch (cp) {

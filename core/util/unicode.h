@@ -36,6 +36,18 @@ inline size_t sequence_length(unsigned char b) {
   return b < 0xC0 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
 }
 
+// Start of the code point that ends just before s[pos] (pos > floor), never below floor.
+inline size_t previous_code_point_start(std::string_view s, size_t pos, size_t floor = 0) {
+  size_t start = pos - 1;
+  while (start > floor && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80) --start;
+  return start;
+}
+
+// Moves pos forward past whitespace code points, up to end; returns the new position.
+size_t skip_whitespace_forward(std::string_view s, size_t pos, size_t end);
+// Moves pos backward past whitespace code points, down to floor; returns the new position.
+size_t skip_whitespace_backward(std::string_view s, size_t pos, size_t floor);
+
 // Appends the UTF-8 encoding of cp to out.
 void append_utf8(std::string& out, char32_t cp);
 
