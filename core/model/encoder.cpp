@@ -165,17 +165,24 @@ at::Tensor gated_linear_unit(const at::Tensor& projected, const std::string& act
                                           : halves[0] * apply_activation(halves[1], activation);
 }
 
-at::Tensor apply_rope(const at::Tensor& x, double theta) {
-  const int64_t L = x.size(2), d = x.size(3);
+RopeTables rope_tables(int64_t L, int64_t d, double theta) {
   // inv_freq[i] = theta^(-2i/d); angle[p, i] = p * inv_freq[i]; cos/sin repeated for both halves.
   const at::Tensor inv_freq =
       at::pow(theta, at::arange(0, d, 2, at::kFloat).div(static_cast<double>(d))).reciprocal();
   const at::Tensor angles = at::outer(at::arange(L, at::kFloat), inv_freq);  // [L, d/2]
   const at::Tensor emb = at::cat({angles, angles}, -1);                      // [L, d]
-  const at::Tensor cos = emb.cos().to(x.scalar_type()), sin = emb.sin().to(x.scalar_type());
+  return {emb.cos(), emb.sin()};
+}
+
+at::Tensor apply_rope(const at::Tensor& x, const RopeTables& tables) {
+  const int64_t d = x.size(3);
   const at::Tensor rotated =
       at::cat({x.narrow(-1, d / 2, d / 2).neg(), x.narrow(-1, 0, d / 2)}, -1);
-  return x * cos + rotated * sin;
+  return x * tables.cos.to(x.scalar_type()) + rotated * tables.sin.to(x.scalar_type());
+}
+
+at::Tensor apply_rope(const at::Tensor& x, double theta) {
+  return apply_rope(x, rope_tables(x.size(2), x.size(3), theta));
 }
 
 at::Tensor blockwise_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
@@ -253,7 +260,7 @@ at::Tensor Encoder::embed(const at::Tensor& ids) {
 }
 
 at::Tensor Encoder::attention(const at::Tensor& x, const at::Tensor& key_mask, int64_t layer,
-                              AttentionCapture* capture) {
+                              AttentionCapture* capture, std::map<double, RopeTables>& rope) {
   const int64_t B = x.size(0), L = x.size(1), H = config_.hidden_size, heads = config_.num_heads,
                 d = config_.head_dim();
   at::Tensor q, k, v;  // [B, L, H] each
@@ -287,8 +294,10 @@ at::Tensor Encoder::attention(const at::Tensor& x, const at::Tensor& key_mask, i
   q = heads_first(q), k = heads_first(k), v = heads_first(v);
   if (config_.uses_rope()) {
     const double theta = config_.layer_rope_theta(layer);
-    q = apply_rope(q, theta);
-    k = apply_rope(k, theta);
+    auto tables = rope.find(theta);
+    if (tables == rope.end()) tables = rope.emplace(theta, rope_tables(L, d, theta)).first;
+    q = apply_rope(q, tables->second);
+    k = apply_rope(k, tables->second);
   }
   const int64_t half_window = config_.is_global_layer(layer) ? -1 : config_.half_window();
   const bool capture_here = capture && layer == config_.num_layers - 1;
@@ -334,21 +343,22 @@ at::Tensor Encoder::forward(const at::Tensor& ids, const at::Tensor& mask,
               "sequence longer than max_position_embeddings");
   const at::Tensor key_mask = mask.to(at::kBool);
   at::Tensor hidden = embed(ids);  // [B, L, H]
+  std::map<double, RopeTables> rope;
   for (int64_t i = 0; i < config_.num_layers; ++i) {
     if (config_.architecture == Architecture::ModernBert) {
       // Pre-norm; layer 0 has no attn_norm (the embedding norm precedes it).
       const at::Tensor x =
           i == 0 ? hidden : layer_norm(hidden, layer_name("layers.", i, "attn_norm"));
-      hidden = hidden + attention(x, key_mask, i, capture);
+      hidden = hidden + attention(x, key_mask, i, capture, rope);
       hidden = hidden + feed_forward(layer_norm(hidden, layer_name("layers.", i, "mlp_norm")), i);
     } else if (config_.architecture == Architecture::Bert) {
       // Post-norm.
-      hidden = layer_norm(hidden + attention(hidden, key_mask, i, capture),
+      hidden = layer_norm(hidden + attention(hidden, key_mask, i, capture, rope),
                           layer_name("encoder.layer.", i, "attention.output.LayerNorm"));
       hidden = layer_norm(hidden + feed_forward(hidden, i),
                           layer_name("encoder.layer.", i, "output.LayerNorm"));
     } else {
-      hidden = layer_norm(hidden + attention(hidden, key_mask, i, capture),
+      hidden = layer_norm(hidden + attention(hidden, key_mask, i, capture, rope),
                           layer_name("encoder.layer.", i, "attn_ln"));
       hidden =
           layer_norm(hidden + feed_forward(hidden, i), layer_name("encoder.layer.", i, "mlp_ln"));

@@ -22,6 +22,11 @@ struct AttentionCapture {
   at::Tensor weights;                                 // [B, heads, max queries, L]
 };
 
+// cos / sin of rotary angles per position and head dimension ([L, d] each).
+struct RopeTables {
+  at::Tensor cos, sin;
+};
+
 class Encoder : public torch::nn::Module {
  public:
   // A model with freshly initialized weights (ModernBERT's initialization scheme), or, with
@@ -52,8 +57,9 @@ class Encoder : public torch::nn::Module {
   at::Tensor& w(const std::string& name) { return weights_.at(name); }
   bool has(const std::string& name) const { return weights_.count(name) > 0; }
   at::Tensor embed(const at::Tensor& ids);
+  // rope: the RoPE tables of this forward pass by theta (built on first use, shared by layers).
   at::Tensor attention(const at::Tensor& x, const at::Tensor& key_mask, int64_t layer,
-                       AttentionCapture* capture);
+                       AttentionCapture* capture, std::map<double, RopeTables>& rope);
   at::Tensor feed_forward(const at::Tensor& x, int64_t layer);
   at::Tensor layer_norm(const at::Tensor& x, const std::string& prefix);
   at::Tensor linear(const at::Tensor& x, const std::string& prefix);
@@ -77,8 +83,12 @@ enum class GluOrder {
 at::Tensor gated_linear_unit(const at::Tensor& projected, const std::string& activation,
                              GluOrder order);
 
-// Applies rotary position embeddings (NeoX / rotate_half convention) to x [B, heads, L, d] for
-// positions 0..L-1 with base theta.
+// cos / sin of the rotary angles for positions 0..L-1, head size d, base theta: [L, d] each.
+RopeTables rope_tables(int64_t L, int64_t d, double theta);
+
+// Applies rotary position embeddings (NeoX / rotate_half convention) to x [B, heads, L, d].
+at::Tensor apply_rope(const at::Tensor& x, const RopeTables& tables);
+// The same, building the tables for positions 0..L-1 with base theta.
 at::Tensor apply_rope(const at::Tensor& x, double theta);
 
 // Exact attention, computed in blocks of queries so that no [L, L] matrix is ever formed.
