@@ -123,9 +123,11 @@ class BpeModel : public VocabularyModel {
       }
     }
     const bool cacheable = piece.size() <= kMaxCachedLength;
+    std::string key;  // built once: looked up, then inserted on a miss
     if (cacheable) {
+      key.assign(piece);
       std::lock_guard<std::mutex> lock(cache_mutex_);
-      auto it = cache_.find(std::string(piece));
+      auto it = cache_.find(key);
       if (it != cache_.end()) {
         out.insert(out.end(), it->second.begin(), it->second.end());
         return;
@@ -136,7 +138,7 @@ class BpeModel : public VocabularyModel {
     if (cacheable) {
       std::lock_guard<std::mutex> lock(cache_mutex_);
       if (cache_.size() >= kCacheCapacity) cache_.clear();
-      cache_.emplace(std::string(piece), std::vector<ModelToken>(out.begin() + first, out.end()));
+      cache_.emplace(std::move(key), std::vector<ModelToken>(out.begin() + first, out.end()));
     }
   }
 
