@@ -216,25 +216,23 @@ json EncoderConfig::to_json() const {
       }
       if (every > 0) j["global_attn_every_n_layers"] = every;
       j["tie_word_embeddings"] = true;
-      break;
+      return j;
     }
     case Architecture::Bert:
       j["architectures"] = {"BertForMaskedLM"};
-      j["hidden_act"] = activation;
-      j["layer_norm_eps"] = norm_eps;
-      j["type_vocab_size"] = type_vocab_size;
       j["position_embedding_type"] = "absolute";
       break;
     case Architecture::Gte:
       j["architectures"] = {"NewForMaskedLM"};
-      j["hidden_act"] = activation;
-      j["layer_norm_eps"] = norm_eps;
-      j["type_vocab_size"] = type_vocab_size;
       j["position_embedding_type"] = "rope";
       j["rope_theta"] = rope_theta;
       j["pack_qkv"] = pack_qkv;
       break;
   }
+  // BERT and GTE name these alike.
+  j["hidden_act"] = activation;
+  j["layer_norm_eps"] = norm_eps;
+  j["type_vocab_size"] = type_vocab_size;
   return j;
 }
 

@@ -37,19 +37,19 @@ int main(int argc, char** argv) {
       texts.push_back(nlohmann::json::parse(line).at("text").get<std::string>());
       bytes += texts.back().size();
     }
+    // One timed pass over every text: its token count and seconds.
+    auto timed_pass = [&](double& seconds) {
+      const auto start = std::chrono::steady_clock::now();
+      size_t count = 0;
+      for (const auto& t : texts)
+        count += tokenizer->add_special_tokens(tokenizer->encode(t)).ids.size();
+      seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      return count;
+    };
     // The first pass fills the BPE word cache (as the HF side's warm-up does); it is timed too.
-    const auto cold_start = std::chrono::steady_clock::now();
-    size_t tokens = 0;
-    for (const auto& t : texts)
-      tokens += tokenizer->add_special_tokens(tokenizer->encode(t)).ids.size();
-    const double cold_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - cold_start).count();
-    const auto start = std::chrono::steady_clock::now();
-    size_t timed_tokens = 0;
-    for (const auto& t : texts)
-      timed_tokens += tokenizer->add_special_tokens(tokenizer->encode(t)).ids.size();
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double cold_seconds = 0, seconds = 0;
+    const size_t tokens = timed_pass(cold_seconds);
+    const size_t timed_tokens = timed_pass(seconds);
     if (timed_tokens != tokens) throw std::runtime_error("token counts differ between passes");
     nlohmann::json result = {{"texts", texts.size()},
                              {"tokens", tokens},
