@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "app/commands.h"
 #include "core/eval/attention_profile.h"
@@ -128,12 +129,40 @@ void read_documents(const std::string& path, std::vector<std::string>& texts,
 }
 
 struct EncodeArgs {
-  std::string model, pooling, input, out;
+  std::string model, pooling, input, out, device = "cpu";
   int granularity = 0;
   size_t max_length = 0, batch_size = 16;
   bool no_normalize = false;
-  int bins = 20;  // lmk attention
+  int bins = 20;                // lmk attention
+  std::string layers = "last";  // lmk attention: last | all | comma-separated indices
+  bool per_head = false;        // lmk attention
 };
+
+// --layers: "last" (empty list), "all", or comma-separated layer indices.
+std::vector<int64_t> parse_layers(const std::string& text, int64_t num_layers) {
+  std::vector<int64_t> layers;
+  if (text == "last" || text.empty()) return layers;
+  if (text == "all") {
+    for (int64_t i = 0; i < num_layers; ++i) layers.push_back(i);
+    return layers;
+  }
+  std::stringstream list(text);
+  std::string item;
+  while (std::getline(list, item, ',')) {
+    size_t used = 0;
+    long long value = -1;
+    try {
+      value = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || item.empty() || value < 0) {
+      throw input_error("--layers", "'" + item + "' is not a layer index (use last, all or 0,3,6)");
+    }
+    layers.push_back(value);
+  }
+  return layers;
+}
 
 // The encode options the command line asks for, with the model folder's settings as defaults.
 EncodeOptions encode_options(const EncodeArgs& args, const LoadedModel& model) {
@@ -144,6 +173,7 @@ EncodeOptions encode_options(const EncodeArgs& args, const LoadedModel& model) {
   options.max_length = args.max_length;
   options.batch_size = args.batch_size;
   options.normalize = !args.no_normalize && model.pooling.normalize;
+  options.device = args.device;
   return options;
 }
 
@@ -178,15 +208,18 @@ int run_attention(const EncodeArgs& args) {
   if (args.bins <= 0) throw input_error("--bins", "must be > 0");
   std::vector<std::string> texts, ids;
   read_documents(args.input, texts, ids);
-  const auto profiles = attention_profiles(model, *tokenizer, texts, options);
-  std::string csv = "doc_id,length,bin,start,end,weight\n";
-  for (size_t d = 0; d < profiles.size(); ++d) {
-    const auto& p = profiles[d];
+  AttentionProfileOptions profile_options;
+  profile_options.per_head = args.per_head;
+  profile_options.layers = parse_layers(args.layers, model.encoder->config().num_layers);
+  const auto profiles = attention_profiles(model, *tokenizer, texts, options, profile_options);
+  std::string csv = "doc_id,length,layer,head,bin,start,end,weight\n";
+  for (const auto& p : profiles) {
     const auto binned = p.binned(args.bins);
+    const std::string head = p.head < 0 ? "mean" : std::to_string(p.head);
     for (int b = 0; b < args.bins; ++b) {
-      csv += ids[d] + "," + std::to_string(p.length) + "," + std::to_string(b) + "," +
-             std::to_string(b * p.length / args.bins) + "," +
-             std::to_string((b + 1) * p.length / args.bins) + "," +
+      csv += ids[p.document] + "," + std::to_string(p.length) + "," + std::to_string(p.layer) +
+             "," + head + "," + std::to_string(b) + "," + std::to_string(b * p.length / args.bins) +
+             "," + std::to_string((b + 1) * p.length / args.bins) + "," +
              std::to_string(binned[static_cast<size_t>(b)]) + "\n";
     }
   }
@@ -196,9 +229,9 @@ int run_attention(const EncodeArgs& args) {
     AtomicFile out(args.out);
     out.write(csv);
     out.commit();
-    std::cerr << "lmk: wrote the final-layer attention of " << pooling_name(options.pooling)
-              << " pooling tokens for " << profiles.size() << " documents in " << args.bins
-              << " bins to " << args.out << "\n";
+    std::cerr << "lmk: wrote the attention (layers: " << args.layers << ") of "
+              << pooling_name(options.pooling) << " pooling tokens for " << profiles.size()
+              << " documents in " << args.bins << " bins to " << args.out << "\n";
   }
   return 0;
 }
@@ -233,13 +266,19 @@ Runner add_inspect_command(CLI::App& app) {
 Runner add_attention_command(CLI::App& app) {
   auto args = std::make_shared<EncodeArgs>();
   auto* cmd = app.add_subcommand(
-      "attention", "Final-layer attention of the pooling tokens over positions, binned (CSV)");
+      "attention",
+      "Attention of the pooling tokens over positions (final layer by default), binned (CSV)");
   cmd->add_option("--model", args->model, "model folder")->required();
   cmd->add_option("--pooling", args->pooling,
                   "cls (queries: position 0) | lmk (the landmarks) | multicls (the CLS tokens)");
   cmd->add_option("--granularity", args->granularity, "landmark / MultiCLS granularity");
   cmd->add_option("--input", args->input, "docs.jsonl")->required();
   cmd->add_option("--bins", args->bins, "position bins per document")->capture_default_str();
+  cmd->add_option("--layers", args->layers, "last | all | comma-separated layer indices")
+      ->capture_default_str();
+  cmd->add_flag("--per-head", args->per_head, "one profile per head besides the mean");
+  cmd->add_option("--device", args->device, "cpu | cuda | cuda:N (bf16 autocast on CUDA)")
+      ->capture_default_str();
   cmd->add_option("--out", args->out, "CSV file (default: stdout)");
   cmd->add_option("--max-length", args->max_length, "truncate inputs to N tokens (0: no limit)");
   return [args] { return run_attention(*args); };
@@ -258,6 +297,8 @@ Runner add_encode_command(CLI::App& app) {
   cmd->add_option("--out", args->out, "emb.npy (ids go to emb.ids.txt)")->required();
   cmd->add_option("--max-length", args->max_length, "truncate inputs to N tokens (0: no limit)");
   cmd->add_option("--batch-size", args->batch_size, "texts per batch")->capture_default_str();
+  cmd->add_option("--device", args->device, "cpu | cuda | cuda:N (bf16 autocast on CUDA)")
+      ->capture_default_str();
   cmd->add_flag("--no-normalize", args->no_normalize, "do not L2-normalize");
   return [args] { return run_encode(*args); };
 }

@@ -17,13 +17,25 @@ std::vector<double> AttentionProfile::binned(int bins) const {
 std::vector<AttentionProfile> attention_profiles(const LoadedModel& model,
                                                  const Tokenizer& tokenizer,
                                                  const std::vector<std::string>& texts,
-                                                 const EncodeOptions& options) {
+                                                 const EncodeOptions& options,
+                                                 const AttentionProfileOptions& profile_options) {
+  const int64_t num_layers = model.encoder->config().num_layers;
+  for (int64_t layer : profile_options.layers) {
+    if (layer < 0 || layer >= num_layers) {
+      throw input_error("--layers", "layer " + std::to_string(layer) +
+                                        " out of range (the model has " +
+                                        std::to_string(num_layers) + " layers, 0.." +
+                                        std::to_string(num_layers - 1) + ")");
+    }
+  }
   LandmarkOptions landmark_options;
   landmark_options.spec = landmark_spec_for(options.pooling, options.granularity, model.pooling);
   landmark_options.max_length = options.max_length;
   const LandmarkTokenizer landmarks(tokenizer, landmark_options);
   const bool pooled_positions =
       options.pooling == Pooling::Landmark || options.pooling == Pooling::MultiCls;
+  const c10::Device device = parse_device(options.device);
+  model.encoder->to(device);
   at::NoGradGuard no_grad;
   std::vector<AttentionProfile> profiles;
   for (size_t i = 0; i < texts.size(); ++i) {
@@ -36,15 +48,31 @@ std::vector<AttentionProfile> attention_profiles(const LoadedModel& model,
     }
     if (queries.empty()) queries.push_back(0);
     capture.query_positions = {queries};
+    capture.per_head = profile_options.per_head;
+    capture.mean_over_queries = true;
+    capture.layers = profile_options.layers;
     const at::Tensor ids =
         at::tensor(std::vector<int64_t>(t.ids.begin(), t.ids.end()), at::kLong).view({1, L});
-    model.encoder->forward(ids, at::ones({1, L}, at::kLong), &capture);
-    // [1, heads, Q, L] -> mean over heads and queries -> [L]
-    const at::Tensor mean = capture.weights.mean({0, 1, 2}).to(at::kDouble).contiguous();
-    AttentionProfile profile;
-    profile.length = L;
-    profile.weights.assign(mean.data_ptr<double>(), mean.data_ptr<double>() + L);
-    profiles.push_back(std::move(profile));
+    model.encoder->forward(ids.to(device), at::ones({1, L}, at::kLong).to(device), &capture);
+    for (const auto& [layer, weights] : capture.weights) {
+      // [1, heads or 1, 1, L]: the mean over heads first, then each head.
+      const at::Tensor per_head =
+          weights.select(0, 0).select(1, 0).to(at::kCPU, at::kDouble);  // [h, L]
+      std::vector<std::pair<int64_t, at::Tensor>> rows = {{-1, per_head.mean(0)}};
+      if (profile_options.per_head) {
+        for (int64_t h = 0; h < per_head.size(0); ++h) rows.emplace_back(h, per_head[h]);
+      }
+      for (auto& [head, row] : rows) {
+        const at::Tensor values = row.contiguous();
+        AttentionProfile profile;
+        profile.document = i;
+        profile.layer = layer;
+        profile.head = head;
+        profile.length = L;
+        profile.weights.assign(values.data_ptr<double>(), values.data_ptr<double>() + L);
+        profiles.push_back(std::move(profile));
+      }
+    }
   }
   return profiles;
 }

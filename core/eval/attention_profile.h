@@ -12,6 +12,9 @@
 namespace lmk {
 
 struct AttentionProfile {
+  size_t document = 0;          // index into the texts
+  int64_t layer = 0;            // encoder layer (0-based)
+  int64_t head = -1;            // attention head, or -1 for the mean over heads
   int64_t length = 0;           // model input length (tokens, special ones included)
   std::vector<double> weights;  // per position, sums to 1
   // Sums the weights into `bins` equal spans of positions; bin b covers
@@ -19,11 +22,16 @@ struct AttentionProfile {
   std::vector<double> binned(int bins) const;
 };
 
-// The profile of each text: queries are position 0 for cls / mean / last / mean_every_k, the
-// landmark positions for lmk, the CLS positions for multicls. One document at a time.
-std::vector<AttentionProfile> attention_profiles(const LoadedModel& model,
-                                                 const Tokenizer& tokenizer,
-                                                 const std::vector<std::string>& texts,
-                                                 const EncodeOptions& options);
+struct AttentionProfileOptions {
+  bool per_head = false;        // one profile per head, besides none for the mean
+  std::vector<int64_t> layers;  // empty: the final layer only
+};
+
+// The profiles of each text (document order, then layer, then head): queries are position 0
+// for cls / mean / last / mean_every_k, the landmark positions for lmk, the CLS positions for
+// multicls; averaged over the queries. One document at a time.
+std::vector<AttentionProfile> attention_profiles(
+    const LoadedModel& model, const Tokenizer& tokenizer, const std::vector<std::string>& texts,
+    const EncodeOptions& options, const AttentionProfileOptions& profile_options = {});
 
 }  // namespace lmk

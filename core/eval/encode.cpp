@@ -1,11 +1,62 @@
 #include "core/eval/encode.h"
 
 #include <ATen/ATen.h>
+#include <ATen/autocast_mode.h>
 
 #include "core/tokenize/batching.h"
 #include "core/util/error.h"
 
 namespace lmk {
+
+c10::Device parse_device(const std::string& name) {
+  if (name == "cpu") return c10::Device(c10::kCPU);
+  const std::string prefix = "cuda";
+  if (name.rfind(prefix, 0) != 0) {
+    throw input_error("--device", "'" + name + "' is not a device (cpu, cuda or cuda:N)");
+  }
+  int index = -1;
+  if (name.size() > prefix.size()) {
+    const std::string rest = name.substr(prefix.size());
+    size_t used = 0;
+    try {
+      if (rest.size() > 1 && rest[0] == ':') index = std::stoi(rest.substr(1), &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != rest.size() - 1 || index < 0) {
+      throw input_error("--device", "'" + name + "' is not a device (cpu, cuda or cuda:N)");
+    }
+  }
+  if (!at::hasCUDA()) {
+    throw input_error("--device",
+                      "this LibTorch build has no CUDA (Debian's libtorch is "
+                      "CPU-only): use --device cpu, or build against a CUDA LibTorch");
+  }
+  return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index));
+}
+
+namespace {
+
+// bf16 autocast for the encoder's forward on CUDA (this CPU has no fast bf16 path: fp32 there).
+class BfloatAutocast {
+ public:
+  explicit BfloatAutocast(bool enable) : enabled_(enable) {
+    if (!enabled_) return;
+    previous_ = at::autocast::is_enabled();
+    at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
+    at::autocast::set_enabled(true);
+  }
+  ~BfloatAutocast() {
+    if (enabled_) at::autocast::set_enabled(previous_);
+  }
+  BfloatAutocast(const BfloatAutocast&) = delete;
+  BfloatAutocast& operator=(const BfloatAutocast&) = delete;
+
+ private:
+  bool enabled_ = false, previous_ = false;
+};
+
+}  // namespace
 
 LandmarkSpec landmark_spec_for(Pooling pooling, int granularity, const PoolingSettings& folder) {
   switch (pooling) {
@@ -43,6 +94,9 @@ at::Tensor encode_texts(const LoadedModel& model, const Tokenizer& tokenizer,
     throw InputError("latent pooling: the model folder has no latent attention weights");
   }
   const int32_t pad = tokenizer.special_tokens().pad.value_or(0);
+  const c10::Device device = parse_device(options.device);
+  model.encoder->to(device);
+  const BfloatAutocast autocast(device.is_cuda());
   at::NoGradGuard no_grad;
   size_t done = 0;
   for (const auto& rows : bucket_by_length(lengths, options.batch_size, options.max_batch_tokens)) {
@@ -53,7 +107,9 @@ at::Tensor encode_texts(const LoadedModel& model, const Tokenizer& tokenizer,
     const at::Tensor mask =
         at::from_blob(const_cast<uint8_t*>(batch.attention_mask.data()), {B, L}, at::kByte)
             .to(at::kLong);
-    const at::Tensor hidden = model.encoder->forward(ids, mask);  // [B, L, H]
+    // [B, L, H], back on the CPU in float32 for pooling.
+    const at::Tensor hidden =
+        model.encoder->forward(ids.to(device), mask.to(device)).to(at::kCPU, at::kFloat);
     const at::Tensor pooled =
         pool(options.pooling, hidden, mask, batch.pool_positions, pooling_options);
     for (int64_t r = 0; r < B; ++r)

@@ -4,6 +4,7 @@
 // with the pooling's landmark layout, length-bucketed batches, one forward per batch.
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
 
 #include <functional>
 #include <string>
@@ -22,7 +23,14 @@ struct EncodeOptions {
   size_t batch_size = 16;
   size_t max_batch_tokens = 32768;  // padded tokens per batch
   bool normalize = true;
+  // "cpu", "cuda" or "cuda:N": where the encoder runs (bf16 autocast on CUDA); pooling and the
+  // returned embeddings stay on the CPU in float32.
+  std::string device = "cpu";
 };
+
+// Parses --device; an InputError names the flag when the value is malformed or when CUDA is
+// asked for and this LibTorch build has none.
+c10::Device parse_device(const std::string& name);
 
 // The landmark layout a pooling reads: lmk -> fixed:g (or the folder's eval spec), multicls ->
 // multicls:g, everything else -> the tokenizer's own template.

@@ -27,6 +27,13 @@ BlasInfo detect_blas() {
   for (const char* fast : {"openblas", "mkl", "blis", "atlas"}) {
     if (info.library.find(fast) != std::string::npos) info.optimized = true;
   }
+  // Debian's libblas.so.3 from openblas-openmp can still run the pthreads core underneath
+  // (libopenblas.so.0 is a separate alternative): ask the core itself.
+  if (const auto parallel =
+          reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_parallel"))) {
+    const int mode = parallel();
+    info.threading = mode == 1 ? "pthreads" : mode == 2 ? "openmp" : "sequential";
+  }
   return info;
 }
 
@@ -52,6 +59,12 @@ void prefer_passive_openmp(char** argv) {
 }
 
 std::string slow_blas_warning(const BlasInfo& blas) {
+  if (blas.optimized && blas.threading == "openmp") {
+    return "warning: OpenBLAS runs its OpenMP build: the attention kernel runs 2-3x slower than "
+           "with the pthreads build. Run scripts/setup, or: update-alternatives --set "
+           "libopenblas.so.0-x86_64-linux-gnu "
+           "/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0";
+  }
   if (blas.library.empty() || blas.optimized) return "";
   return "warning: LibTorch is using the reference BLAS (" + blas.library +
          "): matrix products run ~25x slower. Run scripts/setup, or make OpenBLAS the active "

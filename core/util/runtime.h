@@ -8,6 +8,9 @@ namespace lmk {
 struct BlasInfo {
   std::string library;     // resolved path of the loaded libblas ("" when none is loaded)
   bool optimized = false;  // false for the reference BLAS (~25x slower on this kind of CPU)
+  // OpenBLAS's own threading: "pthreads", "openmp", "sequential", or "" when not OpenBLAS.
+  // The OpenMP build is 2-3x slower in the fused attention kernel (docs/BENCHMARKS.md).
+  std::string threading;
 };
 
 // Finds the BLAS library loaded into this process.

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "core/util/file.h"
@@ -144,7 +145,7 @@ TEST_F(LmkCliTest, ModelInitInspectAndEncode) {
     std::istringstream lines(r.output);
     std::string line;
     std::getline(lines, line);
-    EXPECT_EQ(line, "doc_id,length,bin,start,end,weight");
+    EXPECT_EQ(line, "doc_id,length,layer,head,bin,start,end,weight");
     std::map<std::string, double> sums;
     int rows = 0;
     while (std::getline(lines, line)) {
@@ -153,6 +154,33 @@ TEST_F(LmkCliTest, ModelInitInspectAndEncode) {
     }
     EXPECT_EQ(rows, 12) << pooling;
     for (const auto& [doc, sum] : sums) EXPECT_NEAR(sum, 1.0, 1e-4) << pooling << " " << doc;
+  }
+  // Every layer, per head: layers 0..L-1, each with the mean and every head; a head's rows
+  // of one document and layer sum to 1 as well.
+  r = run_lmk("attention --model " + model +
+              " --pooling lmk --granularity 2 --bins 4 --layers all "
+              "--per-head --input " +
+              docs);
+  ASSERT_EQ(r.code, 0) << r.output;
+  {
+    std::istringstream lines(r.output);
+    std::string line;
+    std::getline(lines, line);
+    std::map<std::string, double> sums;  // doc,layer,head -> sum
+    std::set<std::string> layers, heads;
+    while (std::getline(lines, line)) {
+      std::vector<std::string> f;
+      std::stringstream fields(line);
+      for (std::string x; std::getline(fields, x, ',');) f.push_back(x);
+      ASSERT_EQ(f.size(), 8u) << line;
+      layers.insert(f[2]);
+      heads.insert(f[3]);
+      sums[f[0] + "," + f[2] + "," + f[3]] += std::stod(f[7]);
+    }
+    EXPECT_EQ(layers.size(), 4u) << "the tiny preset has 4 layers";
+    EXPECT_EQ(heads, (std::set<std::string>{"0", "1", "mean"})) << "tiny: 2 heads";
+    EXPECT_EQ(sums.size(), 3u * 4 * 3);
+    for (const auto& [key, sum] : sums) EXPECT_NEAR(sum, 1.0, 1e-4) << key;
   }
   // Bad input: exit 2 naming what is wrong.
   struct Case {
@@ -166,6 +194,10 @@ TEST_F(LmkCliTest, ModelInitInspectAndEncode) {
       {"encode --model " + model + " --pooling latent --input " + docs + " --out x.npy", "latent"},
       {"model init --preset huge --tokenizer " + tokenizer_ + " --out " + model + "2", "--preset"},
       {"inspect " + dir_.path().string(), "config.json"},
+      {"attention --model " + model + " --layers 0,x --input " + docs, "--layers"},
+      {"encode --model " + model + " --device tpu --input " + docs + " --out x.npy", "--device"},
+      {"encode --model " + model + " --device cuda:x --input " + docs + " --out x.npy", "--device"},
+      {"attention --model " + model + " --layers 9 --input " + docs, "out of range"},
   };
   for (const auto& c : cases) {
     r = run_lmk(c.args);

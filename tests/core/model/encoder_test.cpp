@@ -54,6 +54,17 @@ TEST(RopeTest, RotatesHalvesNotInterleavedPairs) {
   EXPECT_TRUE(at::allclose(dots, dots[0][0][0].expand_as(dots), 1e-4, 1e-5));
 }
 
+TEST(RopeTest, OnePassKernelEqualsTheTensorFormula) {
+  // Inference runs a one-pass loop; training (gradients wanted) the tensor ops. Same numbers.
+  at::manual_seed(9);
+  const at::Tensor x = at::randn({2, 8, 3, 16}).transpose(1, 2);  // [B, heads, L, d], strided
+  const RopeTables tables = rope_tables(8, 16, 160000.0);
+  const at::Tensor fast = apply_rope(x, tables);
+  const at::Tensor trained = apply_rope(x.clone().requires_grad_(), tables);
+  ASSERT_TRUE(trained.requires_grad());
+  EXPECT_TRUE(at::allclose(fast, trained.detach(), 1e-6, 1e-6));
+}
+
 TEST(AttentionTest, WindowEdgeIsInclusiveAndPaddingIsIgnored) {
   // q = k = 0: uniform over allowed keys; v one-hot per position shows which keys were used.
   const int64_t L = 9;
@@ -76,22 +87,37 @@ TEST(AttentionTest, WindowEdgeIsInclusiveAndPaddingIsIgnored) {
   EXPECT_NEAR(global[0][0][4][8].item<float>(), 0.0f, 1e-6);
 }
 
+// softmax(q kᵀ / sqrt(d), masked) v with the whole [L, L] matrix, and the probabilities.
+std::pair<at::Tensor, at::Tensor> dense_attention(const at::Tensor& q, const at::Tensor& k,
+                                                  const at::Tensor& v, const at::Tensor& mask,
+                                                  int64_t half_window) {
+  const int64_t B = q.size(0), heads = q.size(1), L = q.size(2), d = q.size(3);
+  const at::Tensor scores = at::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(d));
+  at::Tensor allowed = mask.view({B, 1, 1, L}).expand({B, heads, L, L});
+  if (half_window >= 0) {
+    const at::Tensor i = at::arange(L).view({-1, 1}), j = at::arange(L).view({1, -1});
+    allowed = allowed.logical_and((i - j).abs().le(half_window));
+  }
+  const at::Tensor probs = at::softmax(scores.masked_fill(allowed.logical_not(), -1e30), -1);
+  return {at::matmul(probs, v), probs};
+}
+
+// Random q, k, v [2, heads, L, 8]; batch row 1 is padding from position real_in_row1 on.
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> random_heads(uint64_t seed,
+                                                                        int64_t heads, int64_t L,
+                                                                        int64_t real_in_row1) {
+  at::manual_seed(seed);
+  const at::Tensor q = at::randn({2, heads, L, 8}), k = at::randn({2, heads, L, 8}),
+                   v = at::randn({2, heads, L, 8});
+  at::Tensor mask = at::ones({2, L}, at::kBool);
+  mask[1].narrow(0, real_in_row1, L - real_in_row1).fill_(false);
+  return {q, k, v, mask};
+}
+
 TEST(AttentionTest, BlockwiseEqualsTheDenseFormula) {
-  at::manual_seed(3);
-  const int64_t B = 2, heads = 3, L = 37, d = 8;
-  const at::Tensor q = at::randn({B, heads, L, d}), k = at::randn({B, heads, L, d}),
-                   v = at::randn({B, heads, L, d});
-  at::Tensor mask = at::ones({B, L}, at::kBool);
-  mask[1].narrow(0, 30, 7).fill_(false);
+  const auto [q, k, v, mask] = random_heads(3, 3, 37, 30);
   for (int64_t half_window : {-1, 0, 5}) {
-    at::Tensor scores = at::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(d));
-    at::Tensor allowed = mask.view({B, 1, 1, L}).expand({B, heads, L, L});
-    if (half_window >= 0) {
-      const at::Tensor i = at::arange(L).view({-1, 1}), j = at::arange(L).view({1, -1});
-      allowed = allowed.logical_and((i - j).abs().le(half_window));
-    }
-    const at::Tensor dense =
-        at::matmul(at::softmax(scores.masked_fill(allowed.logical_not(), -1e30), -1), v);
+    const at::Tensor dense = dense_attention(q, k, v, mask, half_window).first;
     for (int64_t block : {1, 7, 64}) {
       const at::Tensor blockwise = blockwise_attention(q, k, v, mask, half_window, block);
       // Padding queries (row 1, 30..36) may see no real key at all; their output is unused.
@@ -104,16 +130,114 @@ TEST(AttentionTest, BlockwiseEqualsTheDenseFormula) {
   }
 }
 
-TEST(AttentionTest, CapturesTheFinalLayerProbabilities) {
-  const int64_t L = 6;
-  const at::Tensor zeros = at::zeros({1, 1, L, 4});
-  std::vector<std::vector<int64_t>> rows = {{0, 5}};
-  at::Tensor captured;
-  blockwise_attention(zeros, zeros, zeros, at::ones({1, L}, at::kBool), 1, 2, &rows, &captured);
-  ASSERT_EQ(captured.sizes(), (std::vector<int64_t>{1, 1, 2, L}));
-  EXPECT_NEAR(captured[0][0][0][1].item<float>(), 0.5f, 1e-6);
-  EXPECT_NEAR(captured[0][0][0][2].item<float>(), 0.0f, 1e-6);
-  EXPECT_NEAR(captured[0][0][1][4].item<float>(), 0.5f, 1e-6);
+TEST(AttentionTest, FusedKernelMatchesTheDenseFormulaAtHeadSize64) {
+  // The encoder's layout: q, k, v are [B, L, heads, d] in memory, seen as [B, heads, L, d].
+  at::manual_seed(4);
+  const int64_t B = 2, heads = 2, L = 300, d = 64;
+  const at::Tensor qkv = at::randn({B, L, 3, heads, d}) * 2;
+  const at::Tensor q = qkv.select(2, 0).transpose(1, 2), k = qkv.select(2, 1).transpose(1, 2),
+                   v = qkv.select(2, 2).transpose(1, 2);
+  at::Tensor mask = at::ones({B, L}, at::kBool);
+  mask[1].narrow(0, 200, 100).fill_(false);  // padding at the end
+  mask[1][17] = false;                       // and a hole
+  for (int64_t half_window : {-1, 64, 3}) {
+    const at::Tensor dense = dense_attention(q, k, v, mask, half_window).first;
+    for (int64_t block : {0, 5, 64, 1000}) {
+      const at::Tensor fused = blockwise_attention(q, k, v, mask, half_window, block);
+      const double diff0 = (fused[0] - dense[0]).abs().max().item<double>();
+      const double diff1 =
+          (fused[1].narrow(1, 0, 200) - dense[1].narrow(1, 0, 200)).abs().max().item<double>();
+      // v is ~N(0, 4): 5e-5 is float rounding over up to 60 key tiles; a wrong mask is ~0.1.
+      EXPECT_LT(diff0, 5e-5) << "window " << half_window << " block " << block;
+      EXPECT_LT(diff1, 5e-5) << "window " << half_window << " block " << block;
+      EXPECT_FALSE(at::isnan(fused).any().item<bool>());
+    }
+  }
+}
+
+TEST(AttentionTest, GradientsFlowThroughAttentionWhenTraining) {
+  // The fused kernel has no backward: with gradients wanted the tensor ops run, same values.
+  at::manual_seed(8);
+  const at::Tensor q = at::randn({1, 2, 40, 8}).requires_grad_(),
+                   k = at::randn({1, 2, 40, 8}).requires_grad_(),
+                   v = at::randn({1, 2, 40, 8}).requires_grad_();
+  const at::Tensor mask = at::ones({1, 40}, at::kBool);
+  const at::Tensor out = blockwise_attention(q, k, v, mask, 5, 7);
+  ASSERT_TRUE(out.requires_grad());
+  out.pow(2).sum().backward();
+  EXPECT_GT(q.grad().abs().sum().item<float>(), 0.0f);
+  EXPECT_GT(v.grad().abs().sum().item<float>(), 0.0f);
+  at::NoGradGuard no_grad;
+  EXPECT_TRUE(at::allclose(blockwise_attention(q, k, v, mask, 5, 7), out, 1e-5, 1e-6));
+}
+
+TEST(AttentionTest, AQueryThatSeesNoKeyGetsZeros) {
+  // Local window 1, keys 3.. are padding: query 8 sees only padding.
+  const at::Tensor x = at::randn({1, 1, 9, 4});
+  at::Tensor mask = at::zeros({1, 9}, at::kBool);
+  mask[0].narrow(0, 0, 3).fill_(true);
+  const at::Tensor out = blockwise_attention(x, x, x, mask, 1, 2);
+  EXPECT_TRUE(at::equal(out[0][0][8], at::zeros({4})));
+  EXPECT_GT(out[0][0][1].abs().sum().item<float>(), 0.0f);
+}
+
+TEST(AttentionTest, ProbabilitiesOfChosenRowsPerHeadAndAveraged) {
+  const int64_t B = 2, heads = 3, L = 150;
+  const auto [q, k, v, mask] = random_heads(5, heads, L, 120);
+  // 70 rows for batch row 0 (more than one chunk of 64), 2 for row 1.
+  std::vector<std::vector<int64_t>> rows(2);
+  for (int64_t i = 0; i < 70; ++i) rows[0].push_back((i * 7) % L);
+  rows[1] = {0, 119};
+  for (int64_t half_window : {-1, 10}) {
+    const at::Tensor probs = dense_attention(q, k, v, mask, half_window).second;  // [B,h,L,L]
+    const at::Tensor per_head =
+        attention_probabilities(q, k, mask, half_window, rows, /*per_head=*/true, false);
+    ASSERT_EQ(per_head.sizes(), (std::vector<int64_t>{B, heads, 70, L}));
+    for (int64_t b = 0; b < B; ++b) {
+      const auto& r = rows[static_cast<size_t>(b)];
+      const at::Tensor expected = probs[b].index_select(1, at::tensor(r, at::kLong));
+      EXPECT_TRUE(at::allclose(per_head[b].narrow(1, 0, static_cast<int64_t>(r.size())), expected,
+                               1e-5, 1e-6))
+          << "window " << half_window << " row " << b;
+    }
+    EXPECT_TRUE(at::equal(per_head[1].narrow(1, 2, 68), at::zeros({heads, 68, L})))
+        << "rows past a batch row's own queries stay zero";
+    const at::Tensor mean =
+        attention_probabilities(q, k, mask, half_window, rows, /*per_head=*/false, true);
+    ASSERT_EQ(mean.sizes(), (std::vector<int64_t>{B, 1, 1, L}));
+    EXPECT_TRUE(at::allclose(mean[0][0][0], per_head[0].mean(at::IntArrayRef{0, 1}), 1e-5, 1e-7));
+    EXPECT_TRUE(at::allclose(mean[1][0][0], per_head[1].narrow(1, 0, 2).mean(at::IntArrayRef{0, 1}),
+                             1e-5, 1e-7));
+    EXPECT_NEAR(mean[1].sum().item<float>(), 1.0f, 1e-5);
+    EXPECT_EQ(mean[1][0][0].narrow(0, 120, 30).abs().sum().item<float>(), 0.0f) << "padding";
+  }
+}
+
+TEST(AttentionTest, EncoderCapturesTheLayersAskedFor) {
+  Encoder encoder(small_config(Architecture::ModernBert), 6);
+  at::NoGradGuard no_grad;
+  const at::Tensor ids = at::randint(1, 50, {1, 40}, at::kLong),
+                   mask = at::ones({1, 40}, at::kLong);
+  AttentionCapture last;
+  last.query_positions = {{0, 39}};
+  const at::Tensor hidden = encoder.forward(ids, mask, &last);
+  ASSERT_EQ(last.weights.size(), 1u);
+  ASSERT_EQ(last.weights.count(1), 1u) << "the final layer by default";
+  EXPECT_EQ(last.weights.at(1).sizes(), (std::vector<int64_t>{1, 1, 2, 40}));
+  // Layer 1 is local (window 8: |i - j| <= 4): position 0 sees 0..4 only.
+  EXPECT_EQ(last.weights.at(1)[0][0][0].narrow(0, 5, 35).abs().sum().item<float>(), 0.0f);
+  EXPECT_NEAR(last.weights.at(1)[0][0][0].sum().item<float>(), 1.0f, 1e-5);
+  AttentionCapture both;
+  both.query_positions = {{0}};
+  both.layers = {0, 1};
+  both.per_head = true;
+  EXPECT_TRUE(at::equal(encoder.forward(ids, mask, &both), hidden)) << "capture changes nothing";
+  ASSERT_EQ(both.weights.size(), 2u);
+  EXPECT_EQ(both.weights.at(0).sizes(), (std::vector<int64_t>{1, 2, 1, 40}));
+  // Layer 0 is global: position 0 sees beyond the window.
+  EXPECT_GT(both.weights.at(0)[0][0][0].narrow(0, 5, 35).sum().item<float>(), 0.0f);
+  EXPECT_TRUE(
+      at::allclose(both.weights.at(1).mean(1)[0][0], last.weights.at(1)[0][0][0], 1e-5, 1e-7));
 }
 
 TEST(EncoderTest, ParameterNamesFollowHuggingFace) {

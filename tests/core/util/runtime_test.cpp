@@ -14,7 +14,15 @@ TEST(RuntimeTest, DetectsTheLoadedBlas) {
   ASSERT_FALSE(blas.library.empty()) << "LibTorch links libblas.so.3";
   EXPECT_TRUE(std::filesystem::exists(blas.library)) << blas.library;
   EXPECT_EQ(blas.optimized, blas.library.find("openblas") != std::string::npos) << blas.library;
-  EXPECT_EQ(slow_blas_warning(blas).empty(), blas.optimized);
+  if (blas.optimized) EXPECT_EQ(blas.threading, "pthreads") << "scripts/setup selects it";
+  EXPECT_EQ(slow_blas_warning(blas).empty(), blas.optimized && blas.threading != "openmp");
+}
+
+TEST(RuntimeTest, WarnsAboutOpenBlasInItsOpenMpBuild) {
+  BlasInfo openmp{"/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3", true, "openmp"};
+  EXPECT_NE(slow_blas_warning(openmp).find("openblas-pthread"), std::string::npos);
+  openmp.threading = "pthreads";
+  EXPECT_EQ(slow_blas_warning(openmp), "");
 }
 
 TEST(RuntimeTest, WarnsAboutTheReferenceBlas) {

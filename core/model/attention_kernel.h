@@ -1,0 +1,37 @@
+#pragma once
+
+// Exact softmax attention on the CPU without a score matrix larger than one tile: for each
+// (batch row, head, tile of queries) it streams tiles of keys through an L2-sized buffer,
+// S = scale · Q Kᵀ (one sgemm), keeps each query's running maximum and sum (FlashAttention's
+// online softmax), and accumulates O += P V (a second sgemm). The two products run in the
+// machine's BLAS, the exponentials in AVX2 when the CPU has it. Local (sliding-window) layers
+// visit only the keys of their band.
+
+#include <cstdint>
+
+namespace lmk {
+
+// A [batch, heads, length, head_dim] float tensor through its strides (in elements); each row
+// of head_dim values is contiguous.
+struct HeadsView {
+  float* data = nullptr;
+  int64_t batch_stride = 0, head_stride = 0, row_stride = 0;
+  float* row(int64_t b, int64_t h, int64_t i) const {
+    return data + b * batch_stride + h * head_stride + i * row_stride;
+  }
+};
+
+struct FusedAttentionProblem {
+  int64_t batch = 0, heads = 0, length = 0, head_dim = 0;
+  HeadsView q, k, v, out;
+  const bool* key_mask = nullptr;  // [batch, length], row-major; true = may be attended to
+  int64_t half_window = -1;        // < 0: global; else query i sees keys |i - j| <= half_window
+  float scale = 1.0f;
+};
+
+// out = softmax(scale · q kᵀ, masked) v for every query. A query that may see no key at all
+// (a padding position far from any token) gets zeros. Runs on LibTorch's intra-op threads.
+void fused_attention(const FusedAttentionProblem& problem, int64_t query_tile = 64,
+                     int64_t key_tile = 256);
+
+}  // namespace lmk
