@@ -2,9 +2,17 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <functional>
+#include <string>
+#include <vector>
 
 namespace lmk::cli {
+
+// Parses a comma-separated list of integers >= min_value for option `flag`; an item that is
+// not one is an InputError naming the flag and saying what was expected (`what`).
+std::vector<int64_t> parse_int_list(const std::string& text, const std::string& flag,
+                                    int64_t min_value, const std::string& what);
 
 // Each command registers its subcommand and returns what runs it (its exit code).
 using Runner = std::function<int()>;
@@ -21,5 +29,15 @@ Runner add_inspect_command(CLI::App& app);
 Runner add_encode_command(CLI::App& app);
 // lmk attention
 Runner add_attention_command(CLI::App& app);
+// lmk data passkey | needle | corpus | pairs | stats
+Runner add_data_command(CLI::App& app);
+// lmk eval
+Runner add_eval_command(CLI::App& app);
+// lmk results
+Runner add_results_command(CLI::App& app);
+// lmk compare
+Runner add_compare_command(CLI::App& app);
+// lmk export
+Runner add_export_command(CLI::App& app);
 
 }  // namespace lmk::cli

@@ -140,28 +140,13 @@ struct EncodeArgs {
 
 // --layers: "last" (empty list), "all", or comma-separated layer indices.
 std::vector<int64_t> parse_layers(const std::string& text, int64_t num_layers) {
-  std::vector<int64_t> layers;
-  if (text == "last" || text.empty()) return layers;
+  if (text == "last" || text.empty()) return {};
   if (text == "all") {
+    std::vector<int64_t> layers;
     for (int64_t i = 0; i < num_layers; ++i) layers.push_back(i);
     return layers;
   }
-  std::stringstream list(text);
-  std::string item;
-  while (std::getline(list, item, ',')) {
-    size_t used = 0;
-    long long value = -1;
-    try {
-      value = std::stoll(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != item.size() || item.empty() || value < 0) {
-      throw input_error("--layers", "'" + item + "' is not a layer index (use last, all or 0,3,6)");
-    }
-    layers.push_back(value);
-  }
-  return layers;
+  return parse_int_list(text, "--layers", 0, "a layer index (use last, all or 0,3,6)");
 }
 
 // The encode options the command line asks for, with the model folder's settings as defaults.

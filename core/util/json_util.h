@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -20,8 +21,40 @@ inline std::string member_path(const std::string& where, const std::string& key)
   return where.empty() ? key : where + "." + key;
 }
 
-// Parses JSON text; any JSON error (syntax, number overflow, ...) is an InputError naming where.
+// Deeper JSON is refused: nlohmann's copy and dump recurse once per level, and a text of
+// brackets would overflow the stack (found by the dataset fuzzer). Real files nest a few levels.
+constexpr size_t kMaxJsonDepth = 100;
+
+// The deepest nesting of arrays and objects in JSON text (brackets in strings do not count).
+inline size_t nesting_depth(std::string_view text) {
+  size_t depth = 0, deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+// Parses JSON text; any JSON error (syntax, number overflow, nesting deeper than
+// kMaxJsonDepth, ...) is an InputError naming where.
 inline json parse(std::string_view text, const std::string& where) {
+  if (nesting_depth(text) > kMaxJsonDepth) {
+    throw input_error(where,
+                      "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+  }
   try {
     return json::parse(text);
   } catch (const json::exception& e) {

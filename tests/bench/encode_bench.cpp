@@ -15,6 +15,7 @@
 #include <sstream>
 #include <string>
 
+#include "core/eval/retrieval.h"
 #include "core/model/encoder.h"
 #include "core/util/runtime.h"
 
@@ -136,5 +137,16 @@ int main(int argc, char** argv) {
     at::linear(x, wi);
     at::linear(mid, wo2);
   });
+  // Exact search (core/eval/retrieval.h): 1000 queries against 100k documents, top 100, as
+  // the GEMM FLOPs of the scores (2·Q·D·H).
+  {
+    const int64_t Q = 1000, D = 100000;
+    const at::Tensor queries = at::randn({Q, H}), documents = at::randn({D, H});
+    std::vector<std::string> query_ids(Q), document_ids(D);
+    for (int64_t i = 0; i < Q; ++i) query_ids[static_cast<size_t>(i)] = std::to_string(i);
+    for (int64_t i = 0; i < D; ++i) document_ids[static_cast<size_t>(i)] = std::to_string(i);
+    report("exact search, 1000 queries x 100k documents, top 100", 2.0 * Q * D * H,
+           [&] { lmk::exact_search(queries, query_ids, documents, document_ids, 100); });
+  }
   return 0;
 }

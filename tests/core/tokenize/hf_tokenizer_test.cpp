@@ -306,5 +306,18 @@ TEST(HfTokenizerTest, RejectsInvalidUtf8Text) {
   EXPECT_TRUE(t->encode("").ids.empty());
 }
 
+TEST(HfTokenizerErrorsTest, DeeplyNestedJsonIsAnErrorNotAStackOverflow) {
+  // 100k nested arrays would overflow the stack when nlohmann copies or destroys them.
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  try {
+    parse_hf_tokenizer(deep, "deep.json");
+    ADD_FAILURE() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("deep.json: JSON nested deeper than 100 levels"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace lmk

@@ -1,0 +1,361 @@
+// lmk eval: retrieval metrics of a model on a dataset folder — overall, per context length and
+// per evidence position — printed, stored in the results database, and written as MTEB JSON.
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "app/commands.h"
+#include "core/data/dataset_dir.h"
+#include "core/data/formats.h"
+#include "core/eval/attention_profile.h"
+#include "core/eval/classify.h"
+#include "core/eval/retrieval.h"
+#include "core/model/checkpoint.h"
+#include "core/store/results_store.h"
+#include "core/util/error.h"
+#include "core/util/file.h"
+#include "core/util/json_util.h"
+
+namespace lmk::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+struct EvalArgs {
+  std::string model, dataset, pooling, db, experiment = "default", run_name, mteb_out,
+                                           device = "cpu", split;
+  int granularity = 0;
+  size_t max_length = 0, query_max_length = 0, batch_size = 16;
+  std::string ks = "1,3,5,10,100";
+  size_t attention_docs = 3;
+  int bins = 20;
+};
+
+std::string hostname() {
+  char name[256] = {};
+  return gethostname(name, sizeof(name) - 1) == 0 ? std::string(name) : "";
+}
+
+// The git revision of the running binary's source tree, when it was built from a checkout.
+std::string code_revision() {
+#ifdef LMK_SOURCE_DIR
+  const fs::path head = fs::path(LMK_SOURCE_DIR) / ".git" / "HEAD";
+  std::error_code ec;
+  if (!fs::exists(head, ec)) return "";
+  std::string ref = read_file(head.string());
+  while (!ref.empty() && (ref.back() == '\n' || ref.back() == '\r')) ref.pop_back();
+  if (ref.rfind("ref: ", 0) == 0) {
+    const fs::path target = fs::path(LMK_SOURCE_DIR) / ".git" / ref.substr(5);
+    if (!fs::exists(target, ec)) return "";
+    ref = read_file(target.string());
+    while (!ref.empty() && (ref.back() == '\n' || ref.back() == '\r')) ref.pop_back();
+  }
+  return ref;
+#else
+  return "";
+#endif
+}
+
+std::string format_value(double v) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(4) << v;
+  return out.str();
+}
+
+// What an evaluation produced: rows for the store, MTEB scores by split, stage timings.
+struct EvalOutcome {
+  std::vector<EvalResult> rows;
+  json mteb_scores = json::object();
+  std::vector<std::pair<std::string, double>> timings;
+  std::string timing_text;
+};
+
+EvalOutcome evaluate_retrieval_dataset(const EvalArgs& args, const DatasetInfo& dataset,
+                                       const std::string& split, const LoadedModel& model,
+                                       const Tokenizer& tokenizer, const RetrievalOptions& options,
+                                       int granularity, ResultsStore* store, int64_t run_id) {
+  EvalOutcome outcome;
+  std::vector<EvalResult>& rows = outcome.rows;
+  json& mteb_scores = outcome.mteb_scores;
+  std::map<std::string, std::vector<double>> overall;  // metric -> value per part
+  RetrievalTiming total;
+  std::cout << "dataset " << dataset.task << " (" << dataset.parts.size() << " part"
+            << (dataset.parts.size() == 1 ? "" : "s") << "), split " << split << ", pooling "
+            << pooling_name(options.encode.pooling)
+            << (granularity > 0 ? " g=" + std::to_string(granularity) : "") << "\n";
+  std::map<std::string, std::map<std::string, std::pair<double, size_t>>> by_position;
+  for (const DatasetPart& part : dataset.parts) {
+    const RetrievalSplit data = read_beir(part.path, split);
+    const SplitEvaluation result = evaluate_retrieval(model, tokenizer, data, options);
+    total.encode_documents += result.timing.encode_documents;
+    total.encode_queries += result.timing.encode_queries;
+    total.search += result.timing.search;
+    total.metrics += result.timing.metrics;
+    const std::string group_kind = part.name.empty()           ? "all"
+                                   : dataset.part_kind.empty() ? "part"
+                                                               : dataset.part_kind;
+    json entry = {{"hf_subset", "default"}, {"languages", {"eng-Latn"}}};
+    for (const auto& [metric, value] : result.metrics.overall.values) {
+      rows.push_back({dataset.task, split, metric, value, group_kind, part.name});
+      overall[metric].push_back(value);
+      entry[metric] = value;
+    }
+    entry["main_score"] = result.metrics.overall.values.count(dataset.main_score)
+                              ? result.metrics.overall.values.at(dataset.main_score)
+                              : 0.0;
+    mteb_scores[part.name.empty() ? split : split + "_" + part.name] = json::array({entry});
+    for (const auto& [bucket, means] : result.metrics.groups) {
+      for (const auto& [metric, value] : means.values) {
+        // Pooled over the parts, weighted by queries.
+        auto& [sum, count] = by_position[bucket][metric];
+        sum += value * static_cast<double>(means.queries);
+        count += means.queries;
+        if (!part.name.empty()) {
+          rows.push_back({dataset.task, split, metric, value, "position@" + part.name, bucket});
+        }
+      }
+    }
+    std::cout << "  "
+              << (part.name.empty() ? std::string("all") : dataset.part_kind + " " + part.name)
+              << ": " << result.documents << " documents, " << result.queries << " queries, "
+              << dataset.main_score << " " << format_value(entry["main_score"].get<double>())
+              << ", ndcg_at_10 "
+              << format_value(result.metrics.overall.values.count("ndcg_at_10")
+                                  ? result.metrics.overall.values.at("ndcg_at_10")
+                                  : 0.0)
+              << ", recall_at_10 "
+              << format_value(result.metrics.overall.values.count("recall_at_10")
+                                  ? result.metrics.overall.values.at("recall_at_10")
+                                  : 0.0)
+              << "\n";
+    if (store && args.attention_docs > 0) {
+      // Where the pooling tokens look, on the first documents of the part.
+      std::vector<std::string> texts;
+      for (size_t d = 0; d < std::min(args.attention_docs, data.corpus.size()); ++d)
+        texts.push_back(data.corpus[d].title.empty()
+                            ? data.corpus[d].text
+                            : data.corpus[d].title + " " + data.corpus[d].text);
+      std::vector<double> mean(static_cast<size_t>(args.bins), 0.0);
+      for (const AttentionProfile& profile :
+           attention_profiles(model, tokenizer, texts, options.encode)) {
+        const auto binned = profile.binned(args.bins);
+        for (size_t b = 0; b < binned.size(); ++b)
+          mean[b] += binned[b] / static_cast<double>(texts.size());
+      }
+      std::vector<AttentionProfileRow> profile_rows;
+      for (int b = 0; b < args.bins; ++b) {
+        profile_rows.push_back(
+            {dataset.task, part.name.empty() ? "all" : part.name,
+             model.encoder->config().num_layers - 1, -1, b, static_cast<double>(b) / args.bins,
+             static_cast<double>(b + 1) / args.bins, mean[static_cast<size_t>(b)]});
+      }
+      store->add_attention_profile(run_id, profile_rows);
+    }
+  }
+  // Overall: the mean over the parts (LongEmbed's average over lengths), or the one part.
+  std::map<std::string, double> overall_means;
+  for (const auto& [metric, values] : overall) {
+    double sum = 0;
+    for (double v : values) sum += v;
+    overall_means[metric] = sum / static_cast<double>(values.size());
+    if (dataset.parts.size() > 1)
+      rows.push_back({dataset.task, split, metric, overall_means[metric], "all", ""});
+  }
+  std::cout << "  overall: " << dataset.main_score << " "
+            << format_value(overall_means[dataset.main_score]) << "\n  by evidence position ("
+            << dataset.main_score << ", queries):\n";
+  for (const auto& [bucket, metrics] : by_position) {
+    for (const auto& [metric, sum_count] : metrics) {
+      const double mean =
+          sum_count.second ? sum_count.first / static_cast<double>(sum_count.second) : 0.0;
+      rows.push_back({dataset.task, split, metric, mean, "position", bucket});
+      if (metric == dataset.main_score)
+        std::cout << "    " << bucket << "  " << format_value(mean) << "  (" << sum_count.second
+                  << ")\n";
+    }
+  }
+  outcome.timings = {{"encode_documents_seconds", total.encode_documents},
+                     {"encode_queries_seconds", total.encode_queries},
+                     {"search_seconds", total.search},
+                     {"metrics_seconds", total.metrics}};
+  outcome.timing_text = "encode documents " + format_value(total.encode_documents) + ", queries " +
+                        format_value(total.encode_queries) + ", search " +
+                        format_value(total.search) + ", metrics " + format_value(total.metrics);
+  return outcome;
+}
+
+// Reads a classification split: jsonl lines with "text" and "label" (string or number).
+LabelledTexts read_labelled(const std::string& path) {
+  LabelledTexts out;
+  for_each_jsonl(path, [&](json& line, const std::string& where) {
+    out.texts.push_back(json_util::get<std::string>(line, "text", where));
+    const json& label = json_util::required(line, "label", where);
+    out.labels.push_back(label.is_string() ? label.get<std::string>() : label.dump());
+    return true;
+  });
+  if (out.texts.empty()) throw input_error(path, "no texts");
+  return out;
+}
+
+EvalOutcome evaluate_classification_dataset(const EvalArgs& args, const DatasetInfo& dataset,
+                                            const LoadedModel& model, const Tokenizer& tokenizer,
+                                            const RetrievalOptions& options) {
+  const LabelledTexts train = read_labelled((fs::path(args.dataset) / "train.jsonl").string());
+  const LabelledTexts test = read_labelled((fs::path(args.dataset) / "test.jsonl").string());
+  const ClassificationEvaluation result =
+      evaluate_classification(model, tokenizer, train, test, options.encode);
+  EvalOutcome outcome;
+  outcome.rows = {{dataset.task, "test", "accuracy", result.report.accuracy, "all", ""},
+                  {dataset.task, "test", "f1", result.report.macro_f1, "all", ""}};
+  for (const auto& [label, f1] : result.report.f1_per_class)
+    outcome.rows.push_back(
+        {dataset.task, "test", "f1", f1, "label", result.labels[static_cast<size_t>(label)]});
+  outcome.mteb_scores["test"] =
+      json::array({{{"hf_subset", "default"},
+                    {"languages", {"eng-Latn"}},
+                    {"main_score",
+                     dataset.main_score == "f1" ? result.report.macro_f1 : result.report.accuracy},
+                    {"accuracy", result.report.accuracy},
+                    {"f1", result.report.macro_f1}}});
+  outcome.timings = {{"encode_seconds", result.encode_seconds},
+                     {"fit_seconds", result.fit_seconds}};
+  outcome.timing_text =
+      "encode " + format_value(result.encode_seconds) + ", fit " + format_value(result.fit_seconds);
+  std::cout << "classification " << dataset.task << ": " << result.train << " train, "
+            << result.test << " test texts, " << result.labels.size() << " labels: accuracy "
+            << format_value(result.report.accuracy) << ", macro-F1 "
+            << format_value(result.report.macro_f1) << "\n";
+  return outcome;
+}
+
+int run_eval(const EvalArgs& args) {
+  const auto start = std::chrono::steady_clock::now();
+  const DatasetInfo dataset = read_dataset_info(args.dataset);
+  const std::string split = args.split.empty() ? dataset.split : args.split;
+  const LoadedModel model = load_model_folder(args.model);
+  const auto tokenizer = load_tokenizer(args.model);
+  RetrievalOptions options;
+  options.encode.pooling =
+      args.pooling.empty() ? model.pooling.pooling : parse_pooling(args.pooling);
+  if (args.granularity < 0) throw input_error("--granularity", "must be > 0");
+  options.encode.granularity = args.granularity;
+  options.encode.max_length = args.max_length;
+  options.encode.batch_size = args.batch_size;
+  options.encode.normalize = model.pooling.normalize;
+  options.encode.device = args.device;
+  options.query_max_length = args.query_max_length;
+  options.ks.clear();
+  for (int64_t k : parse_int_list(args.ks, "--k", 1, "a positive cutoff"))
+    options.ks.push_back(static_cast<int>(k));
+  const int granularity = args.granularity > 0
+                              ? args.granularity
+                              : (options.encode.pooling == Pooling::Landmark ? 32 : 0);
+  const json config = {{"model", fs::absolute(args.model).lexically_normal().string()},
+                       {"dataset", fs::absolute(args.dataset).lexically_normal().string()},
+                       {"task", dataset.task},
+                       {"split", split},
+                       {"pooling", pooling_name(options.encode.pooling)},
+                       {"granularity", granularity},
+                       {"max_length", args.max_length},
+                       {"query_max_length", args.query_max_length},
+                       {"device", args.device},
+                       {"architecture", architecture_name(model.encoder->config().architecture)},
+                       {"layers", model.encoder->config().num_layers},
+                       {"hidden_size", model.encoder->config().hidden_size}};
+
+  // The run is recorded first, so a failure is stored as FAILED with its message.
+  std::optional<ResultsStore> store;
+  int64_t run_id = 0;
+  if (!args.db.empty()) {
+    store.emplace(args.db);
+    NewRun run;
+    run.kind = "eval";
+    run.name = args.run_name.empty()
+                   ? fs::path(args.model).lexically_normal().filename().string() + "-" +
+                         pooling_name(options.encode.pooling) +
+                         (granularity > 0 ? "-g" + std::to_string(granularity) : "") + "-" +
+                         dataset.task
+                   : args.run_name;
+    run.config = config;
+    run_id = store->create_run(store->get_or_create_experiment(args.experiment), run);
+    store->set_run_info(run_id, hostname(), args.device, code_revision());
+    store->set_run_status(run_id, RunStatus::Running);
+  }
+  try {
+    const EvalOutcome outcome =
+        dataset.type == "classification"
+            ? evaluate_classification_dataset(args, dataset, model, *tokenizer, options)
+            : evaluate_retrieval_dataset(args, dataset, split, model, *tokenizer, options,
+                                         granularity, store ? &*store : nullptr, run_id);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::cout << "time: " << format_value(seconds) << " s (" << outcome.timing_text << ")\n";
+    if (!args.mteb_out.empty()) {
+      fs::create_directories(args.mteb_out);
+      const json result = {
+          {"dataset_revision", dataset.info.value("seed", json()).is_null()
+                                   ? json()
+                                   : json("lmk-seed-" + dataset.info["seed"].dump())},
+          {"task_name", dataset.task},
+          {"mteb_version", "2.0.0"},
+          {"scores", outcome.mteb_scores},
+          {"evaluation_time", seconds},
+          {"kg_co2_emissions", nullptr}};
+      const std::string file = (fs::path(args.mteb_out) / (dataset.task + ".json")).string();
+      AtomicFile out(file);
+      out.write(result.dump(2) + "\n");
+      out.commit();
+      std::cerr << "lmk eval: MTEB result in " << file << "\n";
+    }
+    if (store) {
+      store->add_eval_results(run_id, outcome.rows);
+      std::vector<std::pair<std::string, double>> timings = outcome.timings;
+      timings.emplace_back("evaluation_time", seconds);
+      store->log_metrics(run_id, 0, timings);
+      store->set_run_status(run_id, RunStatus::Finished);
+      std::cerr << "lmk eval: run " << run_id << " stored in " << args.db << "\n";
+    }
+  } catch (const std::exception& e) {
+    if (store) store->set_run_status(run_id, RunStatus::Failed, e.what());
+    throw;
+  }
+  return 0;
+}
+
+}  // namespace
+
+Runner add_eval_command(CLI::App& app) {
+  auto args = std::make_shared<EvalArgs>();
+  auto* cmd = app.add_subcommand("eval", "Retrieval metrics of a model on a dataset folder");
+  cmd->add_option("--model", args->model, "model folder")->required();
+  cmd->add_option("--dataset", args->dataset, "BEIR folder, or folder of per-length BEIR folders")
+      ->required();
+  cmd->add_option("--pooling", args->pooling, "pooling (default: the folder's)");
+  cmd->add_option("--granularity", args->granularity, "landmark / MultiCLS granularity");
+  cmd->add_option("--split", args->split, "qrels split (default: dataset.json's, else test)");
+  cmd->add_option("--max-length", args->max_length, "truncate documents to N tokens (0: no limit)");
+  cmd->add_option("--query-max-length", args->query_max_length,
+                  "truncate queries (0: as documents)");
+  cmd->add_option("--batch-size", args->batch_size, "texts per batch")->capture_default_str();
+  cmd->add_option("--k", args->ks, "metric cutoffs")->capture_default_str();
+  cmd->add_option("--db", args->db, "results database (SQLite) to record the run in");
+  cmd->add_option("--experiment", args->experiment, "experiment name in the database")
+      ->capture_default_str();
+  cmd->add_option("--run-name", args->run_name, "run name (default: model-pooling-dataset)");
+  cmd->add_option("--mteb-out", args->mteb_out, "folder for MTEB v2 result JSON");
+  cmd->add_option("--attention-docs", args->attention_docs,
+                  "documents per part whose attention profile is stored (with --db)")
+      ->capture_default_str();
+  cmd->add_option("--bins", args->bins, "attention profile bins")->capture_default_str();
+  cmd->add_option("--device", args->device, "cpu | cuda | cuda:N")->capture_default_str();
+  return [args] { return run_eval(*args); };
+}
+
+}  // namespace lmk::cli

@@ -1,0 +1,31 @@
+#pragma once
+
+// Document classification with a frozen encoder: embeddings of the train texts fit a linear
+// classifier (core/eval/classification.h), which labels the test texts; accuracy and macro-F1.
+
+#include <string>
+#include <vector>
+
+#include "core/eval/classification.h"
+#include "core/eval/encode.h"
+
+namespace lmk {
+
+struct LabelledTexts {
+  std::vector<std::string> texts, labels;
+};
+
+struct ClassificationEvaluation {
+  ClassificationReport report;
+  std::vector<std::string> labels;  // class index -> label (train labels sorted, then unseen)
+  size_t train = 0, test = 0;
+  double encode_seconds = 0, fit_seconds = 0;
+};
+
+ClassificationEvaluation evaluate_classification(const LoadedModel& model,
+                                                 const Tokenizer& tokenizer,
+                                                 const LabelledTexts& train,
+                                                 const LabelledTexts& test,
+                                                 const EncodeOptions& options);
+
+}  // namespace lmk

@@ -1,0 +1,14 @@
+#pragma once
+
+// Relevance judgments, shared by the dataset readers (core/data) and the metrics (core/eval).
+
+#include <map>
+#include <string>
+
+namespace lmk {
+
+// query id -> document id -> graded relevance, as in a BEIR qrels file: >= 1 is relevant (and
+// the NDCG gain), 0 is judged not relevant, < 0 is treated like an unjudged document.
+using Qrels = std::map<std::string, std::map<std::string, int>>;
+
+}  // namespace lmk

@@ -1,0 +1,114 @@
+#include "core/eval/retrieval.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "core/util/error.h"
+#include "core/util/progress.h"
+
+namespace lmk {
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+at::Tensor encode_with_progress(const LoadedModel& model, const Tokenizer& tokenizer,
+                                const std::vector<std::string>& texts, const EncodeOptions& options,
+                                const std::string& label, bool show_progress) {
+  if (!show_progress) return encode_texts(model, tokenizer, texts, options);
+  Progress progress(label, texts.size(), "texts");
+  at::Tensor out =
+      encode_texts(model, tokenizer, texts, options, [&](size_t done) { progress.update(done); });
+  progress.finish();
+  return out;
+}
+
+}  // namespace
+
+RunResults exact_search(const at::Tensor& queries, const std::vector<std::string>& query_ids,
+                        const at::Tensor& documents, const std::vector<std::string>& document_ids,
+                        size_t top_k, int64_t chunk) {
+  TORCH_CHECK(queries.dim() == 2 && documents.dim() == 2 && queries.size(1) == documents.size(1),
+              "exact_search: [Q, H] and [D, H] expected");
+  TORCH_CHECK(static_cast<size_t>(queries.size(0)) == query_ids.size() &&
+                  static_cast<size_t>(documents.size(0)) == document_ids.size(),
+              "exact_search: one id per row expected");
+  const int64_t Q = queries.size(0), D = documents.size(0);
+  const int64_t k = std::min<int64_t>(static_cast<int64_t>(top_k), D);
+  at::NoGradGuard no_grad;
+  // Running best k per query: scores [Q, k] and document rows [Q, k].
+  at::Tensor best_scores = at::full({Q, 0}, 0.0f), best_rows = at::zeros({Q, 0}, at::kLong);
+  for (int64_t start = 0; start < D; start += chunk) {
+    const int64_t n = std::min(chunk, D - start);
+    const at::Tensor scores = at::matmul(queries, documents.narrow(0, start, n).t());  // [Q, n]
+    const auto [top_scores, top_rows] = scores.topk(std::min(k, n), 1);
+    const at::Tensor merged_scores = at::cat({best_scores, top_scores}, 1);
+    const at::Tensor merged_rows = at::cat({best_rows, top_rows + start}, 1);
+    const auto [kept_scores, kept_at] =
+        merged_scores.topk(std::min<int64_t>(k, merged_scores.size(1)), 1);
+    best_scores = kept_scores;
+    best_rows = merged_rows.gather(1, kept_at);
+  }
+  const at::Tensor scores_cpu = best_scores.to(at::kCPU, at::kFloat).contiguous(),
+                   rows_cpu = best_rows.to(at::kCPU).contiguous();
+  const auto scores = scores_cpu.accessor<float, 2>();
+  const auto rows = rows_cpu.accessor<int64_t, 2>();
+  RunResults run;
+  for (int64_t q = 0; q < Q; ++q) {
+    auto& ranking = run[query_ids[static_cast<size_t>(q)]];
+    for (int64_t r = 0; r < scores.size(1); ++r)
+      ranking.push_back({document_ids[static_cast<size_t>(rows[q][r])], scores[q][r]});
+  }
+  return run;
+}
+
+SplitEvaluation evaluate_retrieval(const LoadedModel& model, const Tokenizer& tokenizer,
+                                   const RetrievalSplit& split, const RetrievalOptions& options) {
+  if (split.corpus.empty()) throw InputError("retrieval evaluation: the corpus is empty");
+  if (split.queries.empty()) throw InputError("retrieval evaluation: no queries");
+  SplitEvaluation out;
+  out.documents = split.corpus.size();
+  out.queries = split.queries.size();
+  std::vector<std::string> document_texts, document_ids, query_texts, query_ids;
+  for (const Document& d : split.corpus) {
+    document_texts.push_back(options.document_prefix +
+                             (d.title.empty() ? d.text : d.title + " " + d.text));
+    document_ids.push_back(d.id);
+  }
+  std::map<std::string, std::string> bucket_of_query;
+  for (const Query& q : split.queries) {
+    query_texts.push_back(options.query_prefix + q.text);
+    query_ids.push_back(q.id);
+    if (q.extra.is_object() && q.extra.contains("evidence_position") &&
+        q.extra["evidence_position"].is_number()) {
+      bucket_of_query[q.id] =
+          position_bucket(q.extra["evidence_position"].get<double>(), options.position_buckets);
+    }
+  }
+  auto start = std::chrono::steady_clock::now();
+  const at::Tensor documents = encode_with_progress(
+      model, tokenizer, document_texts, options.encode, "documents", options.show_progress);
+  out.timing.encode_documents = seconds_since(start);
+  start = std::chrono::steady_clock::now();
+  EncodeOptions query_options = options.encode;
+  if (options.query_max_length > 0) query_options.max_length = options.query_max_length;
+  const at::Tensor queries = encode_with_progress(model, tokenizer, query_texts, query_options,
+                                                  "queries", options.show_progress);
+  out.timing.encode_queries = seconds_since(start);
+  start = std::chrono::steady_clock::now();
+  const int max_k =
+      options.ks.empty() ? 10 : *std::max_element(options.ks.begin(), options.ks.end());
+  const RunResults run =
+      exact_search(queries, query_ids, documents, document_ids, static_cast<size_t>(max_k));
+  out.timing.search = seconds_since(start);
+  start = std::chrono::steady_clock::now();
+  out.metrics = evaluate(split.qrels, run, options.ks, bucket_of_query);
+  out.timing.metrics = seconds_since(start);
+  return out;
+}
+
+}  // namespace lmk

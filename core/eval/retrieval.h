@@ -1,0 +1,49 @@
+#pragma once
+
+// Retrieval evaluation of an encoder: encode the corpus and the queries (length-bucketed
+// batches, progress with ETA), exact top-k by chunked matrix products, metrics with trec_eval's
+// definitions, broken down by evidence position.
+
+#include <ATen/core/Tensor.h>
+
+#include <string>
+#include <vector>
+
+#include "core/data/formats.h"
+#include "core/eval/encode.h"
+#include "core/eval/metrics.h"
+
+namespace lmk {
+
+struct RetrievalOptions {
+  EncodeOptions encode;  // pooling, granularity, lengths, device
+  std::vector<int> ks = {1, 3, 5, 10, 100};
+  std::string query_prefix, document_prefix;  // prepended to every query / document text
+  size_t query_max_length = 0;                // 0: encode.max_length
+  int position_buckets = 10;                  // evidence-position groups ("0-10%", ...)
+  bool show_progress = true;                  // bars on stderr while encoding
+};
+
+// Seconds spent in each stage of one split's evaluation.
+struct RetrievalTiming {
+  double encode_documents = 0, encode_queries = 0, search = 0, metrics = 0;
+};
+
+struct SplitEvaluation {
+  Evaluation metrics;  // overall, per query, per evidence-position bucket
+  RetrievalTiming timing;
+  size_t documents = 0, queries = 0;
+};
+
+// Exact top-k by dot product (cosine for normalized embeddings): queries [Q, H] against
+// documents [D, H], D processed in chunks of `chunk` rows so memory stays Q × chunk.
+RunResults exact_search(const at::Tensor& queries, const std::vector<std::string>& query_ids,
+                        const at::Tensor& documents, const std::vector<std::string>& document_ids,
+                        size_t top_k, int64_t chunk = 8192);
+
+// Evaluates one split: documents are "title text" (or text), queries their text; a query's
+// evidence_position extra field (0..1) puts it in a position bucket.
+SplitEvaluation evaluate_retrieval(const LoadedModel& model, const Tokenizer& tokenizer,
+                                   const RetrievalSplit& split, const RetrievalOptions& options);
+
+}  // namespace lmk

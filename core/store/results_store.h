@@ -1,0 +1,186 @@
+#pragma once
+
+// The results store: one SQLite file holding experiments, runs (config, status, host), their
+// parameters, metric series, evaluation results, attention profiles, document-length
+// histograms and artifacts. Schema and migrations: core/store/schema.h; tables:
+// docs/USER-GUIDE.md ("Results store").
+//
+// Concurrency: the file is in WAL mode, so readers never wait for writers and writers queue
+// (busy timeout 10 s, and BEGIN IMMEDIATE retried while SQLITE_BUSY). One ResultsStore is one
+// connection and is not shared: each thread and each process opens its own, and a child
+// process made by fork() opens a new one rather than use its parent's. WAL needs the file on a
+// local disk (not NFS).
+//
+// Errors: a file that is not a results store (not SQLite, another program's database, a newer
+// schema, corrupt) is an InputError naming the file, raised before anything is written to it.
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+struct sqlite3;
+
+namespace lmk {
+
+enum class RunStatus { Scheduled, Running, Finished, Failed, Killed };
+
+// "SCHEDULED", "RUNNING", "FINISHED", "FAILED", "KILLED".
+std::string run_status_name(RunStatus status);
+// Parses a status name (any case); throws InputError naming `where` otherwise.
+RunStatus parse_run_status(const std::string& text, const std::string& where);
+// Finished, failed and killed runs are over.
+bool is_terminal(RunStatus status);
+
+// A run config flattened to (key, value) pairs: nested objects join keys with "." ("a.b.c"),
+// arrays index them ("a[0]"); strings are stored as they are, other scalars as JSON text
+// ("32", "0.1", "true", "null"); empty objects and arrays as "{}" and "[]". Sorted by key.
+std::vector<std::pair<std::string, std::string>> flatten_params(const nlohmann::json& config);
+
+struct Experiment {
+  int64_t id = 0;
+  std::string name, description, created_at;
+};
+
+// What create_run records; the run starts SCHEDULED.
+struct NewRun {
+  std::string name;
+  std::string kind = "eval";                         // "eval", "train", "pretrain", ...
+  nlohmann::json config = nlohmann::json::object();  // stored as text and flattened to params
+  std::optional<int64_t> parent_run_id;
+};
+
+struct RunRecord {
+  int64_t id = 0;
+  int64_t experiment_id = 0;
+  std::string experiment;  // the experiment's name
+  std::string name, kind;
+  nlohmann::json config;
+  RunStatus status = RunStatus::Scheduled;
+  std::string created_at, started_at, ended_at;  // ISO-8601 UTC; empty until it happens
+  std::string host, device, code_revision;
+  std::optional<int64_t> parent_run_id;
+  std::string error_text;
+};
+
+// Which runs list_runs returns; empty fields match anything, all given conditions must hold.
+struct RunFilter {
+  std::string experiment;  // experiment name
+  std::optional<RunStatus> status;
+  std::vector<std::pair<std::string, std::string>> params;  // flattened key = value
+  std::string name_contains;
+  std::string kind;
+};
+
+// One point of a metric series (value NaN is kept).
+struct Metric {
+  std::string key;
+  int64_t step = 0;
+  double value = 0;
+  std::string time;  // ISO-8601 UTC of logging
+};
+
+// One evaluation number. group_kind "all" is the whole split (group_value empty); other kinds
+// slice it, e.g. "length" / "4k-8k" or "position" / "0.25".
+struct EvalResult {
+  std::string dataset, split, metric;
+  double value = 0;
+  std::string group_kind = "all", group_value;
+};
+
+// One bin of the attention of the pooling tokens over positions, for documents of one length
+// (group); bin_start / bin_end are positions or fractions of the length.
+struct AttentionProfileRow {
+  std::string dataset, length_group;
+  int64_t layer = 0;
+  int64_t head = -1;  // -1: the mean over heads
+  int64_t bin = 0;
+  double bin_start = 0, bin_end = 0, weight = 0;
+};
+
+// Token counts of a dataset's texts under one tokenizer: bins [lo, hi) and percentiles.
+struct LengthHistogram {
+  struct Bin {
+    int64_t lo = 0, hi = 0, count = 0;
+  };
+  std::string dataset, tokenizer;
+  std::vector<Bin> bins;
+  std::vector<std::pair<double, double>> percentiles;  // (percentile 0-100, length)
+};
+
+struct Artifact {
+  std::string kind, path, created_at;
+};
+
+class ResultsStore {
+ public:
+  enum class OpenMode {
+    Create,    // creates the file and the schema when absent (writers)
+    Existing,  // the file must exist and be a results store (readers)
+  };
+
+  // Opens (or creates) the store at path, upgrading an older schema in one transaction.
+  // Throws InputError naming the file when it is not a results store, has a newer schema, or
+  // (Existing) does not exist; the file is then left as it was.
+  explicit ResultsStore(const std::string& path, OpenMode mode = OpenMode::Create);
+  ~ResultsStore();
+  ResultsStore(ResultsStore&&) noexcept;
+  ResultsStore& operator=(ResultsStore&&) noexcept;
+
+  const std::string& path() const { return path_; }
+  // The schema version of the open file (always the current one after opening).
+  int schema_version() const;
+
+  // Returns the id of the experiment called name, creating it when absent.
+  int64_t get_or_create_experiment(const std::string& name, const std::string& description = "");
+  std::vector<Experiment> experiments() const;
+
+  // Records a SCHEDULED run and its flattened params; returns its id.
+  int64_t create_run(int64_t experiment_id, const NewRun& run);
+  // Sets the status; RUNNING stamps started_at (once), terminal statuses stamp ended_at.
+  void set_run_status(int64_t run_id, RunStatus status, const std::string& error_text = "");
+  // Records where the run executes.
+  void set_run_info(int64_t run_id, const std::string& host, const std::string& device,
+                    const std::string& code_revision);
+
+  // Appends one step of metrics and updates each key's latest value (the highest step).
+  void log_metrics(int64_t run_id, int64_t step,
+                   const std::vector<std::pair<std::string, double>>& values);
+  // Adds evaluation results; a row with the same run, dataset, split, metric and group
+  // replaces the stored one.
+  void add_eval_results(int64_t run_id, const std::vector<EvalResult>& rows);
+  // Adds attention-profile bins (same key: replaced).
+  void add_attention_profile(int64_t run_id, const std::vector<AttentionProfileRow>& rows);
+  // Stores the histogram of (dataset, tokenizer), replacing an earlier one.
+  void add_length_histogram(const LengthHistogram& histogram);
+  void add_artifact(int64_t run_id, const std::string& kind, const std::string& path);
+
+  // Runs matching the filter, oldest first.
+  std::vector<RunRecord> list_runs(const RunFilter& filter = {}) const;
+  // The run with this id; throws InputError naming the file when there is none.
+  RunRecord get_run(int64_t run_id) const;
+  std::map<std::string, std::string> run_params(int64_t run_id) const;
+  // The value of each metric key at its highest step, by key.
+  std::vector<Metric> latest_metrics(int64_t run_id) const;
+  // One metric's points in step order.
+  std::vector<Metric> metric_series(int64_t run_id, const std::string& key) const;
+  // The run's evaluation results (of one dataset when given), ordered by dataset, split,
+  // metric, group.
+  std::vector<EvalResult> eval_results(int64_t run_id, const std::string& dataset = "") const;
+  std::vector<AttentionProfileRow> attention_profiles(int64_t run_id,
+                                                      const std::string& dataset = "") const;
+  // Histograms of one dataset when given, else all; by dataset and tokenizer.
+  std::vector<LengthHistogram> length_histograms(const std::string& dataset = "") const;
+  std::vector<Artifact> artifacts(int64_t run_id) const;
+
+ private:
+  std::string path_;
+  std::unique_ptr<sqlite3, int (*)(sqlite3*)> db_;
+};
+
+}  // namespace lmk

@@ -1,0 +1,125 @@
+#include "core/store/schema.h"
+
+namespace lmk::store_schema {
+
+namespace {
+
+// Version 1: experiments and runs, their parameters, metric series and artifacts. Timestamps are
+// ISO-8601 UTC text with milliseconds; a NULL metric value stands for NaN, which SQLite cannot
+// store.
+const char* const kVersion1 = R"sql(
+CREATE TABLE experiments (
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  description TEXT NOT NULL DEFAULT '',
+  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+);
+CREATE TABLE runs (
+  id INTEGER PRIMARY KEY,
+  experiment_id INTEGER NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
+  name TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  config TEXT NOT NULL DEFAULT '{}',
+  status TEXT NOT NULL DEFAULT 'SCHEDULED'
+    CHECK (status IN ('SCHEDULED', 'RUNNING', 'FINISHED', 'FAILED', 'KILLED')),
+  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  started_at TEXT,
+  ended_at TEXT,
+  host TEXT NOT NULL DEFAULT '',
+  device TEXT NOT NULL DEFAULT '',
+  code_revision TEXT NOT NULL DEFAULT '',
+  parent_run_id INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+  error_text TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX runs_by_experiment ON runs(experiment_id);
+CREATE INDEX runs_by_status ON runs(status);
+CREATE INDEX runs_by_parent ON runs(parent_run_id);
+CREATE TABLE params (
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  key TEXT NOT NULL,
+  value TEXT NOT NULL,
+  PRIMARY KEY (run_id, key)
+) WITHOUT ROWID;
+CREATE INDEX params_by_key_value ON params(key, value);
+CREATE TABLE metrics (
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  key TEXT NOT NULL,
+  step INTEGER NOT NULL,
+  value REAL,
+  time TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+);
+CREATE INDEX metrics_by_run_key_step ON metrics(run_id, key, step);
+CREATE TABLE metric_latest (
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  key TEXT NOT NULL,
+  step INTEGER NOT NULL,
+  value REAL,
+  time TEXT NOT NULL,
+  PRIMARY KEY (run_id, key)
+) WITHOUT ROWID;
+CREATE TABLE artifacts (
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  kind TEXT NOT NULL,
+  path TEXT NOT NULL,
+  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+);
+CREATE INDEX artifacts_by_run ON artifacts(run_id);
+)sql";
+
+// Version 2: evaluation results (whole split, or per length / evidence-position group),
+// attention-position profiles and document-length statistics.
+const char* const kVersion2 = R"sql(
+CREATE TABLE eval_results (
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  dataset TEXT NOT NULL,
+  split TEXT NOT NULL,
+  metric TEXT NOT NULL,
+  group_kind TEXT NOT NULL DEFAULT 'all',
+  group_value TEXT NOT NULL DEFAULT '',
+  value REAL,
+  PRIMARY KEY (run_id, dataset, split, metric, group_kind, group_value)
+) WITHOUT ROWID;
+CREATE INDEX eval_results_by_dataset_metric ON eval_results(dataset, metric);
+CREATE TABLE attention_profiles (
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  dataset TEXT NOT NULL,
+  length_group TEXT NOT NULL,
+  layer INTEGER NOT NULL,
+  head INTEGER NOT NULL DEFAULT -1,
+  bin INTEGER NOT NULL,
+  bin_start REAL NOT NULL,
+  bin_end REAL NOT NULL,
+  weight REAL,
+  PRIMARY KEY (run_id, dataset, length_group, layer, head, bin)
+) WITHOUT ROWID;
+CREATE TABLE length_histograms (
+  dataset TEXT NOT NULL,
+  tokenizer TEXT NOT NULL,
+  bin_index INTEGER NOT NULL,
+  lo INTEGER NOT NULL,
+  hi INTEGER NOT NULL,
+  count INTEGER NOT NULL,
+  PRIMARY KEY (dataset, tokenizer, bin_index)
+) WITHOUT ROWID;
+CREATE TABLE length_percentiles (
+  dataset TEXT NOT NULL,
+  tokenizer TEXT NOT NULL,
+  percentile REAL NOT NULL,
+  value REAL NOT NULL,
+  PRIMARY KEY (dataset, tokenizer, percentile)
+) WITHOUT ROWID;
+)sql";
+
+}  // namespace
+
+const std::vector<Migration>& migrations() {
+  static const std::vector<Migration> all = {{1, kVersion1}, {2, kVersion2}};
+  return all;
+}
+
+int current_version() {
+  return migrations().back().version;
+}
+
+}  // namespace lmk::store_schema

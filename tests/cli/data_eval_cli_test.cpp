@@ -1,0 +1,195 @@
+// Runs the real lmk binary: lmk data generates datasets that lmk eval scores into the results
+// store and MTEB JSON; bad input exits 2 and a failed evaluation is recorded as FAILED.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+
+#include "core/data/formats.h"
+#include "core/store/results_store.h"
+#include "core/util/file.h"
+#include "tests/support/run_lmk.h"
+#include "tests/support/test_tokenizers.h"
+
+namespace lmk {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::Result;
+using testing::run_lmk;
+using testing::TempDir;
+
+class DataEvalCliTest : public ::testing::Test {
+ protected:
+  DataEvalCliTest()
+      : tokenizer_(dir_.write("tokenizer.json", testing::word_level_json(100).dump())) {
+    // A folder of "man pages": paragraphs of real sentences with a heading line each.
+    fs::create_directories(dir_.path() / "pages");
+    for (int d = 0; d < 30; ++d) {
+      std::string text = "PAGE" + std::to_string(d) + "(7)\n\nNAME\n\n";
+      const std::string topic = d % 3 == 0 ? "system call" : d % 3 == 1 ? "file format" : "overview";
+      for (int p = 0; p < 6; ++p) {
+        for (int s = 0; s < 4; ++s)
+          text += "Page " + std::to_string(d) + " explains in paragraph " + std::to_string(p) +
+                  " how setting " + std::to_string(s) + " changes the " + topic + ". ";
+        text += "\n\n";
+      }
+      // Named like rendered man pages: NAME.SECTION.txt, the section being the class label.
+      dir_.write("pages/page" + std::to_string(d) + "." + "257"[d % 3] + ".txt", text);
+    }
+  }
+  std::string path(const std::string& name) const { return (dir_.path() / name).string(); }
+  TempDir dir_;
+  std::string tokenizer_;
+};
+
+TEST_F(DataEvalCliTest, PasskeyEvaluatedIntoTheStoreAndMteb) {
+  Result r = run_lmk("data passkey --tokenizer " + tokenizer_ + " --out " + path("passkey") +
+                     " --lengths 64,128 --documents 8 --queries 4 --seed 3");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const RetrievalSplit part = read_beir(path("passkey/128"), "test");
+  EXPECT_EQ(part.corpus.size(), 8u);
+  EXPECT_EQ(part.queries.size(), 4u);
+  r = run_lmk("model init --preset tiny --tokenizer " + tokenizer_ + " --out " + path("model"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  r = run_lmk("eval --model " + path("model") + " --dataset " + path("passkey") +
+              " --pooling lmk --granularity 16 --db " + path("results.db") + " --mteb-out " +
+              path("mteb") + " --run-name tiny-lmk --experiment passkey");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("length 64"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("by evidence position"), std::string::npos) << r.output;
+
+  ResultsStore store(path("results.db"), ResultsStore::OpenMode::Existing);
+  const auto runs = store.list_runs();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].name, "tiny-lmk");
+  EXPECT_EQ(runs[0].status, RunStatus::Finished);
+  EXPECT_EQ(store.run_params(runs[0].id).at("pooling"), "lmk");
+  EXPECT_EQ(store.run_params(runs[0].id).at("granularity"), "16");
+  std::set<std::string> lengths, positions;
+  double overall = -1, length_sum = 0;
+  for (const EvalResult& e : store.eval_results(runs[0].id, "passkey")) {
+    if (e.metric != "ndcg_at_1") continue;
+    EXPECT_GE(e.value, 0.0);
+    EXPECT_LE(e.value, 1.0);
+    if (e.group_kind == "length") lengths.insert(e.group_value), length_sum += e.value;
+    if (e.group_kind == "position") positions.insert(e.group_value);
+    if (e.group_kind == "all") overall = e.value;
+  }
+  EXPECT_EQ(lengths, (std::set<std::string>{"64", "128"}));
+  EXPECT_FALSE(positions.empty());
+  EXPECT_NEAR(overall, length_sum / 2, 1e-9) << "overall = mean over the lengths";
+  // Attention profiles of the pooling tokens: per length, bins summing to 1.
+  std::map<std::string, double> profile_sums;
+  for (const auto& row : store.attention_profiles(runs[0].id))
+    profile_sums[row.length_group] += row.weight;
+  ASSERT_EQ(profile_sums.size(), 2u);
+  for (const auto& [length, sum] : profile_sums) EXPECT_NEAR(sum, 1.0, 1e-6) << length;
+
+  const auto mteb = nlohmann::json::parse(read_file(path("mteb/passkey.json")));
+  EXPECT_EQ(mteb["task_name"], "passkey");
+  ASSERT_TRUE(mteb["scores"].contains("test_64"));
+  const auto& entry = mteb["scores"]["test_128"][0];
+  EXPECT_EQ(entry["main_score"], entry["ndcg_at_1"]) << "passkey is scored by P@1 = nDCG@1";
+  EXPECT_EQ(entry["hf_subset"], "default");
+  EXPECT_TRUE(entry.contains("ndcg_at_10"));
+  EXPECT_TRUE(mteb["evaluation_time"].is_number());
+}
+
+TEST_F(DataEvalCliTest, CorpusPairsAndStats) {
+  Result r = run_lmk("data corpus --source " + path("pages") + " --out " + path("corpus"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  // Qrels per split; a document's queries all sit in its own split.
+  std::map<std::string, std::string> split_of_doc;
+  for (const char* split : {"train", "dev", "test"}) {
+    if (!fs::exists(path("corpus/documents/qrels/") + split + ".tsv")) continue;
+    const RetrievalSplit data = read_beir(path("corpus/documents"), split);
+    for (const auto& [query, docs] : data.qrels) {
+      for (const auto& [doc, relevance] : docs) {
+        EXPECT_EQ(relevance, 1);
+        EXPECT_TRUE(split_of_doc.emplace(doc, split).second) << doc << " in two splits";
+      }
+    }
+  }
+  EXPECT_EQ(split_of_doc.size(), 30u);
+  EXPECT_TRUE(fs::exists(path("corpus/passages/qrels/train.tsv")));
+  r = run_lmk("data pairs --source " + path("pages") + " --out " + path("pairs.jsonl") +
+              " --negatives 2");
+  ASSERT_EQ(r.code, 0) << r.output;
+  size_t examples = 0;
+  for_each_training_example(path("pairs.jsonl"), [&](TrainingExample&& e, const std::string&) {
+    EXPECT_EQ(e.neg.size(), 2u);
+    EXPECT_FALSE(e.pos.empty());
+    ++examples;
+    return true;
+  });
+  EXPECT_GT(examples, 10u);
+  r = run_lmk("data stats " + path("corpus/documents") + " --tokenizer " + tokenizer_ + " --db " +
+              path("stats.db"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("30 texts"), std::string::npos) << r.output;
+  ResultsStore store(path("stats.db"), ResultsStore::OpenMode::Existing);
+  const auto histograms = store.length_histograms("documents");
+  ASSERT_EQ(histograms.size(), 1u);
+  int64_t counted = 0;
+  for (const auto& bin : histograms[0].bins) counted += bin.count;
+  EXPECT_EQ(counted, 30);
+  // Classification by the file name's section, with frozen embeddings.
+  const auto info = nlohmann::json::parse(read_file(path("corpus/classification/dataset.json")));
+  EXPECT_EQ(info["type"], "classification");
+  ASSERT_EQ(run_lmk("model init --preset tiny --tokenizer " + tokenizer_ + " --out " + path("model")).code, 0);
+  r = run_lmk("eval --model " + path("model") + " --dataset " + path("corpus/classification") +
+              " --pooling mean --db " + path("stats.db") + " --mteb-out " + path("mteb"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("3 labels"), std::string::npos) << r.output;
+  const auto runs = store.list_runs();
+  ASSERT_EQ(runs.size(), 1u);
+  std::set<std::string> metrics;
+  for (const EvalResult& e : store.eval_results(runs[0].id)) {
+    metrics.insert(e.metric + ":" + e.group_kind);
+    EXPECT_GE(e.value, 0.0);
+    EXPECT_LE(e.value, 1.0);
+  }
+  EXPECT_EQ(metrics, (std::set<std::string>{"accuracy:all", "f1:all", "f1:label"}));
+  const auto mteb = nlohmann::json::parse(read_file(path("mteb/pages-classification.json")));
+  EXPECT_EQ(mteb["scores"]["test"][0]["main_score"], mteb["scores"]["test"][0]["accuracy"]);
+}
+
+TEST_F(DataEvalCliTest, BadInputExitsTwoAndFailedRunsAreRecorded) {
+  struct Case {
+    std::string args, message;
+  } cases[] = {
+      {"data passkey --tokenizer " + tokenizer_ + " --out " + path("p") + " --lengths 64,x",
+       "--lengths"},
+      {"data passkey --tokenizer " + tokenizer_ + " --out " + path("p") +
+           " --queries 9 --documents 3",
+       "--queries"},
+      {"data corpus --source " + path("nowhere") + " --out " + path("c"), "nowhere"},
+      {"eval --model " + path("nomodel") + " --dataset " + path("pages"), "pages"},
+  };
+  for (const auto& c : cases) {
+    const Result r = run_lmk(c.args);
+    EXPECT_EQ(r.code, 2) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.message), std::string::npos) << c.args << "\n" << r.output;
+  }
+  // A dataset whose qrels name an unknown document: the run is stored as FAILED.
+  ASSERT_EQ(
+      run_lmk("model init --preset tiny --tokenizer " + tokenizer_ + " --out " + path("model"))
+          .code,
+      0);
+  fs::create_directories(path("broken/qrels"));
+  dir_.write("broken/corpus.jsonl", "{\"_id\": \"d1\", \"text\": \"w1 w2\"}\n");
+  dir_.write("broken/queries.jsonl", "{\"_id\": \"q1\", \"text\": \"w1\"}\n");
+  dir_.write("broken/qrels/test.tsv", "query-id\tcorpus-id\tscore\nq1\td9\t1\n");
+  const Result r = run_lmk("eval --model " + path("model") + " --dataset " + path("broken") +
+                           " --db " + path("failed.db"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("d9"), std::string::npos) << r.output;
+  ResultsStore store(path("failed.db"), ResultsStore::OpenMode::Existing);
+  ASSERT_EQ(store.list_runs().size(), 1u);
+  EXPECT_EQ(store.list_runs()[0].status, RunStatus::Failed);
+  EXPECT_NE(store.list_runs()[0].error_text.find("d9"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace lmk

@@ -1,0 +1,417 @@
+#include "core/store/results_store.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <regex>
+
+#include "core/store/schema.h"
+#include "core/util/error.h"
+#include "core/util/file.h"
+#include "tests/support/test_tokenizers.h"
+
+namespace lmk {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testing::TempDir;
+
+// Runs SQL on a database file with plain SQLite (to build files this program did not write).
+void execute_sql(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* error = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK)
+      << (error ? error : "");
+  sqlite3_free(error);
+  sqlite3_close(db);
+}
+
+// Runs body(index) in `count` child processes started together; returns their exit codes:
+// 0 done, 3 "database is locked", 1 any other error (printed).
+std::vector<int> run_children(int count, const std::function<void(int)>& body) {
+  int gate[2];
+  EXPECT_EQ(pipe(gate), 0);
+  std::vector<pid_t> children;
+  for (int index = 0; index < count; ++index) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      close(gate[1]);
+      char byte;
+      while (read(gate[0], &byte, 1) > 0) {
+      }
+      int code = 0;
+      try {
+        body(index);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "child %d: %s\n", index, e.what());
+        code = std::string(e.what()).find("locked") != std::string::npos ? 3 : 1;
+      }
+      _exit(code);
+    }
+    children.push_back(pid);
+  }
+  close(gate[0]);
+  close(gate[1]);  // end of file: every child starts now
+  std::vector<int> codes;
+  for (const pid_t pid : children) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    codes.push_back(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+  }
+  return codes;
+}
+
+bool is_iso_utc(const std::string& time) {
+  static const std::regex format(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)");
+  return std::regex_match(time, format);
+}
+
+TEST(ResultsStoreTest, CreatesTheSchemaInWalMode) {
+  TempDir dir;
+  const std::string path = (dir.path() / "results.db").string();
+  {
+    ResultsStore store(path);
+    EXPECT_EQ(store.schema_version(), store_schema::current_version());
+    EXPECT_TRUE(store.experiments().empty());
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  std::vector<std::string> tables;
+  sqlite3_exec(
+      db, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name",
+      [](void* out, int, char** values, char**) {
+        static_cast<std::vector<std::string>*>(out)->push_back(values[0]);
+        return 0;
+      },
+      &tables, nullptr);
+  const std::vector<std::string> expected = {"artifacts",
+                                             "attention_profiles",
+                                             "eval_results",
+                                             "experiments",
+                                             "length_histograms",
+                                             "length_percentiles",
+                                             "metric_latest",
+                                             "metrics",
+                                             "params",
+                                             "runs"};
+  EXPECT_EQ(tables, expected);
+  sqlite3_stmt* stmt = nullptr;
+  sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &stmt, nullptr);
+  ASSERT_EQ(sqlite3_step(stmt), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0)), "wal");
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  // Opening again changes nothing; Existing mode accepts it.
+  EXPECT_EQ(ResultsStore(path, ResultsStore::OpenMode::Existing).schema_version(),
+            store_schema::current_version());
+}
+
+TEST(ResultsStoreTest, UpgradesAVersion1Database) {
+  TempDir dir;
+  const std::string path = (dir.path() / "old.db").string();
+  execute_sql(path, "BEGIN;" + std::string(store_schema::migrations()[0].sql) +
+                        "PRAGMA application_id = " + std::to_string(store_schema::kApplicationId) +
+                        "; PRAGMA user_version = 1;"
+                        "INSERT INTO experiments (name) VALUES ('old');"
+                        "INSERT INTO runs (experiment_id, name, kind, config) "
+                        "VALUES (1, 'first', 'train', '{\"lr\": 0.1}');"
+                        "INSERT INTO params VALUES (1, 'lr', '0.1');"
+                        "INSERT INTO metrics (run_id, key, step, value) VALUES (1, 'loss', 3, 2.5);"
+                        "INSERT INTO metric_latest VALUES (1, 'loss', 3, 2.5, 'then'); COMMIT;");
+  ResultsStore store(path, ResultsStore::OpenMode::Existing);
+  EXPECT_EQ(store.schema_version(), 2);
+  const RunRecord run = store.get_run(1);
+  EXPECT_EQ(run.name, "first");
+  EXPECT_EQ(run.experiment, "old");
+  EXPECT_EQ(run.config, json::parse(R"({"lr": 0.1})"));
+  EXPECT_EQ(store.run_params(1).at("lr"), "0.1");
+  ASSERT_EQ(store.latest_metrics(1).size(), 1u);
+  EXPECT_EQ(store.latest_metrics(1)[0].value, 2.5);
+  // The tables of version 2 work.
+  store.add_eval_results(1, {{"scifact", "test", "ndcg_at_10", 0.5}});
+  EXPECT_EQ(store.eval_results(1).size(), 1u);
+}
+
+TEST(ResultsStoreTest, FlattensConfigsToParams) {
+  const json config = json::parse(R"({
+    "model": {"name": "small", "layers": [1, {"kind": "global"}]},
+    "pooling": "lmk", "granularity": 32, "lr": 0.0001, "normalize": true, "seed": null,
+    "empty_object": {}, "empty_list": []})");
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"empty_list", "[]"},    {"empty_object", "{}"},   {"granularity", "32"},
+      {"lr", "0.0001"},        {"model.layers[0]", "1"}, {"model.layers[1].kind", "global"},
+      {"model.name", "small"}, {"normalize", "true"},    {"pooling", "lmk"},
+      {"seed", "null"}};
+  EXPECT_EQ(flatten_params(config), expected);
+  EXPECT_TRUE(flatten_params(json::object()).empty());
+
+  TempDir dir;
+  ResultsStore store((dir.path() / "r.db").string());
+  const int64_t run = store.create_run(store.get_or_create_experiment("e"), {"r", "eval", config});
+  EXPECT_EQ(store.run_params(run).size(), expected.size());
+  EXPECT_EQ(store.run_params(run).at("model.layers[1].kind"), "global");
+  EXPECT_EQ(store.get_run(run).config, config);
+}
+
+TEST(ResultsStoreTest, StatusChangesStampTimes) {
+  TempDir dir;
+  ResultsStore store((dir.path() / "r.db").string());
+  const int64_t experiment = store.get_or_create_experiment("study", "granularity sweep");
+  EXPECT_EQ(store.get_or_create_experiment("study"), experiment);
+  const int64_t run = store.create_run(experiment, {"g32", "train", json::object()});
+  RunRecord r = store.get_run(run);
+  EXPECT_EQ(r.status, RunStatus::Scheduled);
+  EXPECT_TRUE(is_iso_utc(r.created_at)) << r.created_at;
+  EXPECT_TRUE(r.started_at.empty());
+  EXPECT_TRUE(r.ended_at.empty());
+
+  store.set_run_info(run, "node07", "cuda:0", "d2501a4");
+  store.set_run_status(run, RunStatus::Running);
+  r = store.get_run(run);
+  EXPECT_EQ(r.status, RunStatus::Running);
+  EXPECT_TRUE(is_iso_utc(r.started_at)) << r.started_at;
+  EXPECT_TRUE(r.ended_at.empty());
+  EXPECT_EQ(r.host, "node07");
+  EXPECT_EQ(r.device, "cuda:0");
+  EXPECT_EQ(r.code_revision, "d2501a4");
+  const std::string started = r.started_at;
+
+  store.set_run_status(run, RunStatus::Failed, "CUDA out of memory");
+  r = store.get_run(run);
+  EXPECT_EQ(r.status, RunStatus::Failed);
+  EXPECT_EQ(r.error_text, "CUDA out of memory");
+  EXPECT_TRUE(is_iso_utc(r.ended_at)) << r.ended_at;
+  EXPECT_GE(r.ended_at, r.started_at);
+
+  // Resumed: keeps its first start, is no longer ended, then finishes.
+  store.set_run_status(run, RunStatus::Running);
+  r = store.get_run(run);
+  EXPECT_EQ(r.started_at, started);
+  EXPECT_TRUE(r.ended_at.empty());
+  EXPECT_TRUE(r.error_text.empty());
+  store.set_run_status(run, RunStatus::Finished);
+  EXPECT_TRUE(is_iso_utc(store.get_run(run).ended_at));
+
+  const int64_t child = store.create_run(experiment, {"g32-eval", "eval", json::object(), run});
+  EXPECT_EQ(store.get_run(child).parent_run_id, run);
+  EXPECT_EQ(parse_run_status("killed", "--status"), RunStatus::Killed);
+  EXPECT_THROW(parse_run_status("DONE", "--status"), InputError);
+}
+
+TEST(ResultsStoreTest, KeepsLatestMetricsAndSeries) {
+  TempDir dir;
+  ResultsStore store((dir.path() / "r.db").string());
+  const int64_t run = store.create_run(store.get_or_create_experiment("e"), {"r", "train"});
+  for (int step = 0; step < 5; ++step)
+    store.log_metrics(run, step, {{"loss", 5.0 - step}, {"lr", 0.001 * step}});
+  store.log_metrics(run, 2, {{"loss", 9.0}});  // late point of an earlier step
+  store.log_metrics(run, 7, {{"grad_norm", NAN}});
+  const auto latest = store.latest_metrics(run);
+  ASSERT_EQ(latest.size(), 3u);
+  EXPECT_EQ(latest[0].key, "grad_norm");
+  EXPECT_TRUE(std::isnan(latest[0].value));
+  EXPECT_EQ(latest[1].key, "loss");
+  EXPECT_EQ(latest[1].step, 4);
+  EXPECT_EQ(latest[1].value, 1.0);
+  EXPECT_TRUE(is_iso_utc(latest[1].time));
+  EXPECT_EQ(latest[2].key, "lr");
+  EXPECT_DOUBLE_EQ(latest[2].value, 0.004);
+  const auto series = store.metric_series(run, "loss");
+  ASSERT_EQ(series.size(), 6u);
+  std::vector<double> values;
+  for (const auto& point : series) values.push_back(point.value);
+  EXPECT_EQ(values, (std::vector<double>{5, 4, 3, 9, 2, 1}));
+  EXPECT_THROW(store.log_metrics(run + 1, 0, {{"loss", 1}}), InputError);
+}
+
+TEST(ResultsStoreTest, FiltersRuns) {
+  TempDir dir;
+  ResultsStore store((dir.path() / "r.db").string());
+  const int64_t a = store.get_or_create_experiment("a");
+  const int64_t b = store.get_or_create_experiment("b");
+  const int64_t cls = store.create_run(a, {"cls-base", "eval", {{"pooling", "cls"}}});
+  const int64_t lmk = store.create_run(a, {"lmk-g32", "eval", {{"pooling", "lmk"}, {"g", 32}}});
+  const int64_t lmk_b = store.create_run(b, {"lmk-g64", "train", {{"pooling", "lmk"}, {"g", 64}}});
+  store.set_run_status(lmk, RunStatus::Finished);
+  auto ids = [&](const RunFilter& filter) {
+    std::vector<int64_t> out;
+    for (const auto& run : store.list_runs(filter)) out.push_back(run.id);
+    return out;
+  };
+  using Ids = std::vector<int64_t>;
+  EXPECT_EQ(ids({}), (Ids{cls, lmk, lmk_b}));
+  EXPECT_EQ(ids({"a"}), (Ids{cls, lmk}));
+  EXPECT_EQ(ids({"", RunStatus::Finished}), (Ids{lmk}));
+  EXPECT_EQ(ids({"", std::nullopt, {{"pooling", "lmk"}}}), (Ids{lmk, lmk_b}));
+  EXPECT_EQ(ids({"", std::nullopt, {{"pooling", "lmk"}, {"g", "64"}}}), (Ids{lmk_b}));
+  EXPECT_EQ(ids({"a", std::nullopt, {{"pooling", "lmk"}}, "g32"}), (Ids{lmk}));
+  EXPECT_EQ(ids({"", std::nullopt, {}, "lmk", "train"}), (Ids{lmk_b}));
+  EXPECT_EQ(ids({"c"}), Ids{});
+  EXPECT_EQ(store.list_runs({"b"})[0].experiment, "b");
+}
+
+TEST(ResultsStoreTest, StoresEvalResultsProfilesHistogramsAndArtifacts) {
+  TempDir dir;
+  ResultsStore store((dir.path() / "r.db").string());
+  const int64_t run = store.create_run(store.get_or_create_experiment("e"), {"r"});
+  store.add_eval_results(run, {{"scifact", "test", "ndcg_at_10", 0.5},
+                               {"scifact", "test", "ndcg_at_10", 0.25, "length", "4k-8k"},
+                               {"mldr", "dev", "recall_at_100", 0.75}});
+  store.add_eval_results(run, {{"scifact", "test", "ndcg_at_10", 0.625}});  // replaces
+  const auto all = store.eval_results(run);
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0].dataset, "mldr");
+  EXPECT_EQ(all[1].value, 0.625);
+  EXPECT_EQ(all[1].group_kind, "all");
+  EXPECT_EQ(all[2].group_value, "4k-8k");
+  EXPECT_EQ(store.eval_results(run, "scifact").size(), 2u);
+  EXPECT_THROW(store.add_eval_results(run, {{"d", "s", "m", 1, "all", "x"}}),
+               std::invalid_argument);
+
+  store.add_attention_profile(run, {{"mldr", "8192", 21, -1, 0, 0, 0.5, 0.75},
+                                    {"mldr", "8192", 21, -1, 1, 0.5, 1.0, 0.25}});
+  const auto profile = store.attention_profiles(run, "mldr");
+  ASSERT_EQ(profile.size(), 2u);
+  EXPECT_EQ(profile[1].bin, 1);
+  EXPECT_EQ(profile[1].weight, 0.25);
+  EXPECT_TRUE(store.attention_profiles(run, "scifact").empty());
+
+  LengthHistogram histogram{
+      "mldr", "bert", {{0, 512, 10}, {512, 1024, 3}}, {{50, 300}, {99, 1000}}};
+  store.add_length_histogram(histogram);
+  histogram.bins.pop_back();
+  store.add_length_histogram(histogram);  // replaces
+  const auto histograms = store.length_histograms();
+  ASSERT_EQ(histograms.size(), 1u);
+  ASSERT_EQ(histograms[0].bins.size(), 1u);
+  EXPECT_EQ(histograms[0].bins[0].count, 10);
+  EXPECT_EQ(histograms[0].percentiles, histogram.percentiles);
+  EXPECT_TRUE(store.length_histograms("scifact").empty());
+
+  store.add_artifact(run, "checkpoint", "/runs/r/step-100");
+  ASSERT_EQ(store.artifacts(run).size(), 1u);
+  EXPECT_EQ(store.artifacts(run)[0].path, "/runs/r/step-100");
+  EXPECT_THROW(store.get_run(99), InputError);
+  EXPECT_THROW(store.add_artifact(99, "x", "y"), InputError);
+}
+
+TEST(ResultsStoreTest, RejectsFilesThatAreNotResultStoresAndLeavesThemUntouched) {
+  TempDir dir;
+  std::string noise = "SQLite format 2\n";
+  for (int i = 0; i < 4096; ++i) noise.push_back(static_cast<char>((i * 7919) % 251));
+  const std::string not_sqlite = dir.write("notes.db", noise);
+  const std::string foreign = (dir.path() / "foreign.db").string();
+  execute_sql(foreign,
+              "CREATE TABLE customers (id INTEGER, name TEXT); "
+              "INSERT INTO customers VALUES (1, 'x'); PRAGMA user_version = 2;");
+  const std::string newer = (dir.path() / "newer.db").string();
+  { ResultsStore store(newer); }
+  execute_sql(newer, "PRAGMA user_version = 99");
+  const std::string empty_db = dir.write("empty.db", "");
+
+  struct Case {
+    std::string path, message;
+    ResultsStore::OpenMode mode;
+  } cases[] = {
+      {not_sqlite, "file is not a database", ResultsStore::OpenMode::Create},
+      {not_sqlite, "file is not a database", ResultsStore::OpenMode::Existing},
+      {foreign, "another program", ResultsStore::OpenMode::Create},
+      {foreign, "customers", ResultsStore::OpenMode::Existing},
+      {newer, "newer lmk (schema version 99", ResultsStore::OpenMode::Create},
+      {empty_db, "empty database", ResultsStore::OpenMode::Existing},
+  };
+  for (const auto& c : cases) {
+    const std::string before = read_file(c.path);
+    try {
+      ResultsStore store(c.path, c.mode);
+      ADD_FAILURE() << c.path << " opened";
+    } catch (const InputError& e) {
+      const std::string message = e.what();
+      EXPECT_EQ(message.rfind(c.path + ": ", 0), 0u) << message;
+      EXPECT_NE(message.find(c.message), std::string::npos) << message;
+    }
+    EXPECT_TRUE(read_file(c.path) == before) << c.path << " changed";
+    EXPECT_FALSE(fs::exists(c.path + "-wal")) << c.path;
+    EXPECT_FALSE(fs::exists(c.path + "-journal")) << c.path;
+  }
+
+  const std::string missing = (dir.path() / "missing.db").string();
+  EXPECT_THROW(ResultsStore(missing, ResultsStore::OpenMode::Existing), InputError);
+  EXPECT_FALSE(fs::exists(missing));
+  EXPECT_THROW(ResultsStore(dir.path().string()), InputError);
+}
+
+// Eight processes write to one file at once: every row arrives and none sees "locked".
+TEST(ResultsStoreTest, ProcessesWriteConcurrently) {
+  TempDir dir;
+  const std::string path = (dir.path() / "shared.db").string();
+  { ResultsStore store(path); }
+  constexpr int kChildren = 8, kRuns = 20, kSteps = 50;
+  const auto start = std::chrono::steady_clock::now();
+  const auto codes = run_children(kChildren, [&](int child) {
+    ResultsStore store(path);
+    const int64_t experiment = store.get_or_create_experiment("concurrency");
+    for (int r = 0; r < kRuns; ++r) {
+      const int64_t run = store.create_run(
+          experiment, {"child" + std::to_string(child) + "-run" + std::to_string(r),
+                       "train",
+                       {{"child", child}, {"run", r}}});
+      store.set_run_status(run, RunStatus::Running);
+      for (int step = 0; step < kSteps; ++step)
+        store.log_metrics(run, step, {{"loss", 1.0 / (step + 1)}, {"lr", 0.1}});
+      store.add_eval_results(run, {{"scifact", "test", "ndcg_at_10", 0.01 * r},
+                                   {"scifact", "test", "recall_at_100", 0.02 * r}});
+      store.set_run_status(run, RunStatus::Finished);
+    }
+  });
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (int child = 0; child < kChildren; ++child)
+    EXPECT_EQ(codes[child], 0) << "child " << child << " (3: database is locked)";
+  std::printf("%d processes wrote %d runs in %.2f s\n", kChildren, kChildren * kRuns, seconds);
+
+  ResultsStore store(path, ResultsStore::OpenMode::Existing);
+  ASSERT_EQ(store.experiments().size(), 1u);
+  const auto runs = store.list_runs({"concurrency", RunStatus::Finished});
+  ASSERT_EQ(runs.size(), static_cast<size_t>(kChildren * kRuns));
+  for (int child = 0; child < kChildren; ++child) {
+    EXPECT_EQ(store.list_runs({"", std::nullopt, {{"child", std::to_string(child)}}}).size(),
+              static_cast<size_t>(kRuns));
+  }
+  for (const auto& run : runs) {
+    EXPECT_EQ(store.metric_series(run.id, "loss").size(), static_cast<size_t>(kSteps));
+    EXPECT_EQ(store.metric_series(run.id, "lr").size(), static_cast<size_t>(kSteps));
+    const auto latest = store.latest_metrics(run.id);
+    ASSERT_EQ(latest.size(), 2u);
+    EXPECT_EQ(latest[0].step, kSteps - 1);
+    EXPECT_EQ(store.eval_results(run.id).size(), 2u);
+    EXPECT_FALSE(run.started_at.empty());
+    EXPECT_FALSE(run.ended_at.empty());
+  }
+}
+
+// Processes that find no file create it together: one creates the schema, the rest use it.
+TEST(ResultsStoreTest, ProcessesCreateOneFileConcurrently) {
+  TempDir dir;
+  const std::string path = (dir.path() / "new.db").string();
+  const auto codes = run_children(8, [&](int child) {
+    ResultsStore store(path);
+    store.create_run(store.get_or_create_experiment("race"), {"run" + std::to_string(child)});
+  });
+  for (size_t child = 0; child < codes.size(); ++child)
+    EXPECT_EQ(codes[child], 0) << "child " << child;
+  ResultsStore store(path, ResultsStore::OpenMode::Existing);
+  EXPECT_EQ(store.list_runs({"race"}).size(), 8u);
+}
+
+}  // namespace
+}  // namespace lmk
