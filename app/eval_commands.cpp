@@ -92,8 +92,14 @@ EvalOutcome evaluate_retrieval_dataset(const EvalArgs& args, const DatasetInfo& 
             << (granularity > 0 ? " g=" + std::to_string(granularity) : "") << "\n";
   std::map<std::string, std::map<std::string, std::pair<double, size_t>>> by_position;
   for (const DatasetPart& part : dataset.parts) {
-    const RetrievalSplit data = read_beir(part.path, split);
-    const SplitEvaluation result = evaluate_retrieval(model, tokenizer, data, options);
+    RetrievalSplit data = read_beir(part.path, split);
+    // The documents whose attention profile is stored, taken before the corpus moves on.
+    std::vector<std::string> profile_texts;
+    for (size_t d = 0; d < std::min(store ? args.attention_docs : 0, data.corpus.size()); ++d) {
+      const Document& doc = data.corpus[d];
+      profile_texts.push_back(doc.title.empty() ? doc.text : doc.title + " " + doc.text);
+    }
+    const SplitEvaluation result = evaluate_retrieval(model, tokenizer, std::move(data), options);
     total.encode_documents += result.timing.encode_documents;
     total.encode_queries += result.timing.encode_queries;
     total.search += result.timing.search;
@@ -135,13 +141,9 @@ EvalOutcome evaluate_retrieval_dataset(const EvalArgs& args, const DatasetInfo& 
                                   ? result.metrics.overall.values.at("recall_at_10")
                                   : 0.0)
               << "\n";
-    if (store && args.attention_docs > 0) {
+    if (!profile_texts.empty()) {
       // Where the pooling tokens look, on the first documents of the part.
-      std::vector<std::string> texts;
-      for (size_t d = 0; d < std::min(args.attention_docs, data.corpus.size()); ++d)
-        texts.push_back(data.corpus[d].title.empty()
-                            ? data.corpus[d].text
-                            : data.corpus[d].title + " " + data.corpus[d].text);
+      const std::vector<std::string>& texts = profile_texts;
       std::vector<double> mean(static_cast<size_t>(args.bins), 0.0);
       for (const AttentionProfile& profile :
            attention_profiles(model, tokenizer, texts, options.encode)) {

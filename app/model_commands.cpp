@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -11,6 +12,7 @@
 #include "core/eval/attention_profile.h"
 #include "core/eval/encode.h"
 #include "core/model/checkpoint.h"
+#include "core/store/results_store.h"
 #include "core/tokenize/tokenizer.h"
 #include "core/util/error.h"
 #include "core/util/file.h"
@@ -133,9 +135,10 @@ struct EncodeArgs {
   int granularity = 0;
   size_t max_length = 0, batch_size = 16;
   bool no_normalize = false;
-  int bins = 20;                // lmk attention
-  std::string layers = "last";  // lmk attention: last | all | comma-separated indices
-  bool per_head = false;        // lmk attention
+  int bins = 20;                           // lmk attention
+  std::string layers = "last";             // lmk attention: last | all | comma-separated indices
+  bool per_head = false;                   // lmk attention
+  std::string db, experiment = "default";  // lmk attention --db
 };
 
 // --layers: "last" (empty list), "all", or comma-separated layer indices.
@@ -208,8 +211,46 @@ int run_attention(const EncodeArgs& args) {
              std::to_string(binned[static_cast<size_t>(b)]) + "\n";
     }
   }
+  if (!args.db.empty()) {
+    // The mean over the documents per (layer, head), bins as fractions of each length: a run
+    // of kind "attention", the rows the workbench's heatmap reads.
+    std::map<std::pair<int64_t, int64_t>, std::vector<double>> mean;
+    std::map<std::pair<int64_t, int64_t>, size_t> documents;
+    for (const auto& p : profiles) {
+      auto& bins = mean[{p.layer, p.head}];
+      bins.resize(static_cast<size_t>(args.bins), 0.0);
+      const auto binned = p.binned(args.bins);
+      for (size_t b = 0; b < binned.size(); ++b) bins[b] += binned[b];
+      ++documents[{p.layer, p.head}];
+    }
+    std::vector<AttentionProfileRow> rows;
+    const std::string dataset = fs::path(args.input).stem().string();
+    for (const auto& [key, bins] : mean) {
+      for (int b = 0; b < args.bins; ++b) {
+        rows.push_back({dataset, "all", key.first, key.second, b,
+                        static_cast<double>(b) / args.bins, static_cast<double>(b + 1) / args.bins,
+                        bins[static_cast<size_t>(b)] / static_cast<double>(documents[key])});
+      }
+    }
+    ResultsStore store(args.db);
+    NewRun run;
+    run.kind = "attention";
+    run.name = fs::path(args.model).lexically_normal().filename().string() + "-" +
+               pooling_name(options.pooling) + "-" + dataset;
+    run.config = {{"model", fs::absolute(args.model).lexically_normal().string()},
+                  {"input", fs::absolute(args.input).lexically_normal().string()},
+                  {"pooling", pooling_name(options.pooling)},
+                  {"granularity", options.granularity},
+                  {"layers", args.layers},
+                  {"per_head", args.per_head},
+                  {"max_length", args.max_length}};
+    const int64_t run_id = store.create_run(store.get_or_create_experiment(args.experiment), run);
+    store.add_attention_profile(run_id, rows);
+    store.set_run_status(run_id, RunStatus::Finished);
+    std::cerr << "lmk: attention profiles stored as run " << run_id << " in " << args.db << "\n";
+  }
   if (args.out.empty() || args.out == "-") {
-    std::fwrite(csv.data(), 1, csv.size(), stdout);
+    if (args.db.empty()) std::fwrite(csv.data(), 1, csv.size(), stdout);
   } else {
     AtomicFile out(args.out);
     out.write(csv);
@@ -262,6 +303,10 @@ Runner add_attention_command(CLI::App& app) {
   cmd->add_option("--layers", args->layers, "last | all | comma-separated layer indices")
       ->capture_default_str();
   cmd->add_flag("--per-head", args->per_head, "one profile per head besides the mean");
+  cmd->add_option("--db", args->db,
+                  "store the mean over the documents in this results database (no CSV on stdout)");
+  cmd->add_option("--experiment", args->experiment, "experiment name in the database")
+      ->capture_default_str();
   cmd->add_option("--device", args->device, "cpu | cuda | cuda:N (bf16 autocast on CUDA)")
       ->capture_default_str();
   cmd->add_option("--out", args->out, "CSV file (default: stdout)");

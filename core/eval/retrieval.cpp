@@ -67,17 +67,21 @@ RunResults exact_search(const at::Tensor& queries, const std::vector<std::string
 }
 
 SplitEvaluation evaluate_retrieval(const LoadedModel& model, const Tokenizer& tokenizer,
-                                   const RetrievalSplit& split, const RetrievalOptions& options) {
+                                   RetrievalSplit split, const RetrievalOptions& options) {
   if (split.corpus.empty()) throw InputError("retrieval evaluation: the corpus is empty");
   if (split.queries.empty()) throw InputError("retrieval evaluation: no queries");
   SplitEvaluation out;
   out.documents = split.corpus.size();
   out.queries = split.queries.size();
   std::vector<std::string> document_texts, document_ids, query_texts, query_ids;
-  for (const Document& d : split.corpus) {
-    document_texts.push_back(options.document_prefix +
-                             (d.title.empty() ? d.text : d.title + " " + d.text));
-    document_ids.push_back(d.id);
+  for (Document& d : split.corpus) {
+    document_texts.push_back(d.title.empty() && options.document_prefix.empty()
+                                 ? std::move(d.text)
+                                 : options.document_prefix + d.title +
+                                       (d.title.empty() ? "" : " ") + d.text);
+    d.text.clear();
+    d.text.shrink_to_fit();
+    document_ids.push_back(std::move(d.id));
   }
   std::map<std::string, std::string> bucket_of_query;
   for (const Query& q : split.queries) {

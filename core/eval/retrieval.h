@@ -42,8 +42,9 @@ RunResults exact_search(const at::Tensor& queries, const std::vector<std::string
                         size_t top_k, int64_t chunk = 8192);
 
 // Evaluates one split: documents are "title text" (or text), queries their text; a query's
-// evidence_position extra field (0..1) puts it in a position bucket.
+// evidence_position extra field (0..1) puts it in a position bucket. The split is taken by
+// value and its texts are moved out, so a large corpus is never held twice (pass std::move).
 SplitEvaluation evaluate_retrieval(const LoadedModel& model, const Tokenizer& tokenizer,
-                                   const RetrievalSplit& split, const RetrievalOptions& options);
+                                   RetrievalSplit split, const RetrievalOptions& options);
 
 }  // namespace lmk

@@ -5,7 +5,7 @@
 # Also the exact search alone on random embeddings (search throughput), and this machine's
 # fp32 matmul in the same run. Prints Markdown.
 #
-#   tests/bench/eval_bench.sh BUILD_DIR WORK_DIR [DOCS] [LENGTH]     (defaults: 800 8192)
+#   [POOLINGS="cls lmk"] tests/bench/eval_bench.sh BUILD_DIR WORK_DIR [DOCS] [LENGTH]   (defaults: 800 8192)
 #
 # Uses the built-in corpus's tokenizer (scripts/demo makes BUILD_DIR/demo/tokenizer.model).
 set -euo pipefail
@@ -24,11 +24,11 @@ data="$work/passkey-$docs-$length"
   "$lmk" data passkey --tokenizer "$tokenizer" --out "$data" --lengths "$length" \
     --documents "$docs" --queries 50 >&2
 [ -s "$work/small/config.json" ] || "$lmk" model init --preset small --tokenizer "$tokenizer" --out "$work/small" >&2
-"$build/tests/lmk_encode_bench" --preset small --lengths 512 --repeats 1 --parts-only 1 | head -1
+"$build/tests/lmk_encode_bench" --preset small --lengths 512 --repeats 1 --parts-only 1 | awk "NR == 1"
 echo
 echo "| pooling | documents × tokens | total s | encode documents s | encode queries s | search s | metrics s | document tokens/s |"
 echo "|---|---|---:|---:|---:|---:|---:|---:|"
-for pooling in cls lmk; do
+for pooling in ${POOLINGS:-cls lmk}; do
   out="$("$lmk" eval --model "$work/small" --dataset "$data" --pooling "$pooling" 2>/dev/null)"
   line="$(echo "$out" | grep '^time:')"
   # time: T s (encode documents A, queries B, search C, metrics D)

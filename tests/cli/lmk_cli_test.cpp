@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/store/results_store.h"
 #include "core/util/file.h"
 #include "core/util/npy.h"
 #include "tests/support/run_lmk.h"
@@ -163,6 +164,25 @@ TEST_F(LmkCliTest, ModelInitInspectAndEncode) {
     EXPECT_EQ(heads, (std::set<std::string>{"0", "1", "mean"})) << "tiny: 2 heads";
     EXPECT_EQ(sums.size(), 3u * 4 * 3);
     for (const auto& [key, sum] : sums) EXPECT_NEAR(sum, 1.0, 1e-4) << key;
+  }
+  // --db: the mean over the documents per layer and head, stored as an "attention" run.
+  r = run_lmk("attention --model " + model +
+              " --pooling lmk --granularity 2 --bins 4 --layers all "
+              "--per-head --input " +
+              docs + " --db " + (dir_.path() / "attention.db").string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  {
+    ResultsStore store((dir_.path() / "attention.db").string(), ResultsStore::OpenMode::Existing);
+    const auto runs = store.list_runs();
+    ASSERT_EQ(runs.size(), 1u);
+    EXPECT_EQ(runs[0].kind, "attention");
+    EXPECT_EQ(runs[0].status, RunStatus::Finished);
+    std::map<std::pair<int64_t, int64_t>, double> sums;
+    for (const auto& row : store.attention_profiles(runs[0].id))
+      sums[{row.layer, row.head}] += row.weight;
+    EXPECT_EQ(sums.size(), 4u * 3) << "4 layers x (mean + 2 heads)";
+    for (const auto& [key, sum] : sums)
+      EXPECT_NEAR(sum, 1.0, 1e-6) << key.first << "/" << key.second;
   }
   // Bad input: exit 2 naming what is wrong.
   struct Case {
