@@ -33,6 +33,8 @@ Runner add_attention_command(CLI::App& app);
 Runner add_data_command(CLI::App& app);
 // lmk eval
 Runner add_eval_command(CLI::App& app);
+// lmk train
+Runner add_train_command(CLI::App& app);
 // lmk results
 Runner add_results_command(CLI::App& app);
 // lmk compare

@@ -8,6 +8,13 @@
 
 namespace lmk {
 
+std::pair<at::Tensor, at::Tensor> batch_tensors(const Batch& batch) {
+  const auto B = static_cast<int64_t>(batch.rows), L = static_cast<int64_t>(batch.length);
+  return {at::from_blob(const_cast<int32_t*>(batch.ids.data()), {B, L}, at::kInt).to(at::kLong),
+          at::from_blob(const_cast<uint8_t*>(batch.attention_mask.data()), {B, L}, at::kByte)
+              .to(at::kLong)};
+}
+
 c10::Device parse_device(const std::string& name) {
   if (name == "cpu") return c10::Device(c10::kCPU);
   const std::string prefix = "cuda";
@@ -101,12 +108,8 @@ at::Tensor encode_texts(const LoadedModel& model, const Tokenizer& tokenizer,
   size_t done = 0;
   for (const auto& rows : bucket_by_length(lengths, options.batch_size, options.max_batch_tokens)) {
     const Batch batch = make_batch(inputs, rows, pad);
-    const auto B = static_cast<int64_t>(batch.rows), L = static_cast<int64_t>(batch.length);
-    const at::Tensor ids =
-        at::from_blob(const_cast<int32_t*>(batch.ids.data()), {B, L}, at::kInt).to(at::kLong);
-    const at::Tensor mask =
-        at::from_blob(const_cast<uint8_t*>(batch.attention_mask.data()), {B, L}, at::kByte)
-            .to(at::kLong);
+    const auto B = static_cast<int64_t>(batch.rows);
+    const auto [ids, mask] = batch_tensors(batch);
     // [B, L, H], back on the CPU in float32 for pooling.
     const at::Tensor hidden =
         model.encoder->forward(ids.to(device), mask.to(device)).to(at::kCPU, at::kFloat);

@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/model/checkpoint.h"
@@ -27,6 +28,11 @@ struct EncodeOptions {
   // returned embeddings stay on the CPU in float32.
   std::string device = "cpu";
 };
+
+struct Batch;
+
+// A padded batch as tensors: ids and attention mask, [B, L] int64 each (copies).
+std::pair<at::Tensor, at::Tensor> batch_tensors(const Batch& batch);
 
 // Parses --device; an InputError names the flag when the value is malformed or when CUDA is
 // asked for and this LibTorch build has none.

@@ -1,0 +1,524 @@
+#include "core/train/contrastive.h"
+
+#include <ATen/ATen.h>
+#include <toml++/toml.h>
+#include <torch/nn/utils/clip_grad.h>
+#include <torch/optim/adamw.h>
+#include <torch/serialize.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "core/data/dataset_dir.h"
+#include "core/data/formats.h"
+#include "core/eval/encode.h"
+#include "core/eval/retrieval.h"
+#include "core/model/checkpoint.h"
+#include "core/store/results_store.h"
+#include "core/tokenize/batching.h"
+#include "core/tokenize/landmark.h"
+#include "core/train/losses.h"
+#include "core/util/error.h"
+#include "core/util/file.h"
+#include "core/util/json_util.h"
+#include "core/util/progress.h"
+
+namespace lmk {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+// SplitMix64 (as the data generators): the same stream everywhere, so a seed fixes the order.
+uint64_t splitmix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+std::vector<size_t> epoch_order(size_t n, uint64_t seed, int64_t epoch) {
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  uint64_t state = splitmix(seed ^ (static_cast<uint64_t>(epoch) * 0xA24BAED4963EE407ULL));
+  for (size_t i = n; i > 1; --i) {
+    state = splitmix(state);
+    std::swap(order[i - 1], order[state % i]);
+  }
+  return order;
+}
+
+}  // namespace
+
+ContrastiveConfig read_contrastive_config(const std::string& path) {
+  toml::table root;
+  try {
+    root = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    throw input_error(path + ":" + std::to_string(e.source().begin.line), e.description().data());
+  }
+  ContrastiveConfig c;
+  const fs::path base = fs::path(path).parent_path();
+  auto resolve = [&](const std::string& p) {
+    return p.empty() || fs::path(p).is_absolute() ? p : (base / p).lexically_normal().string();
+  };
+  const std::map<std::string, std::vector<std::string>> known = {
+      {"model", {"init"}},
+      {"data", {"train", "dev"}},
+      {"output", {"dir", "db", "experiment", "run_name"}},
+      {"train", {"pooling",          "train_landmarks",    "eval_landmarks", "granularity",
+                 "query_max_length", "passage_max_length", "query_prefix",   "passage_prefix",
+                 "temperature",      "learning_rate",      "weight_decay",   "warmup_ratio",
+                 "max_grad_norm",    "batch_size",         "negatives",      "accumulation",
+                 "epochs",           "max_steps",          "seed",           "eval_every",
+                 "checkpoint_every", "log_every"}}};
+  for (const auto& [section, node] : root) {
+    const std::string name(section.str());
+    if (!known.count(name) || !node.is_table())
+      throw input_error(path + ": [" + name + "]", "unknown section (model, data, train, output)");
+    for (const auto& [key, value] : *node.as_table()) {
+      const auto& keys = known.at(name);
+      if (std::find(keys.begin(), keys.end(), std::string(key.str())) == keys.end())
+        throw input_error(path + ": " + name + "." + std::string(key.str()), "unknown key");
+      (void)value;
+    }
+  }
+  auto where = [&](const char* section, const char* key) {
+    return path + ": " + section + "." + key;
+  };
+  auto text = [&](const char* section, const char* key, std::string& out) {
+    const auto node = root[section][key];
+    if (!node) return;
+    if (!node.is_string()) throw input_error(where(section, key), "must be a string");
+    out = node.value<std::string>().value();
+  };
+  auto integer = [&](const char* section, const char* key, int64_t& out, int64_t min) {
+    const auto node = root[section][key];
+    if (!node) return;
+    if (!node.is_integer()) throw input_error(where(section, key), "must be an integer");
+    out = node.value<int64_t>().value();
+    if (out < min) throw input_error(where(section, key), "must be >= " + std::to_string(min));
+  };
+  auto number = [&](const char* section, const char* key, double& out, double min, double max) {
+    const auto node = root[section][key];
+    if (!node) return;
+    if (!node.is_number()) throw input_error(where(section, key), "must be a number");
+    out = node.value<double>().value();
+    if (!(out >= min && out <= max))
+      throw input_error(where(section, key),
+                        "must be in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+  };
+  text("model", "init", c.init_model);
+  text("data", "train", c.train_file);
+  text("data", "dev", c.dev_dataset);
+  text("output", "dir", c.out_dir);
+  text("output", "db", c.db);
+  text("output", "experiment", c.experiment);
+  text("output", "run_name", c.run_name);
+  text("train", "pooling", c.pooling);
+  text("train", "train_landmarks", c.train_landmarks);
+  text("train", "eval_landmarks", c.eval_landmarks);
+  text("train", "query_prefix", c.query_prefix);
+  text("train", "passage_prefix", c.passage_prefix);
+  integer("train", "granularity", c.granularity, 0);
+  integer("train", "query_max_length", c.query_max_length, 4);
+  integer("train", "passage_max_length", c.passage_max_length, 4);
+  integer("train", "batch_size", c.batch_size, 1);
+  integer("train", "negatives", c.negatives, 0);
+  integer("train", "accumulation", c.accumulation, 1);
+  integer("train", "epochs", c.epochs, 1);
+  integer("train", "max_steps", c.max_steps, 0);
+  int64_t seed = static_cast<int64_t>(c.seed);
+  integer("train", "seed", seed, 0);
+  c.seed = static_cast<uint64_t>(seed);
+  integer("train", "eval_every", c.eval_every, 0);
+  integer("train", "checkpoint_every", c.checkpoint_every, 0);
+  integer("train", "log_every", c.log_every, 1);
+  number("train", "temperature", c.temperature, 1e-4, 100);
+  number("train", "learning_rate", c.learning_rate, 0, 1);
+  number("train", "weight_decay", c.weight_decay, 0, 10);
+  number("train", "warmup_ratio", c.warmup_ratio, 0, 1);
+  number("train", "max_grad_norm", c.max_grad_norm, 0, 1e6);
+  for (const auto& [value, key] :
+       {std::pair<const std::string*, const char*>{&c.init_model, "model.init"},
+        {&c.train_file, "data.train"},
+        {&c.out_dir, "output.dir"}}) {
+    if (value->empty()) throw input_error(path + ": " + key, "required");
+  }
+  c.init_model = resolve(c.init_model);
+  c.train_file = resolve(c.train_file);
+  c.dev_dataset = resolve(c.dev_dataset);
+  c.out_dir = resolve(c.out_dir);
+  if (!c.db.empty()) c.db = resolve(c.db);
+  if (!c.pooling.empty()) parse_pooling(c.pooling);  // an unknown name fails here, not later
+  if (!c.train_landmarks.empty())
+    LandmarkSpec::parse(c.train_landmarks, path + ": train.train_landmarks");
+  if (!c.eval_landmarks.empty())
+    LandmarkSpec::parse(c.eval_landmarks, path + ": train.eval_landmarks");
+  return c;
+}
+
+namespace {
+
+json config_json(const ContrastiveConfig& c) {
+  return {{"model", {{"init", c.init_model}}},
+          {"data", {{"train", c.train_file}, {"dev", c.dev_dataset}}},
+          {"train",
+           {{"pooling", c.pooling},
+            {"train_landmarks", c.train_landmarks},
+            {"eval_landmarks", c.eval_landmarks},
+            {"granularity", c.granularity},
+            {"query_max_length", c.query_max_length},
+            {"passage_max_length", c.passage_max_length},
+            {"query_prefix", c.query_prefix},
+            {"passage_prefix", c.passage_prefix},
+            {"temperature", c.temperature},
+            {"learning_rate", c.learning_rate},
+            {"weight_decay", c.weight_decay},
+            {"warmup_ratio", c.warmup_ratio},
+            {"max_grad_norm", c.max_grad_norm},
+            {"batch_size", c.batch_size},
+            {"negatives", c.negatives},
+            {"accumulation", c.accumulation},
+            {"epochs", c.epochs},
+            {"max_steps", c.max_steps},
+            {"seed", c.seed}}},
+          {"output", {{"dir", c.out_dir}}}};
+}
+
+// One micro-batch: queries, passages (group per query), teacher scores when every example has them.
+struct MicroBatch {
+  std::vector<std::string> queries, passages;
+  std::vector<double> teacher;  // [queries * group] or empty
+};
+
+MicroBatch assemble(const std::vector<TrainingExample>& examples, const std::vector<size_t>& picked,
+                    int64_t negatives, uint64_t seed) {
+  MicroBatch batch;
+  bool scored = true;
+  for (size_t example : picked) {
+    const TrainingExample& e = examples[example];
+    uint64_t state = splitmix(seed ^ (example * 0x9FB21C651E98DF25ULL));
+    auto draw = [&](size_t n) {
+      state = splitmix(state);
+      return static_cast<size_t>(state % n);
+    };
+    const size_t pos = draw(e.pos.size());
+    batch.queries.push_back(e.query);
+    batch.passages.push_back(e.pos[pos]);
+    std::vector<double> scores;
+    if (!e.pos_scores.empty()) scores.push_back(e.pos_scores[pos]);
+    for (int64_t n = 0; n < negatives; ++n) {
+      if (!e.neg.empty()) {
+        const size_t k = draw(e.neg.size());
+        batch.passages.push_back(e.neg[k]);
+        if (!e.neg_scores.empty()) scores.push_back(e.neg_scores[k]);
+      } else {
+        // No hard negative: another example's positive.
+        const size_t other = (example + 1 + draw(examples.size() - 1)) % examples.size();
+        batch.passages.push_back(examples[other].pos[0]);
+      }
+    }
+    if (scores.size() == static_cast<size_t>(1 + negatives)) {
+      batch.teacher.insert(batch.teacher.end(), scores.begin(), scores.end());
+    } else {
+      scored = false;
+    }
+  }
+  if (!scored) batch.teacher.clear();
+  return batch;
+}
+
+// Embeds texts with gradients: tokenized (with the row seeds of `first_row` on), one padded
+// batch, forward, pool.
+at::Tensor embed(const LoadedModel& model, const LandmarkTokenizer& tokenizer,
+                 const std::vector<std::string>& texts, const std::string& prefix,
+                 uint64_t first_row, Pooling pooling, int64_t every_k, int32_t pad,
+                 int64_t* tokens) {
+  std::vector<TokenizedText> inputs;
+  std::vector<size_t> rows;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    inputs.push_back(tokenizer.tokenize(prefix + texts[i], first_row + i));
+    rows.push_back(i);
+    *tokens += static_cast<int64_t>(inputs.back().ids.size());
+  }
+  const Batch batch = make_batch(inputs, rows, pad);
+  const auto [ids, mask] = batch_tensors(batch);
+  PoolingOptions options;
+  options.normalize = true;
+  options.every_k = every_k;
+  options.latent = model.latent.get();
+  return pool(pooling, model.encoder->forward(ids, mask), mask, batch.pool_positions, options);
+}
+
+void write_json_file(const fs::path& file, const json& value) {
+  AtomicFile out(file.string());
+  out.write(value.dump(2) + "\n");
+  out.commit();
+}
+
+}  // namespace
+
+TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, bool progress_json) {
+  const fs::path out_dir(config.out_dir);
+  const fs::path checkpoint = out_dir / "checkpoint";
+  json state = json::object();
+  fs::path resume_from;
+  if (resume) {
+    // A kill between the two renames of save_checkpoint leaves the newest complete checkpoint
+    // in checkpoint.new (state.json is written last) or checkpoint.old.
+    std::error_code ec;
+    for (const char* name : {"checkpoint", "checkpoint.new", "checkpoint.old"}) {
+      if (fs::exists(out_dir / name / "state.json", ec)) {
+        resume_from = out_dir / name;
+        break;
+      }
+    }
+    if (resume_from.empty())
+      throw input_error(checkpoint.string(), "no checkpoint to resume from (state.json missing)");
+    state = json_util::parse(read_file((resume_from / "state.json").string()),
+                             (resume_from / "state.json").string());
+  }
+  // The model: the checkpoint's when resuming, else the initial folder.
+  LoadedModel model = load_model_folder(resume ? resume_from.string() : config.init_model);
+  const auto tokenizer = load_tokenizer(config.init_model);
+  PoolingSettings settings = model.pooling;
+  if (!config.pooling.empty()) settings.pooling = parse_pooling(config.pooling);
+  if (!config.train_landmarks.empty())
+    settings.landmarks.train = LandmarkSpec::parse(config.train_landmarks);
+  if (!config.eval_landmarks.empty())
+    settings.landmarks.eval = LandmarkSpec::parse(config.eval_landmarks);
+  settings.max_seq_length = config.passage_max_length;
+  model.pooling = settings;
+  if (settings.pooling == Pooling::Latent && !model.latent)
+    throw InputError(config.init_model +
+                     ": latent pooling needs a model folder with latent attention weights (lmk "
+                     "model init --pooling latent)");
+
+  std::vector<TrainingExample> examples;
+  for_each_training_example(config.train_file, [&](TrainingExample&& e, const std::string&) {
+    examples.push_back(std::move(e));
+    return true;
+  });
+  if (examples.size() < static_cast<size_t>(std::max<int64_t>(2, config.batch_size)))
+    throw input_error(config.train_file,
+                      "fewer examples than one batch (" + std::to_string(examples.size()) + ")");
+  const int64_t micro_per_epoch = static_cast<int64_t>(examples.size()) / config.batch_size;
+  const int64_t steps_per_epoch = std::max<int64_t>(1, micro_per_epoch / config.accumulation);
+  const int64_t total_steps =
+      config.max_steps > 0 ? config.max_steps : config.epochs * steps_per_epoch;
+  const auto warmup =
+      static_cast<int64_t>(std::llround(config.warmup_ratio * static_cast<double>(total_steps)));
+  const int64_t group = 1 + config.negatives;
+
+  // Landmark layout at training time (variable granularity is drawn per row).
+  const LandmarkSpec train_spec =
+      settings.pooling == Pooling::Landmark
+          ? settings.landmarks.train
+          : landmark_spec_for(settings.pooling, static_cast<int>(config.granularity), settings);
+  LandmarkOptions query_options{train_spec, static_cast<size_t>(config.query_max_length),
+                                std::nullopt, config.seed};
+  LandmarkOptions passage_options{train_spec, static_cast<size_t>(config.passage_max_length),
+                                  std::nullopt, config.seed + 1};
+  const LandmarkTokenizer query_tokenizer(*tokenizer, query_options);
+  const LandmarkTokenizer passage_tokenizer(*tokenizer, passage_options);
+  const int32_t pad = tokenizer->special_tokens().pad.value_or(0);
+  const int64_t every_k = config.granularity > 0 ? config.granularity : 32;
+
+  // AdamW; no weight decay on biases and norm weights (one-dimensional parameters).
+  std::vector<at::Tensor> decay, no_decay;
+  auto collect = [&](const std::vector<at::Tensor>& params) {
+    for (const at::Tensor& p : params) (p.dim() >= 2 ? decay : no_decay).push_back(p);
+  };
+  collect(model.encoder->parameters());
+  if (model.latent) collect(model.latent->parameters());
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  groups.emplace_back(
+      decay,
+      std::make_unique<torch::optim::AdamWOptions>(
+          torch::optim::AdamWOptions(config.learning_rate).weight_decay(config.weight_decay)));
+  groups.emplace_back(no_decay,
+                      std::make_unique<torch::optim::AdamWOptions>(
+                          torch::optim::AdamWOptions(config.learning_rate).weight_decay(0.0)));
+  torch::optim::AdamW optimizer(std::move(groups));
+  if (resume) torch::load(optimizer, (resume_from / "optimizer.pt").string());
+
+  TrainSummary summary;
+  int64_t step = 0;
+  if (resume) {
+    step = state.at("step").get<int64_t>();
+    summary.losses = state.at("losses").get<std::vector<double>>();
+    summary.best_dev = state.value("best_dev", -1.0);
+  }
+  std::optional<ResultsStore> store;
+  int64_t run_id = 0;
+  if (!config.db.empty()) {
+    store.emplace(config.db);
+    if (resume && state.contains("run_id")) {
+      run_id = state["run_id"].get<int64_t>();
+    } else {
+      NewRun run;
+      run.kind = "train";
+      run.name = config.run_name.empty() ? out_dir.filename().string() : config.run_name;
+      run.config = config_json(config);
+      run_id = store->create_run(store->get_or_create_experiment(config.experiment), run);
+    }
+    char host[256] = {};
+    gethostname(host, sizeof(host) - 1);
+    store->set_run_info(run_id, host, "cpu", "");
+    store->set_run_status(run_id, RunStatus::Running);
+  }
+  fs::create_directories(out_dir);
+  auto save_checkpoint = [&] {
+    // Written beside, then swapped in: a kill at any moment leaves one complete checkpoint.
+    const fs::path fresh = out_dir / "checkpoint.new", old = out_dir / "checkpoint.old";
+    fs::remove_all(fresh);
+    save_model_folder(fresh.string(), *model.encoder, config.init_model, settings,
+                      model.latent.get());
+    torch::save(optimizer, (fresh / "optimizer.pt").string());
+    write_json_file(fresh / "state.json", {{"step", step},
+                                           {"losses", summary.losses},
+                                           {"best_dev", summary.best_dev},
+                                           {"run_id", run_id},
+                                           {"config", config_json(config)}});
+    ::sync();
+    fs::remove_all(old);
+    if (fs::exists(checkpoint)) fs::rename(checkpoint, old);
+    fs::rename(fresh, checkpoint);
+    fs::remove_all(old);
+  };
+  auto evaluate_dev = [&]() -> double {
+    if (config.dev_dataset.empty()) return -1;
+    at::NoGradGuard no_grad;
+    RetrievalOptions options;
+    options.encode.pooling = settings.pooling;
+    options.encode.granularity = static_cast<int>(config.granularity);
+    options.encode.max_length = static_cast<size_t>(config.passage_max_length);
+    options.query_max_length = static_cast<size_t>(config.query_max_length);
+    options.query_prefix = config.query_prefix;
+    options.document_prefix = config.passage_prefix;
+    options.show_progress = false;
+    const SplitEvaluation result =
+        evaluate_retrieval(model, *tokenizer, read_beir(config.dev_dataset, "dev"), options);
+    return result.metrics.overall.values.at("ndcg_at_10");
+  };
+
+  try {
+    Progress progress("training", static_cast<uint64_t>(total_steps), "steps");
+    const auto start = std::chrono::steady_clock::now();
+    int64_t tokens = 0;
+    while (step < total_steps) {
+      optimizer.zero_grad();
+      double step_loss = 0;
+      for (int64_t micro = 0; micro < config.accumulation; ++micro) {
+        const int64_t index = step * config.accumulation + micro;  // micro-batch, over epochs
+        const int64_t epoch = index / micro_per_epoch, within = index % micro_per_epoch;
+        const std::vector<size_t> order = epoch_order(examples.size(), config.seed, epoch);
+        const std::vector<size_t> picked(order.begin() + within * config.batch_size,
+                                         order.begin() + (within + 1) * config.batch_size);
+        const MicroBatch batch =
+            assemble(examples, picked, config.negatives,
+                     config.seed ^ static_cast<uint64_t>(index) * 0xC2B2AE3D27D4EB4FULL);
+        const auto row =
+            static_cast<uint64_t>(index) * static_cast<uint64_t>(config.batch_size * group);
+        const at::Tensor q = embed(model, query_tokenizer, batch.queries, config.query_prefix, row,
+                                   settings.pooling, every_k, pad, &tokens);
+        const at::Tensor p = embed(model, passage_tokenizer, batch.passages, config.passage_prefix,
+                                   row, settings.pooling, every_k, pad, &tokens);
+        at::Tensor loss =
+            batch.teacher.empty()
+                ? info_nce_loss(q, p, group, config.temperature)
+                : distillation_loss(q, p, group,
+                                    at::tensor(batch.teacher, at::kDouble).view({q.size(0), group}),
+                                    config.temperature);
+        const double value = loss.item<double>();
+        if (!std::isfinite(value)) {
+          throw std::runtime_error("loss is " + std::to_string(value) + " at step " +
+                                   std::to_string(step) + " (micro-batch " + std::to_string(micro) +
+                                   "): stopped; the last good checkpoint is " +
+                                   checkpoint.string());
+        }
+        (loss / static_cast<double>(config.accumulation)).backward();
+        step_loss += value / static_cast<double>(config.accumulation);
+      }
+      if (config.max_grad_norm > 0) {
+        std::vector<at::Tensor> all = decay;
+        all.insert(all.end(), no_decay.begin(), no_decay.end());
+        torch::nn::utils::clip_grad_norm_(all, config.max_grad_norm);
+      }
+      const double lr = warmup_linear_lr(step, total_steps, warmup, config.learning_rate);
+      for (auto& group_options : optimizer.param_groups())
+        static_cast<torch::optim::AdamWOptions&>(group_options.options()).lr(lr);
+      optimizer.step();
+      summary.losses.push_back(step_loss);
+      ++step;
+      progress.update(static_cast<uint64_t>(step));
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const double tokens_per_s = seconds > 0 ? static_cast<double>(tokens) / seconds : 0;
+      if (step % config.log_every == 0 || step == total_steps) {
+        if (progress_json) {
+          std::cout << json{{"event", "step"},
+                            {"step", step},
+                            {"total", total_steps},
+                            {"loss", step_loss},
+                            {"lr", lr},
+                            {"tokens_per_s", tokens_per_s},
+                            {"eta_s", seconds / static_cast<double>(step) *
+                                          static_cast<double>(total_steps - step)}}
+                           .dump()
+                    << std::endl;
+        }
+        if (store)
+          store->log_metrics(run_id, step,
+                             {{"loss", step_loss}, {"lr", lr}, {"tokens_per_s", tokens_per_s}});
+      }
+      if (config.eval_every > 0 && step % config.eval_every == 0 && step < total_steps) {
+        const double dev = evaluate_dev();
+        if (store && dev >= 0) store->log_metrics(run_id, step, {{"dev.ndcg_at_10", dev}});
+        if (dev > summary.best_dev) {
+          summary.best_dev = dev;
+          save_model_folder((out_dir / "best").string(), *model.encoder, config.init_model,
+                            settings, model.latent.get());
+        }
+      }
+      if (config.checkpoint_every > 0 && step % config.checkpoint_every == 0 && step < total_steps)
+        save_checkpoint();
+    }
+    progress.finish();
+    const double dev = evaluate_dev();
+    if (dev >= 0) {
+      if (store) store->log_metrics(run_id, step, {{"dev.ndcg_at_10", dev}});
+      if (dev > summary.best_dev) {
+        summary.best_dev = dev;
+        save_model_folder((out_dir / "best").string(), *model.encoder, config.init_model, settings,
+                          model.latent.get());
+      }
+    }
+    save_model_folder((out_dir / "last").string(), *model.encoder, config.init_model, settings,
+                      model.latent.get());
+    write_json_file(out_dir / "last" / "train_state.json",
+                    {{"step", step}, {"losses", summary.losses}, {"best_dev", summary.best_dev}});
+    if (store) {
+      store->add_artifact(run_id, "model-last", (out_dir / "last").string());
+      if (summary.best_dev >= 0)
+        store->add_artifact(run_id, "model-best", (out_dir / "best").string());
+      store->set_run_status(run_id, RunStatus::Finished);
+    }
+  } catch (const std::exception& e) {
+    if (store) store->set_run_status(run_id, RunStatus::Failed, e.what());
+    throw;
+  }
+  summary.steps = step;
+  return summary;
+}
+
+}  // namespace lmk

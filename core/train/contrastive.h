@@ -1,0 +1,56 @@
+#pragma once
+
+// Contrastive fine-tuning of an encoder on FlagEmbedding jsonl (query, pos[], neg[], scores):
+// InfoNCE with in-batch and hard negatives (or distillation from teacher scores), AdamW with
+// warm-up and linear decay, gradient clipping and accumulation, seeded so that the same config
+// gives the same loss curve on the CPU. Atomic checkpoints (model, optimizer, data position)
+// that a killed run resumes from; best (by dev nDCG@10) and last models saved as Hugging Face
+// folders; a NaN or infinite loss stops the run naming the step, keeping the last checkpoint.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lmk {
+
+struct ContrastiveConfig {
+  std::string init_model;   // [model] init: Hugging Face folder to start from
+  std::string train_file;   // [data] train: FlagEmbedding jsonl
+  std::string dev_dataset;  // [data] dev: BEIR folder with qrels/dev.tsv (optional)
+  std::string out_dir;      // [output] dir
+  // [train]
+  std::string pooling;          // default: the model folder's
+  std::string train_landmarks;  // LandmarkSpec text; default: the folder's train setting
+  std::string eval_landmarks;   // default: the folder's eval setting
+  int64_t granularity = 0;      // MultiCLS / mean_every_k granularity (0: default)
+  int64_t query_max_length = 128, passage_max_length = 512;
+  std::string query_prefix, passage_prefix;
+  double temperature = 0.02, learning_rate = 5e-5, weight_decay = 0.01, warmup_ratio = 0.1,
+         max_grad_norm = 1.0;
+  int64_t batch_size = 8;             // queries per micro-batch
+  int64_t negatives = 3;              // hard negatives per query (train_group_size = 1 + negatives)
+  int64_t accumulation = 1;           // micro-batches per optimizer step
+  int64_t epochs = 1, max_steps = 0;  // max_steps > 0 caps the optimizer steps
+  uint64_t seed = 42;
+  int64_t eval_every = 0;         // optimizer steps between dev evaluations (0: at the end)
+  int64_t checkpoint_every = 50;  // optimizer steps between checkpoints (0: none)
+  int64_t log_every = 10;
+  // [output]
+  std::string db, experiment = "default", run_name;
+};
+
+// Reads a TOML config; unknown keys, wrong types and out-of-range values are InputErrors
+// naming the file and key. Relative paths are resolved against the config's folder.
+ContrastiveConfig read_contrastive_config(const std::string& path);
+
+struct TrainSummary {
+  int64_t steps = 0;           // optimizer steps done in total
+  std::vector<double> losses;  // per optimizer step (mean over its micro-batches), from step 0
+  double best_dev = -1;        // best dev nDCG@10 (-1 without a dev set)
+};
+
+// Trains; with resume, continues from out_dir/checkpoint (exactly: same data order, optimizer
+// state and schedule). progress_json prints one JSON event per logged step on stdout.
+TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, bool progress_json);
+
+}  // namespace lmk

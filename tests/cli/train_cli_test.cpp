@@ -1,0 +1,194 @@
+// Runs the real lmk binary: lmk train learns (the loss falls), is deterministic for a seed,
+// records the run in the store, and a run killed with SIGKILL resumes to the same weights as
+// an uninterrupted one.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "core/store/results_store.h"
+#include "core/util/file.h"
+#include "tests/support/run_lmk.h"
+#include "tests/support/test_tokenizers.h"
+
+namespace lmk {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testing::Result;
+using testing::run_lmk;
+using testing::TempDir;
+
+class TrainCliTest : public ::testing::Test {
+ protected:
+  TrainCliTest() : tokenizer_(dir_.write("tokenizer.json", testing::word_level_json(100).dump())) {
+    // A learnable task: the query names two words; the positive holds both among filler, the
+    // negative holds two other words.
+    std::string lines;
+    for (int i = 0; i < 48; ++i) {
+      const int a = 10 + (i * 7) % 80, b = 10 + (i * 13 + 5) % 80, c = 10 + (i * 11 + 40) % 80;
+      std::string filler;
+      for (int f = 0; f < 60; ++f) filler += " w" + std::to_string(f % 10);
+      lines += json{{"query", "w" + std::to_string(a) + " w" + std::to_string(b)},
+                    {"pos", {"w" + std::to_string(a) + filler + " w" + std::to_string(b)}},
+                    {"neg", {"w" + std::to_string(c) + filler + " w" + std::to_string(c + 1)}}}
+                   .dump() +
+               "\n";
+    }
+    dir_.write("pairs.jsonl", lines);
+    EXPECT_EQ(run_lmk("model init --preset tiny --pooling lmk --tokenizer " + tokenizer_ +
+                      " --out " + path("init"))
+                  .code,
+              0);
+  }
+  std::string path(const std::string& name) const { return (dir_.path() / name).string(); }
+  // A config training into `out` for `steps` steps.
+  std::string config(const std::string& name, const std::string& out, int steps,
+                     int checkpoint_every, const std::string& extra = "") {
+    return dir_.write(
+        name,
+        "[model]\ninit = \"init\"\n[data]\ntrain = \"pairs.jsonl\"\n[train]\n"
+        "pooling = \"lmk\"\ntrain_landmarks = \"variable:8,16\"\neval_landmarks = \"fixed:16\"\n"
+        "batch_size = 4\nnegatives = 1\nlearning_rate = 3e-3\nwarmup_ratio = 0.1\n"
+        "temperature = 0.05\nmax_steps = " +
+            std::to_string(steps) + "\ncheckpoint_every = " + std::to_string(checkpoint_every) +
+            "\nlog_every = 1\nseed = 7\n" + extra + "[output]\ndir = \"" + out + "\"\n");
+  }
+  std::vector<double> losses(const std::string& out) const {
+    return json::parse(read_file(path(out + "/last/train_state.json")))["losses"]
+        .get<std::vector<double>>();
+  }
+  TempDir dir_;
+  std::string tokenizer_;
+};
+
+TEST_F(TrainCliTest, LearnsDeterministicallyAndRecordsTheRun) {
+  // A random encoder maps every text to nearly the same vector (loss = log 8 at first); a few
+  // steps at a high learning rate separate them.
+  const std::string first = config("a.toml", "a", 30, 0, "");
+  std::ofstream(first, std::ios::app) << "db = \"results.db\"\nrun_name = \"tiny-lmk\"\n";
+  Result r = run_lmk("train --config " + first + " --progress-json", "", "LMK_THREADS=1");
+  ASSERT_EQ(r.code, 0) << r.output;
+  // One JSON event per step on stdout.
+  size_t events = 0;
+  std::istringstream lines(r.output);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("{\"event\"", 0) != 0 && line.rfind("{\"eta_s\"", 0) != 0) continue;
+    const json event = json::parse(line);
+    EXPECT_EQ(event["event"], "step");
+    EXPECT_TRUE(event.contains("tokens_per_s"));
+    ++events;
+  }
+  EXPECT_EQ(events, 30u) << r.output;
+  const std::vector<double> curve = losses("a");
+  ASSERT_EQ(curve.size(), 30u);
+  const double early = (curve[0] + curve[1] + curve[2] + curve[3]) / 4,
+               late = (curve[26] + curve[27] + curve[28] + curve[29]) / 4;
+  EXPECT_NEAR(early, std::log(8.0), 0.05) << "chance level: 4 queries x 2 passages";
+  EXPECT_LT(late, early * 0.6) << "the loss falls";
+  EXPECT_TRUE(fs::exists(path("a/last/model.safetensors")));
+  EXPECT_TRUE(fs::exists(path("a/last/lmk_pooling.json")));
+  // Same config and seed: the same loss curve, bit for bit.
+  r = run_lmk("train --config " + config("b.toml", "b", 30, 0), "", "LMK_THREADS=1");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(losses("b"), curve);
+  EXPECT_EQ(read_file(path("b/last/model.safetensors")),
+            read_file(path("a/last/model.safetensors")));
+  // The store has the run, its loss series and the saved model.
+  ResultsStore store(path("results.db"), ResultsStore::OpenMode::Existing);
+  const auto runs = store.list_runs();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].kind, "train");
+  EXPECT_EQ(runs[0].status, RunStatus::Finished);
+  EXPECT_EQ(store.metric_series(runs[0].id, "loss").size(), 30u);
+  EXPECT_EQ(store.run_params(runs[0].id).at("train.pooling"), "lmk");
+  EXPECT_FALSE(store.artifacts(runs[0].id).empty());
+  // The trained folder is a model lmk encodes with.
+  dir_.write("docs.jsonl", "{\"text\": \"w11 w12 w13\"}\n");
+  r = run_lmk("encode --model " + path("a/last") + " --input " + path("docs.jsonl") + " --out " +
+              path("e.npy"));
+  EXPECT_EQ(r.code, 0) << r.output;
+}
+
+TEST_F(TrainCliTest, ResumesAfterSigkillToTheSameWeights) {
+  // Uninterrupted reference.
+  ASSERT_EQ(
+      run_lmk("train --config " + config("full.toml", "full", 30, 3), "", "LMK_THREADS=1").code, 0);
+  // The same run, killed once a checkpoint exists, then resumed.
+  const std::string cfg = config("killed.toml", "killed", 30, 3);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::setenv("LMK_THREADS", "1", 1);
+    ::setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+    const std::string lmk = std::string(LMK_BINARY_DIR) + "/app/lmk";
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 1);
+    ::dup2(null, 2);
+    ::execl(lmk.c_str(), lmk.c_str(), "train", "--config", cfg.c_str(),
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  const fs::path state = path("killed/checkpoint/state.json");
+  bool killed = false;
+  for (int i = 0; i < 6000 && !killed; ++i) {
+    std::error_code ec;
+    if (fs::exists(state, ec)) {
+      ::kill(child, SIGKILL);
+      killed = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(killed) << "no checkpoint appeared";
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the run ended before it could be killed";
+  EXPECT_FALSE(fs::exists(path("killed/last"))) << "killed mid-run";
+  const Result r = run_lmk("train --config " + cfg + " --resume", "", "LMK_THREADS=1");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(losses("killed"), losses("full"));
+  EXPECT_EQ(read_file(path("killed/last/model.safetensors")),
+            read_file(path("full/last/model.safetensors")))
+      << "resumed weights equal the uninterrupted run's";
+}
+
+TEST_F(TrainCliTest, BadConfigsExitTwoNamingTheKey) {
+  struct Case {
+    std::string text, message;
+  } cases[] = {
+      {"[model]\ninit = \"init\"\n[data]\ntrain = \"pairs.jsonl\"\n[output]\ndir = "
+       "\"o\"\n[train]\nbatch_size = 0\n",
+       "train.batch_size"},
+      {"[model]\ninit = \"init\"\n[data]\ntrain = \"pairs.jsonl\"\n[output]\ndir = "
+       "\"o\"\n[train]\nlearning_rat = 1\n",
+       "train.learning_rat"},
+      {"[model]\ninit = \"init\"\n[output]\ndir = \"o\"\n", "data.train"},
+      {"[model]\ninit = \"init\"\n[data]\ntrain = \"pairs.jsonl\"\n[output]\ndir = "
+       "\"o\"\n[train]\npooling = \"max\"\n",
+       "pooling"},
+      {"[model\ninit = 1\n", "bad.toml:1"},
+      {"[model]\ninit = \"init\"\n[data]\ntrain = \"missing.jsonl\"\n[output]\ndir = \"o\"\n",
+       "missing.jsonl"},
+  };
+  for (const auto& c : cases) {
+    const std::string file = dir_.write("bad.toml", c.text);
+    const Result r = run_lmk("train --config " + file);
+    EXPECT_EQ(r.code, 2) << c.text << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.message), std::string::npos) << c.text << "\n" << r.output;
+  }
+  const Result r = run_lmk("train --config " + config("r.toml", "never", 4, 0) + " --resume");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("no checkpoint"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace lmk
