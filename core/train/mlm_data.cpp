@@ -1,0 +1,85 @@
+#include "core/train/mlm_data.h"
+
+#include <algorithm>
+
+#include "core/util/error.h"
+
+namespace lmk {
+
+namespace {
+
+uint64_t splitmix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+// A uniform double in [0, 1) from 53 bits.
+double unit(uint64_t bits) {
+  return static_cast<double>(bits >> 11) * 0x1.0p-53;
+}
+
+}  // namespace
+
+std::vector<std::vector<int32_t>> pack_sequences(const std::vector<std::vector<int32_t>>& documents,
+                                                 size_t max_length, int32_t cls_id,
+                                                 int32_t sep_id) {
+  if (max_length < 3) throw InputError("pack_sequences: max_length must be >= 3");
+  const size_t content = max_length - 2;
+  std::vector<std::vector<int32_t>> sequences;
+  std::vector<int32_t> current;
+  auto flush = [&] {
+    if (current.empty()) return;
+    std::vector<int32_t> sequence;
+    sequence.reserve(current.size() + 2);
+    sequence.push_back(cls_id);
+    sequence.insert(sequence.end(), current.begin(), current.end());
+    sequence.push_back(sep_id);
+    sequences.push_back(std::move(sequence));
+    current.clear();
+  };
+  bool first = true;
+  for (const auto& document : documents) {
+    if (document.empty()) continue;
+    if (!first) {
+      current.push_back(sep_id);
+      if (current.size() == content) flush();
+    }
+    first = false;
+    for (int32_t id : document) {
+      current.push_back(id);
+      if (current.size() == content) flush();
+    }
+  }
+  flush();
+  return sequences;
+}
+
+MaskedSequence mask_tokens(const std::vector<int32_t>& ids, const MaskingOptions& options,
+                           uint64_t seed) {
+  if (options.vocab_size <= options.first_random_id)
+    throw InputError("mask_tokens: vocab_size must exceed first_random_id");
+  MaskedSequence out{ids, std::vector<int32_t>(ids.size(), -100)};
+  const uint64_t base = splitmix(seed);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (std::find(options.never_mask.begin(), options.never_mask.end(), ids[i]) !=
+        options.never_mask.end())
+      continue;
+    // Three independent draws per position: chosen?, how replaced, which random id.
+    const uint64_t a = splitmix(base ^ (i * 0xD1B54A32D192ED03ULL));
+    const uint64_t b = splitmix(a), c = splitmix(b);
+    if (unit(a) >= options.mask_rate) continue;
+    out.labels[i] = ids[i];
+    const double how = unit(b);
+    if (how < options.use_mask_token) {
+      out.input_ids[i] = options.mask_id;
+    } else if (how < options.use_mask_token + options.use_random_token) {
+      const auto span = static_cast<uint64_t>(options.vocab_size - options.first_random_id);
+      out.input_ids[i] = options.first_random_id + static_cast<int32_t>(c % span);
+    }
+  }
+  return out;
+}
+
+}  // namespace lmk
