@@ -286,6 +286,21 @@ TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, boo
       throw input_error(checkpoint.string(), "no checkpoint to resume from (state.json missing)");
     state = json_util::parse(read_file((resume_from / "state.json").string()),
                              (resume_from / "state.json").string());
+    // Resuming under another config would silently train something else.
+    if (state.contains("config") && state["config"] != config_json(config)) {
+      std::string changed;
+      const json now = config_json(config).flatten(), before = state["config"].flatten();
+      for (const auto& [key, value] : now.items()) {
+        const json old_value = before.value(key, json());
+        if (old_value == value) continue;
+        std::string dotted = key.substr(1);  // a JSON pointer: "/train/seed" -> "train.seed"
+        std::replace(dotted.begin(), dotted.end(), '/', '.');
+        changed += (changed.empty() ? "" : ", ") + dotted;
+      }
+      throw input_error(config.out_dir,
+                        "the config differs from the checkpoint's (" + changed +
+                            "): resume with the same config, or use a new output dir");
+    }
   }
   // The model: the checkpoint's when resuming, else the initial folder.
   LoadedModel model = load_model_folder(resume ? resume_from.string() : config.init_model);
@@ -415,13 +430,18 @@ TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, boo
     Progress progress("training", static_cast<uint64_t>(total_steps), "steps");
     const auto start = std::chrono::steady_clock::now();
     int64_t tokens = 0;
+    std::vector<size_t> order;  // the example order of epoch order_epoch
+    int64_t order_epoch = -1;
     while (step < total_steps) {
       optimizer.zero_grad();
       double step_loss = 0;
       for (int64_t micro = 0; micro < config.accumulation; ++micro) {
         const int64_t index = step * config.accumulation + micro;  // micro-batch, over epochs
         const int64_t epoch = index / micro_per_epoch, within = index % micro_per_epoch;
-        const std::vector<size_t> order = epoch_order(examples.size(), config.seed, epoch);
+        if (epoch != order_epoch) {
+          order = epoch_order(examples.size(), config.seed, epoch);
+          order_epoch = epoch;
+        }
         const std::vector<size_t> picked(order.begin() + within * config.batch_size,
                                          order.begin() + (within + 1) * config.batch_size);
         const MicroBatch batch =

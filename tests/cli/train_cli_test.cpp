@@ -185,9 +185,15 @@ TEST_F(TrainCliTest, BadConfigsExitTwoNamingTheKey) {
     EXPECT_EQ(r.code, 2) << c.text << "\n" << r.output;
     EXPECT_NE(r.output.find(c.message), std::string::npos) << c.text << "\n" << r.output;
   }
-  const Result r = run_lmk("train --config " + config("r.toml", "never", 4, 0) + " --resume");
+  Result r = run_lmk("train --config " + config("r.toml", "never", 4, 0) + " --resume");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("no checkpoint"), std::string::npos) << r.output;
+  // Resuming with a changed config is refused, naming what changed.
+  ASSERT_EQ(run_lmk("train --config " + config("c1.toml", "c", 4, 2), "", "LMK_THREADS=1").code, 0);
+  r = run_lmk("train --config " + config("c2.toml", "c", 4, 2, "weight_decay = 0.5\n") +
+              " --resume");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("train.weight_decay"), std::string::npos) << r.output;
 }
 
 }  // namespace
