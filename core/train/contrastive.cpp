@@ -2,16 +2,10 @@
 
 #include <ATen/ATen.h>
 #include <toml++/toml.h>
-#include <torch/nn/utils/clip_grad.h>
-#include <torch/optim/adamw.h>
-#include <torch/serialize.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -21,14 +15,12 @@
 #include "core/eval/encode.h"
 #include "core/eval/retrieval.h"
 #include "core/model/checkpoint.h"
-#include "core/store/results_store.h"
 #include "core/tokenize/batching.h"
 #include "core/tokenize/landmark.h"
+#include "core/train/loop.h"
 #include "core/train/losses.h"
 #include "core/util/error.h"
-#include "core/util/file.h"
 #include "core/util/json_util.h"
-#include "core/util/progress.h"
 
 namespace lmk {
 
@@ -259,51 +251,12 @@ at::Tensor embed(const LoadedModel& model, const LandmarkTokenizer& tokenizer,
   return pool(pooling, model.encoder->forward(ids, mask), mask, batch.pool_positions, options);
 }
 
-void write_json_file(const fs::path& file, const json& value) {
-  AtomicFile out(file.string());
-  out.write(value.dump(2) + "\n");
-  out.commit();
-}
-
 }  // namespace
 
 TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, bool progress_json) {
-  const fs::path out_dir(config.out_dir);
-  const fs::path checkpoint = out_dir / "checkpoint";
-  json state = json::object();
-  fs::path resume_from;
-  if (resume) {
-    // A kill between the two renames of save_checkpoint leaves the newest complete checkpoint
-    // in checkpoint.new (state.json is written last) or checkpoint.old.
-    std::error_code ec;
-    for (const char* name : {"checkpoint", "checkpoint.new", "checkpoint.old"}) {
-      if (fs::exists(out_dir / name / "state.json", ec)) {
-        resume_from = out_dir / name;
-        break;
-      }
-    }
-    if (resume_from.empty())
-      throw input_error(checkpoint.string(), "no checkpoint to resume from (state.json missing)");
-    state = json_util::parse(read_file((resume_from / "state.json").string()),
-                             (resume_from / "state.json").string());
-    // Resuming under another config would silently train something else.
-    if (state.contains("config") && state["config"] != config_json(config)) {
-      std::string changed;
-      const json now = config_json(config).flatten(), before = state["config"].flatten();
-      for (const auto& [key, value] : now.items()) {
-        const json old_value = before.value(key, json());
-        if (old_value == value) continue;
-        std::string dotted = key.substr(1);  // a JSON pointer: "/train/seed" -> "train.seed"
-        std::replace(dotted.begin(), dotted.end(), '/', '.');
-        changed += (changed.empty() ? "" : ", ") + dotted;
-      }
-      throw input_error(config.out_dir,
-                        "the config differs from the checkpoint's (" + changed +
-                            "): resume with the same config, or use a new output dir");
-    }
-  }
   // The model: the checkpoint's when resuming, else the initial folder.
-  LoadedModel model = load_model_folder(resume ? resume_from.string() : config.init_model);
+  LoadedModel model =
+      load_model_folder(resume ? find_checkpoint(config.out_dir) : config.init_model);
   const auto tokenizer = load_tokenizer(config.init_model);
   PoolingSettings settings = model.pooling;
   if (!config.pooling.empty()) settings.pooling = parse_pooling(config.pooling);
@@ -328,10 +281,6 @@ TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, boo
                       "fewer examples than one batch (" + std::to_string(examples.size()) + ")");
   const int64_t micro_per_epoch = static_cast<int64_t>(examples.size()) / config.batch_size;
   const int64_t steps_per_epoch = std::max<int64_t>(1, micro_per_epoch / config.accumulation);
-  const int64_t total_steps =
-      config.max_steps > 0 ? config.max_steps : config.epochs * steps_per_epoch;
-  const auto warmup =
-      static_cast<int64_t>(std::llround(config.warmup_ratio * static_cast<double>(total_steps)));
   const int64_t group = 1 + config.negatives;
 
   // Landmark layout at training time (variable granularity is drawn per row).
@@ -348,68 +297,27 @@ TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, boo
   const int32_t pad = tokenizer->special_tokens().pad.value_or(0);
   const int64_t every_k = config.granularity > 0 ? config.granularity : 32;
 
-  // AdamW; no weight decay on biases and norm weights (one-dimensional parameters).
-  std::vector<at::Tensor> decay, no_decay;
-  auto collect = [&](const std::vector<at::Tensor>& params) {
-    for (const at::Tensor& p : params) (p.dim() >= 2 ? decay : no_decay).push_back(p);
-  };
-  collect(model.encoder->parameters());
-  if (model.latent) collect(model.latent->parameters());
-  std::vector<torch::optim::OptimizerParamGroup> groups;
-  groups.emplace_back(
-      decay,
-      std::make_unique<torch::optim::AdamWOptions>(
-          torch::optim::AdamWOptions(config.learning_rate).weight_decay(config.weight_decay)));
-  groups.emplace_back(no_decay,
-                      std::make_unique<torch::optim::AdamWOptions>(
-                          torch::optim::AdamWOptions(config.learning_rate).weight_decay(0.0)));
-  torch::optim::AdamW optimizer(std::move(groups));
-  if (resume) torch::load(optimizer, (resume_from / "optimizer.pt").string());
-
+  LoopOptions loop_options;
+  loop_options.out_dir = config.out_dir;
+  loop_options.tokenizer_source = config.init_model;
+  loop_options.kind = "train";
+  loop_options.config = config_json(config);
+  loop_options.db = config.db;
+  loop_options.experiment = config.experiment;
+  loop_options.run_name = config.run_name;
+  loop_options.learning_rate = config.learning_rate;
+  loop_options.weight_decay = config.weight_decay;
+  loop_options.warmup_ratio = config.warmup_ratio;
+  loop_options.max_grad_norm = config.max_grad_norm;
+  loop_options.total_steps =
+      config.max_steps > 0 ? config.max_steps : config.epochs * steps_per_epoch;
+  loop_options.checkpoint_every = config.checkpoint_every;
+  loop_options.log_every = config.log_every;
+  loop_options.progress_json = progress_json;
+  TrainingLoop loop(loop_options, model, resume);
   TrainSummary summary;
-  int64_t step = 0;
-  if (resume) {
-    step = state.at("step").get<int64_t>();
-    summary.losses = state.at("losses").get<std::vector<double>>();
-    summary.best_dev = state.value("best_dev", -1.0);
-  }
-  std::optional<ResultsStore> store;
-  int64_t run_id = 0;
-  if (!config.db.empty()) {
-    store.emplace(config.db);
-    if (resume && state.contains("run_id")) {
-      run_id = state["run_id"].get<int64_t>();
-    } else {
-      NewRun run;
-      run.kind = "train";
-      run.name = config.run_name.empty() ? out_dir.filename().string() : config.run_name;
-      run.config = config_json(config);
-      run_id = store->create_run(store->get_or_create_experiment(config.experiment), run);
-    }
-    char host[256] = {};
-    gethostname(host, sizeof(host) - 1);
-    store->set_run_info(run_id, host, "cpu", "");
-    store->set_run_status(run_id, RunStatus::Running);
-  }
-  fs::create_directories(out_dir);
-  auto save_checkpoint = [&] {
-    // Written beside, then swapped in: a kill at any moment leaves one complete checkpoint.
-    const fs::path fresh = out_dir / "checkpoint.new", old = out_dir / "checkpoint.old";
-    fs::remove_all(fresh);
-    save_model_folder(fresh.string(), *model.encoder, config.init_model, settings,
-                      model.latent.get());
-    torch::save(optimizer, (fresh / "optimizer.pt").string());
-    write_json_file(fresh / "state.json", {{"step", step},
-                                           {"losses", summary.losses},
-                                           {"best_dev", summary.best_dev},
-                                           {"run_id", run_id},
-                                           {"config", config_json(config)}});
-    ::sync();
-    fs::remove_all(old);
-    if (fs::exists(checkpoint)) fs::rename(checkpoint, old);
-    fs::rename(fresh, checkpoint);
-    fs::remove_all(old);
-  };
+  summary.best_dev = loop.extra_state().value("best_dev", -1.0);
+
   auto evaluate_dev = [&]() -> double {
     if (config.dev_dataset.empty()) return -1;
     at::NoGradGuard no_grad;
@@ -425,119 +333,60 @@ TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, boo
         evaluate_retrieval(model, *tokenizer, read_beir(config.dev_dataset, "dev"), options);
     return result.metrics.overall.values.at("ndcg_at_10");
   };
-
-  try {
-    Progress progress("training", static_cast<uint64_t>(total_steps), "steps");
-    const auto start = std::chrono::steady_clock::now();
-    int64_t tokens = 0;
-    std::vector<size_t> order;  // the example order of epoch order_epoch
-    int64_t order_epoch = -1;
-    while (step < total_steps) {
-      optimizer.zero_grad();
-      double step_loss = 0;
-      for (int64_t micro = 0; micro < config.accumulation; ++micro) {
-        const int64_t index = step * config.accumulation + micro;  // micro-batch, over epochs
-        const int64_t epoch = index / micro_per_epoch, within = index % micro_per_epoch;
-        if (epoch != order_epoch) {
-          order = epoch_order(examples.size(), config.seed, epoch);
-          order_epoch = epoch;
+  std::vector<size_t> order;  // the example order of epoch order_epoch
+  int64_t order_epoch = -1;
+  loop.run(
+      [&](int64_t step) {
+        double step_loss = 0;
+        for (int64_t micro = 0; micro < config.accumulation; ++micro) {
+          const int64_t index = step * config.accumulation + micro;  // micro-batch, over epochs
+          const int64_t epoch = index / micro_per_epoch, within = index % micro_per_epoch;
+          if (epoch != order_epoch) {
+            order = epoch_order(examples.size(), config.seed, epoch);
+            order_epoch = epoch;
+          }
+          const std::vector<size_t> picked(order.begin() + within * config.batch_size,
+                                           order.begin() + (within + 1) * config.batch_size);
+          const MicroBatch batch =
+              assemble(examples, picked, config.negatives,
+                       config.seed ^ static_cast<uint64_t>(index) * 0xC2B2AE3D27D4EB4FULL);
+          const auto row =
+              static_cast<uint64_t>(index) * static_cast<uint64_t>(config.batch_size * group);
+          int64_t tokens = 0;
+          const at::Tensor q = embed(model, query_tokenizer, batch.queries, config.query_prefix,
+                                     row, settings.pooling, every_k, pad, &tokens);
+          const at::Tensor p =
+              embed(model, passage_tokenizer, batch.passages, config.passage_prefix, row,
+                    settings.pooling, every_k, pad, &tokens);
+          loop.add_tokens(tokens);
+          const at::Tensor loss =
+              batch.teacher.empty()
+                  ? info_nce_loss(q, p, group, config.temperature)
+                  : distillation_loss(
+                        q, p, group,
+                        at::tensor(batch.teacher, at::kDouble).view({q.size(0), group}),
+                        config.temperature);
+          const double value = loss.item<double>();
+          if (!std::isfinite(value)) return value;  // the loop stops, naming the step
+          (loss / static_cast<double>(config.accumulation)).backward();
+          step_loss += value / static_cast<double>(config.accumulation);
         }
-        const std::vector<size_t> picked(order.begin() + within * config.batch_size,
-                                         order.begin() + (within + 1) * config.batch_size);
-        const MicroBatch batch =
-            assemble(examples, picked, config.negatives,
-                     config.seed ^ static_cast<uint64_t>(index) * 0xC2B2AE3D27D4EB4FULL);
-        const auto row =
-            static_cast<uint64_t>(index) * static_cast<uint64_t>(config.batch_size * group);
-        const at::Tensor q = embed(model, query_tokenizer, batch.queries, config.query_prefix, row,
-                                   settings.pooling, every_k, pad, &tokens);
-        const at::Tensor p = embed(model, passage_tokenizer, batch.passages, config.passage_prefix,
-                                   row, settings.pooling, every_k, pad, &tokens);
-        at::Tensor loss =
-            batch.teacher.empty()
-                ? info_nce_loss(q, p, group, config.temperature)
-                : distillation_loss(q, p, group,
-                                    at::tensor(batch.teacher, at::kDouble).view({q.size(0), group}),
-                                    config.temperature);
-        const double value = loss.item<double>();
-        if (!std::isfinite(value)) {
-          throw std::runtime_error("loss is " + std::to_string(value) + " at step " +
-                                   std::to_string(step) + " (micro-batch " + std::to_string(micro) +
-                                   "): stopped; the last good checkpoint is " +
-                                   checkpoint.string());
-        }
-        (loss / static_cast<double>(config.accumulation)).backward();
-        step_loss += value / static_cast<double>(config.accumulation);
-      }
-      if (config.max_grad_norm > 0) {
-        std::vector<at::Tensor> all = decay;
-        all.insert(all.end(), no_decay.begin(), no_decay.end());
-        torch::nn::utils::clip_grad_norm_(all, config.max_grad_norm);
-      }
-      const double lr = warmup_linear_lr(step, total_steps, warmup, config.learning_rate);
-      for (auto& group_options : optimizer.param_groups())
-        static_cast<torch::optim::AdamWOptions&>(group_options.options()).lr(lr);
-      optimizer.step();
-      summary.losses.push_back(step_loss);
-      ++step;
-      progress.update(static_cast<uint64_t>(step));
-      const double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      const double tokens_per_s = seconds > 0 ? static_cast<double>(tokens) / seconds : 0;
-      if (step % config.log_every == 0 || step == total_steps) {
-        if (progress_json) {
-          std::cout << json{{"event", "step"},
-                            {"step", step},
-                            {"total", total_steps},
-                            {"loss", step_loss},
-                            {"lr", lr},
-                            {"tokens_per_s", tokens_per_s},
-                            {"eta_s", seconds / static_cast<double>(step) *
-                                          static_cast<double>(total_steps - step)}}
-                           .dump()
-                    << std::endl;
-        }
-        if (store)
-          store->log_metrics(run_id, step,
-                             {{"loss", step_loss}, {"lr", lr}, {"tokens_per_s", tokens_per_s}});
-      }
-      if (config.eval_every > 0 && step % config.eval_every == 0 && step < total_steps) {
+        return step_loss;
+      },
+      [&](int64_t step) {
+        const bool last = step == loop_options.total_steps;
+        if (!(config.eval_every > 0 && step % config.eval_every == 0) && !last) return;
         const double dev = evaluate_dev();
-        if (store && dev >= 0) store->log_metrics(run_id, step, {{"dev.ndcg_at_10", dev}});
+        if (dev < 0) return;
+        loop.log({{"dev.ndcg_at_10", dev}});
         if (dev > summary.best_dev) {
           summary.best_dev = dev;
-          save_model_folder((out_dir / "best").string(), *model.encoder, config.init_model,
-                            settings, model.latent.get());
+          loop.extra_state()["best_dev"] = dev;
+          loop.save_model("best");
         }
-      }
-      if (config.checkpoint_every > 0 && step % config.checkpoint_every == 0 && step < total_steps)
-        save_checkpoint();
-    }
-    progress.finish();
-    const double dev = evaluate_dev();
-    if (dev >= 0) {
-      if (store) store->log_metrics(run_id, step, {{"dev.ndcg_at_10", dev}});
-      if (dev > summary.best_dev) {
-        summary.best_dev = dev;
-        save_model_folder((out_dir / "best").string(), *model.encoder, config.init_model, settings,
-                          model.latent.get());
-      }
-    }
-    save_model_folder((out_dir / "last").string(), *model.encoder, config.init_model, settings,
-                      model.latent.get());
-    write_json_file(out_dir / "last" / "train_state.json",
-                    {{"step", step}, {"losses", summary.losses}, {"best_dev", summary.best_dev}});
-    if (store) {
-      store->add_artifact(run_id, "model-last", (out_dir / "last").string());
-      if (summary.best_dev >= 0)
-        store->add_artifact(run_id, "model-best", (out_dir / "best").string());
-      store->set_run_status(run_id, RunStatus::Finished);
-    }
-  } catch (const std::exception& e) {
-    if (store) store->set_run_status(run_id, RunStatus::Failed, e.what());
-    throw;
-  }
-  summary.steps = step;
+      });
+  summary.steps = loop.step();
+  summary.losses = loop.losses();
   return summary;
 }
 

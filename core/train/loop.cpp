@@ -1,0 +1,218 @@
+#include "core/train/loop.h"
+
+#include <ATen/ATen.h>
+#include <torch/nn/utils/clip_grad.h>
+#include <torch/optim/adamw.h>
+#include <torch/serialize.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+
+#include "core/store/results_store.h"
+#include "core/train/losses.h"
+#include "core/util/error.h"
+#include "core/util/file.h"
+#include "core/util/json_util.h"
+#include "core/util/progress.h"
+
+namespace lmk {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+void write_json_file(const fs::path& file, const json& value) {
+  AtomicFile out(file.string());
+  out.write(value.dump(2) + "\n");
+  out.commit();
+}
+
+// Keys (dotted) whose values differ between two configs.
+std::string changed_keys(const json& now, const json& before) {
+  const json a = now.flatten(), b = before.flatten();
+  std::string changed;
+  for (const auto& [key, value] : a.items()) {
+    if (b.value(key, json()) == value) continue;
+    std::string dotted = key.substr(1);  // a JSON pointer: "/train/seed" -> "train.seed"
+    std::replace(dotted.begin(), dotted.end(), '/', '.');
+    changed += (changed.empty() ? "" : ", ") + dotted;
+  }
+  return changed;
+}
+
+}  // namespace
+
+std::string find_checkpoint(const std::string& out_dir) {
+  // state.json is written last, so a folder that has it is complete.
+  std::error_code ec;
+  for (const char* name : {"checkpoint", "checkpoint.new", "checkpoint.old"}) {
+    if (fs::exists(fs::path(out_dir) / name / "state.json", ec))
+      return (fs::path(out_dir) / name).string();
+  }
+  throw input_error((fs::path(out_dir) / "checkpoint").string(),
+                    "no checkpoint to resume from (state.json missing)");
+}
+
+struct TrainingLoop::Impl {
+  std::vector<at::Tensor> parameters;
+  std::unique_ptr<torch::optim::AdamW> optimizer;
+  std::optional<ResultsStore> store;
+  int64_t run_id = 0;
+};
+
+TrainingLoop::TrainingLoop(LoopOptions options, LoadedModel& model, bool resume)
+    : options_(std::move(options)), model_(model), impl_(std::make_unique<Impl>()) {
+  // AdamW; no weight decay on biases and norm weights (one-dimensional parameters).
+  std::vector<at::Tensor> decay, no_decay;
+  auto collect = [&](const std::vector<at::Tensor>& params) {
+    for (const at::Tensor& p : params) (p.dim() >= 2 ? decay : no_decay).push_back(p);
+  };
+  collect(model_.encoder->parameters());
+  if (model_.latent) collect(model_.latent->parameters());
+  impl_->parameters = decay;
+  impl_->parameters.insert(impl_->parameters.end(), no_decay.begin(), no_decay.end());
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  groups.emplace_back(
+      decay,
+      std::make_unique<torch::optim::AdamWOptions>(
+          torch::optim::AdamWOptions(options_.learning_rate).weight_decay(options_.weight_decay)));
+  groups.emplace_back(no_decay,
+                      std::make_unique<torch::optim::AdamWOptions>(
+                          torch::optim::AdamWOptions(options_.learning_rate).weight_decay(0.0)));
+  impl_->optimizer = std::make_unique<torch::optim::AdamW>(std::move(groups));
+
+  json state = json::object();
+  if (resume) {
+    const fs::path from = find_checkpoint(options_.out_dir);
+    state =
+        json_util::parse(read_file((from / "state.json").string()), (from / "state.json").string());
+    // Resuming under another config would silently train something else.
+    if (state.contains("config") && state["config"] != options_.config) {
+      throw input_error(options_.out_dir,
+                        "the config differs from the checkpoint's (" +
+                            changed_keys(options_.config, state["config"]) +
+                            "): resume with the same config, or use a new output dir");
+    }
+    torch::load(*impl_->optimizer, (from / "optimizer.pt").string());
+    step_ = state.at("step").get<int64_t>();
+    losses_ = state.at("losses").get<std::vector<double>>();
+    extra_state_ = state.value("extra", json::object());
+  }
+  if (!options_.db.empty()) {
+    impl_->store.emplace(options_.db);
+    if (resume && state.contains("run_id")) {
+      impl_->run_id = state["run_id"].get<int64_t>();
+    } else {
+      NewRun run;
+      run.kind = options_.kind;
+      run.name = options_.run_name.empty() ? fs::path(options_.out_dir).filename().string()
+                                           : options_.run_name;
+      run.config = options_.config;
+      impl_->run_id = impl_->store->create_run(
+          impl_->store->get_or_create_experiment(options_.experiment), run);
+    }
+    char host[256] = {};
+    gethostname(host, sizeof(host) - 1);
+    impl_->store->set_run_info(impl_->run_id, host, "cpu", "");
+    impl_->store->set_run_status(impl_->run_id, RunStatus::Running);
+  }
+  fs::create_directories(options_.out_dir);
+}
+
+TrainingLoop::~TrainingLoop() = default;
+
+void TrainingLoop::save_checkpoint() {
+  // Written beside, then swapped in: a kill at any moment leaves one complete checkpoint.
+  const fs::path out_dir(options_.out_dir);
+  const fs::path fresh = out_dir / "checkpoint.new", old = out_dir / "checkpoint.old",
+                 current = out_dir / "checkpoint";
+  fs::remove_all(fresh);
+  save_model_folder(fresh.string(), *model_.encoder, options_.tokenizer_source, model_.pooling,
+                    model_.latent.get());
+  torch::save(*impl_->optimizer, (fresh / "optimizer.pt").string());
+  write_json_file(fresh / "state.json", {{"step", step_},
+                                         {"losses", losses_},
+                                         {"run_id", impl_->run_id},
+                                         {"extra", extra_state_},
+                                         {"config", options_.config}});
+  ::sync();
+  fs::remove_all(old);
+  if (fs::exists(current)) fs::rename(current, old);
+  fs::rename(fresh, current);
+  fs::remove_all(old);
+}
+
+void TrainingLoop::save_model(const std::string& name) {
+  const fs::path dir = fs::path(options_.out_dir) / name;
+  save_model_folder(dir.string(), *model_.encoder, options_.tokenizer_source, model_.pooling,
+                    model_.latent.get());
+  write_json_file(dir / "train_state.json",
+                  {{"step", step_}, {"losses", losses_}, {"extra", extra_state_}});
+  if (impl_->store) impl_->store->add_artifact(impl_->run_id, "model-" + name, dir.string());
+}
+
+void TrainingLoop::log(const std::vector<std::pair<std::string, double>>& values) {
+  if (impl_->store) impl_->store->log_metrics(impl_->run_id, step_, values);
+}
+
+void TrainingLoop::run(const std::function<double(int64_t step)>& step_gradients,
+                       const std::function<void(int64_t step)>& after_step) {
+  const int64_t total = options_.total_steps;
+  const auto warmup =
+      static_cast<int64_t>(std::llround(options_.warmup_ratio * static_cast<double>(total)));
+  try {
+    Progress progress("training", static_cast<uint64_t>(total), "steps");
+    const auto start = std::chrono::steady_clock::now();
+    const int64_t first_step = step_;
+    while (step_ < total) {
+      impl_->optimizer->zero_grad();
+      const double loss = step_gradients(step_);
+      if (!std::isfinite(loss)) {
+        throw std::runtime_error("loss is " + std::to_string(loss) + " at step " +
+                                 std::to_string(step_) + ": stopped; the last good checkpoint is " +
+                                 (fs::path(options_.out_dir) / "checkpoint").string());
+      }
+      if (options_.max_grad_norm > 0)
+        torch::nn::utils::clip_grad_norm_(impl_->parameters, options_.max_grad_norm);
+      const double lr = warmup_linear_lr(step_, total, warmup, options_.learning_rate);
+      for (auto& group : impl_->optimizer->param_groups())
+        static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
+      impl_->optimizer->step();
+      losses_.push_back(loss);
+      ++step_;
+      progress.update(static_cast<uint64_t>(step_));
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const double tokens_per_s = seconds > 0 ? static_cast<double>(tokens_) / seconds : 0;
+      if (step_ % options_.log_every == 0 || step_ == total) {
+        if (options_.progress_json) {
+          const double eta = seconds / static_cast<double>(step_ - first_step) *
+                             static_cast<double>(total - step_);
+          std::cout << json{{"event", "step"}, {"step", step_}, {"total", total},
+                            {"loss", loss},    {"lr", lr},      {"tokens_per_s", tokens_per_s},
+                            {"eta_s", eta}}
+                           .dump()
+                    << std::endl;
+        }
+        log({{"loss", loss}, {"lr", lr}, {"tokens_per_s", tokens_per_s}});
+      }
+      if (after_step) after_step(step_);
+      if (options_.checkpoint_every > 0 && step_ % options_.checkpoint_every == 0 && step_ < total)
+        save_checkpoint();
+    }
+    progress.finish();
+    save_model("last");
+    if (impl_->store) impl_->store->set_run_status(impl_->run_id, RunStatus::Finished);
+  } catch (const std::exception& e) {
+    if (impl_->store) impl_->store->set_run_status(impl_->run_id, RunStatus::Failed, e.what());
+    throw;
+  }
+}
+
+}  // namespace lmk

@@ -1,0 +1,72 @@
+#pragma once
+
+// What every training command shares (lmk train, lmk pretrain): AdamW over a model's
+// parameters with the warm-up / linear-decay schedule and clipping, atomic checkpoints that a
+// killed run resumes from exactly, the results-store run, progress and JSON events, and the
+// NaN guard. A command supplies one function: the gradients of one optimizer step.
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/model/checkpoint.h"
+
+namespace lmk {
+
+struct LoopOptions {
+  std::string out_dir;           // checkpoint/, last/ (and best/ when the command keeps one)
+  std::string tokenizer_source;  // folder or file whose tokenizer goes into saved folders
+  std::string kind = "train";    // the run's kind in the store
+  nlohmann::json config;         // recorded with the run; a resumed run must match it
+  std::string db, experiment = "default", run_name;
+  double learning_rate = 5e-5, weight_decay = 0.01, warmup_ratio = 0.1, max_grad_norm = 1.0;
+  int64_t total_steps = 0, checkpoint_every = 0, log_every = 10;
+  bool progress_json = false;
+};
+
+// The newest complete checkpoint under out_dir (checkpoint/, or checkpoint.new/ or
+// checkpoint.old/ after a kill between the two renames), or an InputError when there is none.
+std::string find_checkpoint(const std::string& out_dir);
+
+class TrainingLoop {
+ public:
+  // `model` is the starting point: the initial model, or the one loaded from
+  // find_checkpoint(out_dir) when `resume` (then the optimizer state, step and losses are
+  // read from there, and a config that differs from the checkpoint's is an InputError).
+  TrainingLoop(LoopOptions options, LoadedModel& model, bool resume);
+  ~TrainingLoop();
+
+  // Runs optimizer steps until total_steps. step_gradients(step) computes the gradients of
+  // one step (backward of its micro-batches) and returns its loss; a NaN or infinite loss
+  // stops the run (FAILED in the store, the last checkpoint kept). After each step
+  // after_step(step) may evaluate or save (step counts the steps done). Then last/ is saved.
+  void run(const std::function<double(int64_t step)>& step_gradients,
+           const std::function<void(int64_t step)>& after_step = {});
+
+  // Saves the model as a Hugging Face folder under out_dir/name and records it in the store.
+  void save_model(const std::string& name);
+  // Logs metrics at the current step into the store (when there is one).
+  void log(const std::vector<std::pair<std::string, double>>& values);
+
+  int64_t step() const { return step_; }
+  const std::vector<double>& losses() const { return losses_; }
+  // Extra fields kept in the checkpoint's state.json (read back on resume).
+  nlohmann::json& extra_state() { return extra_state_; }
+  // Counts processed tokens for the tokens/s figure.
+  void add_tokens(int64_t tokens) { tokens_ += tokens; }
+
+ private:
+  struct Impl;
+  void save_checkpoint();
+  LoopOptions options_;
+  LoadedModel& model_;
+  std::unique_ptr<Impl> impl_;
+  int64_t step_ = 0, tokens_ = 0;
+  std::vector<double> losses_;
+  nlohmann::json extra_state_ = nlohmann::json::object();
+};
+
+}  // namespace lmk
