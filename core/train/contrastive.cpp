@@ -1,7 +1,6 @@
 #include "core/train/contrastive.h"
 
 #include <ATen/ATen.h>
-#include <toml++/toml.h>
 
 #include <algorithm>
 #include <cmath>
@@ -21,93 +20,36 @@
 #include "core/train/losses.h"
 #include "core/util/error.h"
 #include "core/util/json_util.h"
+#include "core/util/toml_config.h"
 
 namespace lmk {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-namespace {
-
-// SplitMix64 (as the data generators): the same stream everywhere, so a seed fixes the order.
-uint64_t splitmix(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
-
-std::vector<size_t> epoch_order(size_t n, uint64_t seed, int64_t epoch) {
-  std::vector<size_t> order(n);
-  for (size_t i = 0; i < n; ++i) order[i] = i;
-  uint64_t state = splitmix(seed ^ (static_cast<uint64_t>(epoch) * 0xA24BAED4963EE407ULL));
-  for (size_t i = n; i > 1; --i) {
-    state = splitmix(state);
-    std::swap(order[i - 1], order[state % i]);
-  }
-  return order;
-}
-
-}  // namespace
-
 ContrastiveConfig read_contrastive_config(const std::string& path) {
-  toml::table root;
-  try {
-    root = toml::parse_file(path);
-  } catch (const toml::parse_error& e) {
-    throw input_error(path + ":" + std::to_string(e.source().begin.line), e.description().data());
-  }
+  const TomlConfig toml(
+      path,
+      {{"model", {"init"}},
+       {"data", {"train", "dev"}},
+       {"output", {"dir", "db", "experiment", "run_name"}},
+       {"train", {"pooling",          "train_landmarks",    "eval_landmarks", "granularity",
+                  "query_max_length", "passage_max_length", "query_prefix",   "passage_prefix",
+                  "temperature",      "learning_rate",      "weight_decay",   "warmup_ratio",
+                  "max_grad_norm",    "batch_size",         "negatives",      "accumulation",
+                  "epochs",           "max_steps",          "seed",           "eval_every",
+                  "checkpoint_every", "log_every"}}});
   ContrastiveConfig c;
-  const fs::path base = fs::path(path).parent_path();
-  auto resolve = [&](const std::string& p) {
-    return p.empty() || fs::path(p).is_absolute() ? p : (base / p).lexically_normal().string();
-  };
-  const std::map<std::string, std::vector<std::string>> known = {
-      {"model", {"init"}},
-      {"data", {"train", "dev"}},
-      {"output", {"dir", "db", "experiment", "run_name"}},
-      {"train", {"pooling",          "train_landmarks",    "eval_landmarks", "granularity",
-                 "query_max_length", "passage_max_length", "query_prefix",   "passage_prefix",
-                 "temperature",      "learning_rate",      "weight_decay",   "warmup_ratio",
-                 "max_grad_norm",    "batch_size",         "negatives",      "accumulation",
-                 "epochs",           "max_steps",          "seed",           "eval_every",
-                 "checkpoint_every", "log_every"}}};
-  for (const auto& [section, node] : root) {
-    const std::string name(section.str());
-    if (!known.count(name) || !node.is_table())
-      throw input_error(path + ": [" + name + "]", "unknown section (model, data, train, output)");
-    for (const auto& [key, value] : *node.as_table()) {
-      const auto& keys = known.at(name);
-      if (std::find(keys.begin(), keys.end(), std::string(key.str())) == keys.end())
-        throw input_error(path + ": " + name + "." + std::string(key.str()), "unknown key");
-      (void)value;
-    }
-  }
-  auto where = [&](const char* section, const char* key) {
-    return path + ": " + section + "." + key;
-  };
   auto text = [&](const char* section, const char* key, std::string& out) {
-    const auto node = root[section][key];
-    if (!node) return;
-    if (!node.is_string()) throw input_error(where(section, key), "must be a string");
-    out = node.value<std::string>().value();
+    toml.text(section, key, out);
   };
   auto integer = [&](const char* section, const char* key, int64_t& out, int64_t min) {
-    const auto node = root[section][key];
-    if (!node) return;
-    if (!node.is_integer()) throw input_error(where(section, key), "must be an integer");
-    out = node.value<int64_t>().value();
-    if (out < min) throw input_error(where(section, key), "must be >= " + std::to_string(min));
+    toml.integer(section, key, out, min);
   };
   auto number = [&](const char* section, const char* key, double& out, double min, double max) {
-    const auto node = root[section][key];
-    if (!node) return;
-    if (!node.is_number()) throw input_error(where(section, key), "must be a number");
-    out = node.value<double>().value();
-    if (!(out >= min && out <= max))
-      throw input_error(where(section, key),
-                        "must be in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+    toml.number(section, key, out, min, max);
   };
+  auto resolve = [&](const std::string& p) { return toml.resolve(p); };
   text("model", "init", c.init_model);
   text("data", "train", c.train_file);
   text("data", "dev", c.dev_dataset);
@@ -198,9 +140,9 @@ MicroBatch assemble(const std::vector<TrainingExample>& examples, const std::vec
   bool scored = true;
   for (size_t example : picked) {
     const TrainingExample& e = examples[example];
-    uint64_t state = splitmix(seed ^ (example * 0x9FB21C651E98DF25ULL));
+    uint64_t state = splitmix64(seed ^ (example * 0x9FB21C651E98DF25ULL));
     auto draw = [&](size_t n) {
-      state = splitmix(state);
+      state = splitmix64(state);
       return static_cast<size_t>(state % n);
     };
     const size_t pos = draw(e.pos.size());
@@ -342,7 +284,7 @@ TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, boo
           const int64_t index = step * config.accumulation + micro;  // micro-batch, over epochs
           const int64_t epoch = index / micro_per_epoch, within = index % micro_per_epoch;
           if (epoch != order_epoch) {
-            order = epoch_order(examples.size(), config.seed, epoch);
+            order = shuffled_order(examples.size(), config.seed, epoch);
             order_epoch = epoch;
           }
           const std::vector<size_t> picked(order.begin() + within * config.batch_size,

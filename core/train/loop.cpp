@@ -48,6 +48,24 @@ std::string changed_keys(const json& now, const json& before) {
 
 }  // namespace
 
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+std::vector<size_t> shuffled_order(size_t n, uint64_t seed, int64_t epoch) {
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  uint64_t state = splitmix64(seed ^ (static_cast<uint64_t>(epoch) * 0xA24BAED4963EE407ULL));
+  for (size_t i = n; i > 1; --i) {
+    state = splitmix64(state);
+    std::swap(order[i - 1], order[state % i]);
+  }
+  return order;
+}
+
 std::string find_checkpoint(const std::string& out_dir) {
   // state.json is written last, so a folder that has it is complete.
   std::error_code ec;
