@@ -35,6 +35,8 @@ Runner add_data_command(CLI::App& app);
 Runner add_eval_command(CLI::App& app);
 // lmk train
 Runner add_train_command(CLI::App& app);
+// lmk pretrain
+Runner add_pretrain_command(CLI::App& app);
 // lmk results
 Runner add_results_command(CLI::App& app);
 // lmk compare

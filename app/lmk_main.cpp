@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   add(lmk::cli::add_data_command);
   add(lmk::cli::add_eval_command);
   add(lmk::cli::add_train_command);
+  add(lmk::cli::add_pretrain_command);
   add(lmk::cli::add_results_command);
   add(lmk::cli::add_compare_command);
   add(lmk::cli::add_export_command);
@@ -43,7 +44,7 @@ int main(int argc, char** argv) {
   }
 
   // Commands that run the model get the thread and memory settings measured fastest here.
-  for (const char* heavy : {"encode", "attention", "inspect", "model", "eval", "train"}) {
+  for (const char* heavy : {"encode", "attention", "inspect", "model", "eval", "train", "pretrain"}) {
     if (app.got_subcommand(heavy)) {
       lmk::prefer_passive_openmp(argv);
       lmk::configure_memory();

@@ -28,70 +28,33 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 ContrastiveConfig read_contrastive_config(const std::string& path) {
-  const TomlConfig toml(
-      path,
-      {{"model", {"init"}},
-       {"data", {"train", "dev"}},
-       {"output", {"dir", "db", "experiment", "run_name"}},
-       {"train", {"pooling",          "train_landmarks",    "eval_landmarks", "granularity",
-                  "query_max_length", "passage_max_length", "query_prefix",   "passage_prefix",
-                  "temperature",      "learning_rate",      "weight_decay",   "warmup_ratio",
-                  "max_grad_norm",    "batch_size",         "negatives",      "accumulation",
-                  "epochs",           "max_steps",          "seed",           "eval_every",
-                  "checkpoint_every", "log_every"}}});
+  std::vector<std::string> train_keys = training_setting_keys();
+  train_keys.insert(train_keys.end(),
+                    {"pooling", "train_landmarks", "eval_landmarks", "granularity",
+                     "query_max_length", "passage_max_length", "query_prefix", "passage_prefix",
+                     "temperature", "negatives", "eval_every"});
+  const TomlConfig toml(path, {{"model", {"init"}},
+                               {"data", {"train", "dev"}},
+                               {"output", {"dir", "db", "experiment", "run_name"}},
+                               {"train", train_keys}});
   ContrastiveConfig c;
-  auto text = [&](const char* section, const char* key, std::string& out) {
-    toml.text(section, key, out);
-  };
-  auto integer = [&](const char* section, const char* key, int64_t& out, int64_t min) {
-    toml.integer(section, key, out, min);
-  };
-  auto number = [&](const char* section, const char* key, double& out, double min, double max) {
-    toml.number(section, key, out, min, max);
-  };
-  auto resolve = [&](const std::string& p) { return toml.resolve(p); };
-  text("model", "init", c.init_model);
-  text("data", "train", c.train_file);
-  text("data", "dev", c.dev_dataset);
-  text("output", "dir", c.out_dir);
-  text("output", "db", c.db);
-  text("output", "experiment", c.experiment);
-  text("output", "run_name", c.run_name);
-  text("train", "pooling", c.pooling);
-  text("train", "train_landmarks", c.train_landmarks);
-  text("train", "eval_landmarks", c.eval_landmarks);
-  text("train", "query_prefix", c.query_prefix);
-  text("train", "passage_prefix", c.passage_prefix);
-  integer("train", "granularity", c.granularity, 0);
-  integer("train", "query_max_length", c.query_max_length, 4);
-  integer("train", "passage_max_length", c.passage_max_length, 4);
-  integer("train", "batch_size", c.batch_size, 1);
-  integer("train", "negatives", c.negatives, 0);
-  integer("train", "accumulation", c.accumulation, 1);
-  integer("train", "epochs", c.epochs, 1);
-  integer("train", "max_steps", c.max_steps, 0);
-  int64_t seed = static_cast<int64_t>(c.seed);
-  integer("train", "seed", seed, 0);
-  c.seed = static_cast<uint64_t>(seed);
-  integer("train", "eval_every", c.eval_every, 0);
-  integer("train", "checkpoint_every", c.checkpoint_every, 0);
-  integer("train", "log_every", c.log_every, 1);
-  number("train", "temperature", c.temperature, 1e-4, 100);
-  number("train", "learning_rate", c.learning_rate, 0, 1);
-  number("train", "weight_decay", c.weight_decay, 0, 10);
-  number("train", "warmup_ratio", c.warmup_ratio, 0, 1);
-  number("train", "max_grad_norm", c.max_grad_norm, 0, 1e6);
-  for (const auto& [value, key] :
-       {std::pair<const std::string*, const char*>{&c.init_model, "model.init"},
-        {&c.train_file, "data.train"},
-        {&c.out_dir, "output.dir"}}) {
-    if (value->empty()) throw input_error(path + ": " + key, "required");
-  }
-  c.init_model = resolve(c.init_model);
-  c.train_file = resolve(c.train_file);
-  c.dev_dataset = resolve(c.dev_dataset);
-  c.out_dir = resolve(c.out_dir);
-  if (!c.db.empty()) c.db = resolve(c.db);
+  read_training_settings(toml, path, c);
+  toml.text("data", "train", c.train_file);
+  toml.text("data", "dev", c.dev_dataset);
+  toml.text("train", "pooling", c.pooling);
+  toml.text("train", "train_landmarks", c.train_landmarks);
+  toml.text("train", "eval_landmarks", c.eval_landmarks);
+  toml.text("train", "query_prefix", c.query_prefix);
+  toml.text("train", "passage_prefix", c.passage_prefix);
+  toml.integer("train", "granularity", c.granularity, 0);
+  toml.integer("train", "query_max_length", c.query_max_length, 4);
+  toml.integer("train", "passage_max_length", c.passage_max_length, 4);
+  toml.integer("train", "negatives", c.negatives, 0);
+  toml.integer("train", "eval_every", c.eval_every, 0);
+  toml.number("train", "temperature", c.temperature, 1e-4, 100);
+  if (c.train_file.empty()) throw input_error(path + ": data.train", "required");
+  c.train_file = toml.resolve(c.train_file);
+  c.dev_dataset = toml.resolve(c.dev_dataset);
   if (!c.pooling.empty()) parse_pooling(c.pooling);  // an unknown name fails here, not later
   if (!c.train_landmarks.empty())
     LandmarkSpec::parse(c.train_landmarks, path + ": train.train_landmarks");
@@ -103,29 +66,21 @@ ContrastiveConfig read_contrastive_config(const std::string& path) {
 namespace {
 
 json config_json(const ContrastiveConfig& c) {
-  return {{"model", {{"init", c.init_model}}},
-          {"data", {{"train", c.train_file}, {"dev", c.dev_dataset}}},
-          {"train",
-           {{"pooling", c.pooling},
-            {"train_landmarks", c.train_landmarks},
-            {"eval_landmarks", c.eval_landmarks},
-            {"granularity", c.granularity},
-            {"query_max_length", c.query_max_length},
-            {"passage_max_length", c.passage_max_length},
-            {"query_prefix", c.query_prefix},
-            {"passage_prefix", c.passage_prefix},
-            {"temperature", c.temperature},
-            {"learning_rate", c.learning_rate},
-            {"weight_decay", c.weight_decay},
-            {"warmup_ratio", c.warmup_ratio},
-            {"max_grad_norm", c.max_grad_norm},
-            {"batch_size", c.batch_size},
-            {"negatives", c.negatives},
-            {"accumulation", c.accumulation},
-            {"epochs", c.epochs},
-            {"max_steps", c.max_steps},
-            {"seed", c.seed}}},
-          {"output", {{"dir", c.out_dir}}}};
+  json j = training_settings_json(c);
+  j["data"] = {{"train", c.train_file}, {"dev", c.dev_dataset}};
+  for (const auto& [key, value] :
+       std::vector<std::pair<const char*, json>>{{"pooling", c.pooling},
+                                                 {"train_landmarks", c.train_landmarks},
+                                                 {"eval_landmarks", c.eval_landmarks},
+                                                 {"granularity", c.granularity},
+                                                 {"query_max_length", c.query_max_length},
+                                                 {"passage_max_length", c.passage_max_length},
+                                                 {"query_prefix", c.query_prefix},
+                                                 {"passage_prefix", c.passage_prefix},
+                                                 {"temperature", c.temperature},
+                                                 {"negatives", c.negatives}})
+    j["train"][key] = value;
+  return j;
 }
 
 // One micro-batch: queries, passages (group per query), teacher scores when every example has them.
@@ -239,24 +194,10 @@ TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, boo
   const int32_t pad = tokenizer->special_tokens().pad.value_or(0);
   const int64_t every_k = config.granularity > 0 ? config.granularity : 32;
 
-  LoopOptions loop_options;
-  loop_options.out_dir = config.out_dir;
-  loop_options.tokenizer_source = config.init_model;
-  loop_options.kind = "train";
-  loop_options.config = config_json(config);
-  loop_options.db = config.db;
-  loop_options.experiment = config.experiment;
-  loop_options.run_name = config.run_name;
-  loop_options.learning_rate = config.learning_rate;
-  loop_options.weight_decay = config.weight_decay;
-  loop_options.warmup_ratio = config.warmup_ratio;
-  loop_options.max_grad_norm = config.max_grad_norm;
-  loop_options.total_steps =
-      config.max_steps > 0 ? config.max_steps : config.epochs * steps_per_epoch;
-  loop_options.checkpoint_every = config.checkpoint_every;
-  loop_options.log_every = config.log_every;
-  loop_options.progress_json = progress_json;
-  TrainingLoop loop(loop_options, model, resume);
+  const LoopOptions options = loop_options(
+      config, "train", config_json(config),
+      config.max_steps > 0 ? config.max_steps : config.epochs * steps_per_epoch, progress_json);
+  TrainingLoop loop(options, model, resume);
   TrainSummary summary;
   summary.best_dev = loop.extra_state().value("best_dev", -1.0);
 
@@ -316,7 +257,7 @@ TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, boo
         return step_loss;
       },
       [&](int64_t step) {
-        const bool last = step == loop_options.total_steps;
+        const bool last = step == options.total_steps;
         if (!(config.eval_every > 0 && step % config.eval_every == 0) && !last) return;
         const double dev = evaluate_dev();
         if (dev < 0) return;

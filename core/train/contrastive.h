@@ -11,13 +11,14 @@
 #include <string>
 #include <vector>
 
+#include "core/train/loop.h"
+
 namespace lmk {
 
-struct ContrastiveConfig {
-  std::string init_model;   // [model] init: Hugging Face folder to start from
+// [model] init, [output], and the optimization keys: TrainingSettings (core/train/loop.h).
+struct ContrastiveConfig : TrainingSettings {
   std::string train_file;   // [data] train: FlagEmbedding jsonl
   std::string dev_dataset;  // [data] dev: BEIR folder with qrels/dev.tsv (optional)
-  std::string out_dir;      // [output] dir
   // [train]
   std::string pooling;          // default: the model folder's
   std::string train_landmarks;  // LandmarkSpec text; default: the folder's train setting
@@ -25,18 +26,9 @@ struct ContrastiveConfig {
   int64_t granularity = 0;      // MultiCLS / mean_every_k granularity (0: default)
   int64_t query_max_length = 128, passage_max_length = 512;
   std::string query_prefix, passage_prefix;
-  double temperature = 0.02, learning_rate = 5e-5, weight_decay = 0.01, warmup_ratio = 0.1,
-         max_grad_norm = 1.0;
-  int64_t batch_size = 8;             // queries per micro-batch
-  int64_t negatives = 3;              // hard negatives per query (train_group_size = 1 + negatives)
-  int64_t accumulation = 1;           // micro-batches per optimizer step
-  int64_t epochs = 1, max_steps = 0;  // max_steps > 0 caps the optimizer steps
-  uint64_t seed = 42;
-  int64_t eval_every = 0;         // optimizer steps between dev evaluations (0: at the end)
-  int64_t checkpoint_every = 50;  // optimizer steps between checkpoints (0: none)
-  int64_t log_every = 10;
-  // [output]
-  std::string db, experiment = "default", run_name;
+  double temperature = 0.02;
+  int64_t negatives = 3;   // hard negatives per query (train_group_size = 1 + negatives)
+  int64_t eval_every = 0;  // optimizer steps between dev evaluations (0: at the end)
 };
 
 // Reads a TOML config; unknown keys, wrong types and out-of-range values are InputErrors

@@ -17,6 +17,30 @@
 
 namespace lmk {
 
+class TomlConfig;
+
+// Settings every training command has: [model] init, [train] optimization and schedule,
+// [output] (read by read_training_settings; the commands' configs extend it).
+struct TrainingSettings {
+  std::string init_model;  // [model] init: the Hugging Face folder to start from
+  std::string out_dir;     // [output] dir
+  std::string db, experiment = "default", run_name;  // [output] results store
+  double learning_rate = 5e-5, weight_decay = 0.01, warmup_ratio = 0.1, max_grad_norm = 1.0;
+  int64_t batch_size = 8;             // examples per micro-batch
+  int64_t accumulation = 1;           // micro-batches per optimizer step
+  int64_t epochs = 1, max_steps = 0;  // max_steps > 0 caps the optimizer steps
+  uint64_t seed = 42;
+  int64_t checkpoint_every = 50;  // optimizer steps between checkpoints (0: none)
+  int64_t log_every = 10;
+};
+
+// The [train] keys read_training_settings reads (a command's key list adds its own).
+const std::vector<std::string>& training_setting_keys();
+// Reads the shared keys ([model] init and [output] dir required; paths resolved).
+void read_training_settings(const TomlConfig& toml, const std::string& path, TrainingSettings& s);
+// The shared settings as JSON ("model", "train", "output" objects) for the run's config.
+nlohmann::json training_settings_json(const TrainingSettings& s);
+
 struct LoopOptions {
   std::string out_dir;           // checkpoint/, last/ (and best/ when the command keeps one)
   std::string tokenizer_source;  // folder or file whose tokenizer goes into saved folders
@@ -37,6 +61,10 @@ uint64_t splitmix64(uint64_t x);
 // The newest complete checkpoint under out_dir (checkpoint/, or checkpoint.new/ or
 // checkpoint.old/ after a kill between the two renames), or an InputError when there is none.
 std::string find_checkpoint(const std::string& out_dir);
+
+// Loop options from the shared settings, for `total_steps` steps of a run of `kind`.
+LoopOptions loop_options(const TrainingSettings& s, const char* kind, nlohmann::json config,
+                         int64_t total_steps, bool progress_json);
 
 class TrainingLoop {
  public:

@@ -1,0 +1,169 @@
+#include "core/train/pretrain.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "core/data/generators.h"
+#include "core/data/jsonl.h"
+#include "core/model/checkpoint.h"
+#include "core/train/loop.h"
+#include "core/train/mlm_data.h"
+#include "core/util/error.h"
+#include "core/util/json_util.h"
+#include "core/util/toml_config.h"
+
+namespace lmk {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+PretrainConfig read_pretrain_config(const std::string& path) {
+  std::vector<std::string> train_keys = training_setting_keys();
+  train_keys.insert(train_keys.end(), {"max_length", "mask_rate"});
+  const TomlConfig toml(path, {{"model", {"init"}},
+                               {"data", {"train"}},
+                               {"output", {"dir", "db", "experiment", "run_name"}},
+                               {"train", train_keys}});
+  PretrainConfig c;
+  read_training_settings(toml, path, c);
+  toml.text("data", "train", c.train);
+  toml.integer("train", "max_length", c.max_length, 8);
+  toml.number("train", "mask_rate", c.mask_rate, 0.01, 0.99);
+  if (c.train.empty()) throw input_error(path + ": data.train", "required");
+  c.train = toml.resolve(c.train);
+  return c;
+}
+
+namespace {
+
+json config_json(const PretrainConfig& c) {
+  json j = training_settings_json(c);
+  j["data"] = {{"train", c.train}};
+  j["train"]["max_length"] = c.max_length;
+  j["train"]["mask_rate"] = c.mask_rate;
+  return j;
+}
+
+// The texts of a folder of .txt files, or of a jsonl file's "text" fields.
+std::vector<std::string> read_texts(const std::string& path) {
+  std::vector<std::string> texts;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    for (Document& d : read_text_folder(path, 1)) texts.push_back(std::move(d.text));
+    return texts;
+  }
+  for_each_jsonl(path, [&](json& line, const std::string& where) {
+    texts.push_back(json_util::get<std::string>(line, "text", where));
+    return true;
+  });
+  if (texts.empty()) throw input_error(path, "no texts");
+  return texts;
+}
+
+}  // namespace
+
+PretrainSummary pretrain_mlm(const PretrainConfig& config, bool resume, bool progress_json) {
+  LoadedModel model =
+      load_model_folder(resume ? find_checkpoint(config.out_dir) : config.init_model);
+  const auto tokenizer = load_tokenizer(config.init_model);
+  const SpecialTokens special = tokenizer->special_tokens();
+  if (!special.mask) throw InputError(config.init_model + ": the tokenizer has no mask token");
+  const int32_t cls = special.cls.value_or(special.bos.value_or(0));
+  const int32_t sep = special.sep.value_or(special.eos.value_or(cls));
+  const int32_t pad = special.pad.value_or(0);
+
+  // Every document tokenized once, then packed.
+  std::vector<std::vector<int32_t>> documents;
+  for (const std::string& text : read_texts(config.train))
+    documents.push_back(tokenizer->encode(text).ids);
+  const std::vector<std::vector<int32_t>> sequences =
+      pack_sequences(documents, static_cast<size_t>(config.max_length), cls, sep);
+  if (sequences.size() < static_cast<size_t>(config.batch_size))
+    throw input_error(config.train, "fewer packed sequences (" + std::to_string(sequences.size()) +
+                                        ") than one batch");
+  MaskingOptions masking;
+  masking.mask_rate = config.mask_rate;
+  masking.mask_id = *special.mask;
+  masking.vocab_size = static_cast<int32_t>(model.encoder->config().vocab_size);
+  for (const auto& id : {special.cls, special.sep, special.pad, special.bos, special.eos,
+                         special.mask, special.unk}) {
+    if (id) masking.never_mask.push_back(*id);
+  }
+  // Random replacements come from the ordinary vocabulary: above the special ids.
+  for (int32_t id : masking.never_mask)
+    masking.first_random_id = std::max(masking.first_random_id, id + 1);
+  if (masking.first_random_id >= masking.vocab_size) masking.first_random_id = 0;
+
+  const int64_t micro_per_epoch = static_cast<int64_t>(sequences.size()) / config.batch_size;
+  const int64_t steps_per_epoch = std::max<int64_t>(1, micro_per_epoch / config.accumulation);
+  const LoopOptions options = loop_options(
+      config, "pretrain", config_json(config),
+      config.max_steps > 0 ? config.max_steps : config.epochs * steps_per_epoch, progress_json);
+  TrainingLoop loop(options, model, resume);
+
+  std::vector<size_t> order;
+  int64_t order_epoch = -1;
+  loop.run([&](int64_t step) {
+    double step_loss = 0;
+    for (int64_t micro = 0; micro < config.accumulation; ++micro) {
+      const int64_t index = step * config.accumulation + micro;
+      const int64_t epoch = index / micro_per_epoch, within = index % micro_per_epoch;
+      if (epoch != order_epoch) {
+        order = shuffled_order(sequences.size(), config.seed, epoch);
+        order_epoch = epoch;
+      }
+      // Masked inputs of the micro-batch, padded to its longest sequence.
+      std::vector<int32_t> labels;
+      size_t length = 0;
+      std::vector<MaskedSequence> masked;
+      for (int64_t b = 0; b < config.batch_size; ++b) {
+        const size_t s = order[static_cast<size_t>(within * config.batch_size + b)];
+        // Masks differ per epoch: the draw is keyed by (seed, epoch, sequence).
+        masked.push_back(
+            mask_tokens(sequences[s], masking,
+                        splitmix64(config.seed ^ splitmix64(static_cast<uint64_t>(epoch))) ^ s));
+        length = std::max(length, masked.back().input_ids.size());
+      }
+      std::vector<int32_t> ids;
+      std::vector<uint8_t> attention;
+      for (const MaskedSequence& m : masked) {
+        const size_t n = m.input_ids.size();
+        ids.insert(ids.end(), m.input_ids.begin(), m.input_ids.end());
+        ids.insert(ids.end(), length - n, pad);
+        labels.insert(labels.end(), m.labels.begin(), m.labels.end());
+        labels.insert(labels.end(), length - n, -100);
+        attention.insert(attention.end(), n, 1);
+        attention.insert(attention.end(), length - n, 0);
+      }
+      loop.add_tokens(static_cast<int64_t>(ids.size()));
+      const auto B = config.batch_size, L = static_cast<int64_t>(length);
+      const at::Tensor input = at::tensor(ids, at::kInt).view({B, L}).to(at::kLong);
+      const at::Tensor mask =
+          at::tensor(std::vector<int32_t>(attention.begin(), attention.end()), at::kInt)
+              .view({B, L})
+              .to(at::kLong);
+      const at::Tensor target = at::tensor(labels, at::kInt).to(at::kLong);  // [B * L]
+      const at::Tensor predicted = target.ne(-100).nonzero().squeeze(1);
+      if (predicted.numel() == 0) continue;  // nothing masked in this micro-batch
+      const at::Tensor hidden = model.encoder->forward(input, mask).reshape({B * L, -1});
+      const at::Tensor logits = model.encoder->mlm_logits(hidden.index_select(0, predicted));
+      const at::Tensor loss = at::cross_entropy_loss(logits, target.index_select(0, predicted));
+      const double value = loss.item<double>();
+      if (!std::isfinite(value)) return value;  // the loop stops, naming the step
+      (loss / static_cast<double>(config.accumulation)).backward();
+      step_loss += value / static_cast<double>(config.accumulation);
+    }
+    return step_loss;
+  });
+  PretrainSummary summary;
+  summary.steps = loop.step();
+  summary.sequences = static_cast<int64_t>(sequences.size());
+  summary.losses = loop.losses();
+  return summary;
+}
+
+}  // namespace lmk

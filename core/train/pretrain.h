@@ -1,0 +1,35 @@
+#pragma once
+
+// Masked-language-model pretraining (ModernBERT style) of an encoder folder on text files:
+// documents tokenized, packed into full-length sequences, 80/10/10 masking at mask_rate (30 %
+// by default), cross-entropy of the MLM head (decoder tied to the embeddings) at the masked
+// positions. Runs on core/train/loop: AdamW, schedule, checkpoints, exact resume, store run.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/train/loop.h"
+
+namespace lmk {
+
+// [model] init, [output], and the optimization keys: TrainingSettings (core/train/loop.h).
+struct PretrainConfig : TrainingSettings {
+  PretrainConfig() { learning_rate = 5e-4; }
+  std::string train;  // [data] train: folder of .txt files, or jsonl with "text"
+  // [train]
+  int64_t max_length = 512;
+  double mask_rate = 0.3;
+};
+
+// Reads a TOML config ([model] [data] [train] [output]); errors name the file and key.
+PretrainConfig read_pretrain_config(const std::string& path);
+
+struct PretrainSummary {
+  int64_t steps = 0, sequences = 0;
+  std::vector<double> losses;  // per optimizer step
+};
+
+PretrainSummary pretrain_mlm(const PretrainConfig& config, bool resume, bool progress_json);
+
+}  // namespace lmk
