@@ -1,6 +1,5 @@
 // lmk eval: retrieval metrics of a model on a dataset folder — overall, per context length and
 // per evidence position — printed, stored in the results database, and written as MTEB JSON.
-#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -20,6 +19,7 @@
 #include "core/util/error.h"
 #include "core/util/file.h"
 #include "core/util/json_util.h"
+#include "core/util/runtime.h"
 
 namespace lmk::cli {
 
@@ -37,11 +37,6 @@ struct EvalArgs {
   size_t attention_docs = 3;
   int bins = 20;
 };
-
-std::string hostname() {
-  char name[256] = {};
-  return gethostname(name, sizeof(name) - 1) == 0 ? std::string(name) : "";
-}
 
 // The git revision of the running binary's source tree, when it was built from a checkout.
 std::string code_revision() {
@@ -113,9 +108,12 @@ EvalOutcome evaluate_retrieval_dataset(const EvalArgs& args, const DatasetInfo& 
       overall[metric].push_back(value);
       entry[metric] = value;
     }
-    entry["main_score"] = result.metrics.overall.values.count(dataset.main_score)
-                              ? result.metrics.overall.values.at(dataset.main_score)
-                              : 0.0;
+    // A metric of the part's overall means (0 when the cutoffs asked for leave it out).
+    auto overall_value = [&](const std::string& metric) {
+      const auto found = result.metrics.overall.values.find(metric);
+      return found == result.metrics.overall.values.end() ? 0.0 : found->second;
+    };
+    entry["main_score"] = overall_value(dataset.main_score);
     mteb_scores[part.name.empty() ? split : split + "_" + part.name] = json::array({entry});
     for (const auto& [bucket, means] : result.metrics.groups) {
       for (const auto& [metric, value] : means.values) {
@@ -132,15 +130,8 @@ EvalOutcome evaluate_retrieval_dataset(const EvalArgs& args, const DatasetInfo& 
               << (part.name.empty() ? std::string("all") : dataset.part_kind + " " + part.name)
               << ": " << result.documents << " documents, " << result.queries << " queries, "
               << dataset.main_score << " " << format_value(entry["main_score"].get<double>())
-              << ", ndcg_at_10 "
-              << format_value(result.metrics.overall.values.count("ndcg_at_10")
-                                  ? result.metrics.overall.values.at("ndcg_at_10")
-                                  : 0.0)
-              << ", recall_at_10 "
-              << format_value(result.metrics.overall.values.count("recall_at_10")
-                                  ? result.metrics.overall.values.at("recall_at_10")
-                                  : 0.0)
-              << "\n";
+              << ", ndcg_at_10 " << format_value(overall_value("ndcg_at_10")) << ", recall_at_10 "
+              << format_value(overall_value("recall_at_10")) << "\n";
     if (!profile_texts.empty()) {
       // Where the pooling tokens look, on the first documents of the part.
       const std::vector<std::string>& texts = profile_texts;
@@ -287,7 +278,7 @@ int run_eval(const EvalArgs& args) {
                    : args.run_name;
     run.config = config;
     run_id = store->create_run(store->get_or_create_experiment(args.experiment), run);
-    store->set_run_info(run_id, hostname(), args.device, code_revision());
+    store->set_run_info(run_id, host_name(), args.device, code_revision());
     store->set_run_status(run_id, RunStatus::Running);
   }
   try {

@@ -96,9 +96,8 @@ std::string cut_to_tokens(const Tokenizer& tokenizer, const std::string& text, s
   return text.substr(0, encoding.spans[tokens].begin);
 }
 
-// The index of the token whose span holds byte `offset`.
-size_t token_at_byte(const Tokenizer& tokenizer, const std::string& text, size_t offset) {
-  const Encoding encoding = tokenizer.encode(text);
+// The index of the token of `encoding` whose span holds byte `offset`.
+size_t token_at_byte(const Encoding& encoding, size_t offset) {
   for (size_t i = 0; i < encoding.spans.size(); ++i) {
     if (encoding.spans[i].end > offset) return i;
   }
@@ -140,8 +139,10 @@ Placed place_needle(const Tokenizer& tokenizer, const std::vector<std::string>& 
   for (size_t i = chosen; i < sentences.size(); ++i) text += sentences[i];
   Placed placed;
   placed.text = cut_to_tokens(tokenizer, text, static_cast<size_t>(length));
-  placed.tokens = count_tokens(tokenizer, placed.text);
-  const size_t needle_token = token_at_byte(tokenizer, placed.text, before.size());
+  // One encoding of the final text gives both its length and where the needle starts.
+  const Encoding encoding = tokenizer.encode(placed.text);
+  placed.tokens = encoding.ids.size();
+  const size_t needle_token = token_at_byte(encoding, before.size());
   placed.evidence_position =
       placed.tokens == 0 ? 0.0
                          : static_cast<double>(needle_token) / static_cast<double>(placed.tokens);

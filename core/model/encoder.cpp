@@ -17,6 +17,11 @@ std::string layer_name(const char* prefix, int64_t layer, const char* rest) {
   return std::string(prefix) + std::to_string(layer) + "." + rest;
 }
 
+// Whether autograd needs x's history (training): then only differentiable tensor ops run.
+bool wants_grad(const at::Tensor& x) {
+  return at::GradMode::is_enabled() && x.requires_grad();
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -167,7 +172,7 @@ at::Tensor gated_linear_unit(const at::Tensor& projected, const std::string& act
   const at::Tensor& gate = order == GluOrder::ActivateFirst ? halves[0] : halves[1];
   const at::Tensor& up = order == GluOrder::ActivateFirst ? halves[1] : halves[0];
   // In place saves a pass when no gradient is wanted (relu's backward would need its output).
-  if (!at::GradMode::is_enabled() || !projected.requires_grad()) {
+  if (!wants_grad(projected)) {
     return apply_activation(gate, activation).mul_(up);
   }
   return apply_activation(gate, activation) * up;
@@ -183,10 +188,6 @@ RopeTables rope_tables(int64_t L, int64_t d, double theta) {
 }
 
 namespace {
-
-bool wants_grad(const at::Tensor& x) {
-  return at::GradMode::is_enabled() && x.requires_grad();
-}
 
 // One pass of rotate_half RoPE on the CPU for float32 without gradients: x [B, heads, L, d]
 // (rows of d contiguous) into a contiguous [B, heads, L, d] tensor.

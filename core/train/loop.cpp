@@ -4,7 +4,6 @@
 #include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/adamw.h>
 #include <torch/serialize.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -19,6 +18,7 @@
 #include "core/util/file.h"
 #include "core/util/json_util.h"
 #include "core/util/progress.h"
+#include "core/util/runtime.h"
 #include "core/util/toml_config.h"
 
 namespace lmk {
@@ -209,9 +209,7 @@ TrainingLoop::TrainingLoop(LoopOptions options, LoadedModel& model, bool resume)
       impl_->run_id = impl_->store->create_run(
           impl_->store->get_or_create_experiment(options_.experiment), run);
     }
-    char host[256] = {};
-    gethostname(host, sizeof(host) - 1);
-    impl_->store->set_run_info(impl_->run_id, host, "cpu", "");
+    impl_->store->set_run_info(impl_->run_id, host_name(), "cpu", "");
     impl_->store->set_run_status(impl_->run_id, RunStatus::Running);
   }
   fs::create_directories(options_.out_dir);

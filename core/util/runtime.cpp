@@ -58,6 +58,11 @@ void prefer_passive_openmp(char** argv) {
   // exec failed: carry on with active waiting.
 }
 
+std::string host_name() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof(name) - 1) == 0 ? std::string(name) : "";
+}
+
 std::string slow_blas_warning(const BlasInfo& blas) {
   if (blas.optimized && blas.threading == "openmp") {
     return "warning: OpenBLAS runs its OpenMP build: the attention kernel runs 2-3x slower than "

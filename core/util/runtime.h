@@ -30,6 +30,9 @@ void configure_memory();
 // Returns only when no re-execution happened.
 void prefer_passive_openmp(char** argv);
 
+// This machine's host name ("" when it cannot be read), recorded with every run in the store.
+std::string host_name();
+
 // Returns a warning to print at start-up when LibTorch runs on the reference BLAS, else "".
 std::string slow_blas_warning(const BlasInfo& blas);
 
