@@ -44,4 +44,7 @@ Runner add_compare_command(CLI::App& app);
 // lmk export
 Runner add_export_command(CLI::App& app);
 
+// lmk study
+Runner add_study_command(CLI::App& app);
+
 }  // namespace lmk::cli

@@ -1,13 +1,16 @@
-// lmk data passkey | needle | corpus | pairs | stats: datasets generated here (BEIR layout).
+// lmk data passkey | needle | corpus | pairs | manpages | stats: datasets generated here (BEIR
+// layout).
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "app/commands.h"
 #include "core/data/dataset_dir.h"
 #include "core/data/formats.h"
 #include "core/data/generators.h"
+#include "core/data/manpages.h"
 #include "core/store/results_store.h"
 #include "core/tokenize/tokenizer.h"
 #include "core/util/error.h"
@@ -147,6 +150,23 @@ int run_pairs(const CorpusArgs& args) {
   return 0;
 }
 
+struct ManPagesArgs {
+  std::string out, sections = "2,5,7";
+  size_t limit = 0;
+};
+
+int run_manpages(const ManPagesArgs& args) {
+  ManPagesOptions options;
+  options.sections.clear();
+  for (int64_t s : parse_int_list(args.sections, "--sections", 1, "a man section number"))
+    options.sections.push_back(static_cast<int>(s));
+  options.limit = args.limit;
+  options.threads = std::max(1u, std::thread::hardware_concurrency());
+  const size_t files = render_manpages(args.out, options);
+  std::cerr << "lmk data manpages: " << files << " pages in " << args.out << "\n";
+  return 0;
+}
+
 struct StatsArgs {
   std::string dataset, tokenizer, db, name;
   bool json_out = false;
@@ -253,6 +273,16 @@ Runner add_data_command(CLI::App& app) {
         ->capture_default_str();
     cmd->add_option("--examples-per-document", args->examples_per_document)->capture_default_str();
     cmd->callback([chosen, args] { *chosen = [args] { return run_pairs(*args); }; });
+  }
+  {
+    auto args = std::make_shared<ManPagesArgs>();
+    auto* cmd = data->add_subcommand(
+        "manpages", "The built-in corpus: the installed Linux man pages rendered to .txt files");
+    cmd->add_option("--out", args->out, "output folder")->required();
+    cmd->add_option("--sections", args->sections, "man sections")->capture_default_str();
+    cmd->add_option("--limit", args->limit, "this many pages, spread over the list (0: all)")
+        ->capture_default_str();
+    cmd->callback([chosen, args] { *chosen = [args] { return run_manpages(*args); }; });
   }
   {
     auto args = std::make_shared<StatsArgs>();

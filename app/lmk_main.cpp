@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   add(lmk::cli::add_results_command);
   add(lmk::cli::add_compare_command);
   add(lmk::cli::add_export_command);
+  add(lmk::cli::add_study_command);
 
   try {
     app.parse(argc, argv);

@@ -30,6 +30,10 @@ namespace {
 struct InitArgs {
   std::string preset = "small", tokenizer, out, architecture = "modernbert", pooling = "lmk";
   uint64_t seed = 0;
+  // Shape overrides on the preset (0: the preset's).
+  int64_t hidden_size = 0, layers = 0, heads = 0, intermediate_size = 0, local_window = -1;
+  int64_t global_every = 0;
+  double rope_theta = 0;
 };
 
 int run_init(const InitArgs& args) {
@@ -37,6 +41,20 @@ int run_init(const InitArgs& args) {
   EncoderConfig config =
       EncoderConfig::preset(args.preset, static_cast<int64_t>(tokenizer->vocab_size()),
                             tokenizer->special_tokens().pad.value_or(0));
+  if (args.hidden_size > 0) config.hidden_size = args.hidden_size;
+  if (args.intermediate_size > 0) config.intermediate_size = args.intermediate_size;
+  if (args.heads > 0) config.num_heads = args.heads;
+  if (args.local_window >= 0) config.local_attention = args.local_window;
+  if (args.rope_theta > 0) config.global_rope_theta = args.rope_theta;
+  if (args.layers > 0 || args.global_every > 0) {
+    if (args.layers > 0) config.num_layers = args.layers;
+    // Every k-th layer global, counted from the last (so the pooling tokens see everything).
+    const int64_t every = args.global_every > 0 ? args.global_every : 3;
+    config.global_layers.clear();
+    for (int64_t i = 0; i < config.num_layers; ++i)
+      config.global_layers.push_back((config.num_layers - 1 - i) % every == 0);
+  }
+  config.validate("lmk model init");
   if (args.architecture == "bert") {
     config.architecture = Architecture::Bert;
     config.intermediate_size = 4 * config.hidden_size;
@@ -279,6 +297,17 @@ Runner add_model_command(CLI::App& app) {
   init->add_option("--pooling", args->pooling, "pooling recorded in the folder")
       ->capture_default_str();
   init->add_option("--seed", args->seed, "initialization seed");
+  init->add_option("--hidden-size", args->hidden_size, "hidden size (default: the preset's)");
+  init->add_option("--layers", args->layers, "layers (default: the preset's)");
+  init->add_option("--heads", args->heads, "attention heads (default: the preset's)");
+  init->add_option("--intermediate-size", args->intermediate_size,
+                   "MLP size (default: the preset's)");
+  init->add_option("--local-window", args->local_window,
+                   "ModernBERT local attention window, total (default: the preset's)");
+  init->add_option("--global-every", args->global_every,
+                   "every k-th layer attends globally, the last one included (default 3)");
+  init->add_option("--rope-theta", args->rope_theta,
+                   "RoPE base of the global layers (default: the preset's, 160000)");
   return [args] { return run_init(*args); };
 }
 

@@ -1,9 +1,12 @@
 // lmk train (contrastive fine-tuning) and lmk pretrain (MLM) from TOML configs.
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
 
 #include "app/commands.h"
 #include "core/train/contrastive.h"
 #include "core/train/pretrain.h"
+#include "core/util/error.h"
 
 namespace lmk::cli {
 
@@ -11,8 +14,24 @@ namespace {
 
 struct TrainingArgs {
   std::string config;
-  bool resume = false, progress_json = false;
+  bool resume = false, overwrite = false, progress_json = false;
 };
+
+// A second run on an output folder that holds one is refused unless it resumes it or replaces
+// it (--overwrite removes what the folder holds first; only the first process does that).
+void check_output_folder(const std::string& out_dir, const TrainingArgs& args) {
+  namespace fs = std::filesystem;
+  if (args.resume && args.overwrite)
+    throw InputError("--resume and --overwrite exclude each other");
+  std::error_code ec;
+  if (args.resume || !fs::is_directory(out_dir, ec) || fs::is_empty(out_dir, ec)) return;
+  if (!args.overwrite)
+    throw input_error(out_dir,
+                      "the output folder holds an earlier run (--resume continues it, "
+                      "--overwrite replaces it)");
+  if (read_distributed_env().rank != 0) return;  // the launcher's variables (bad ones: exit 2)
+  for (const auto& entry : fs::directory_iterator(out_dir)) fs::remove_all(entry.path());
+}
 
 // Both commands take a config, --resume and --progress-json; run(args) does the work.
 Runner add_training_command(CLI::App& app, const char* name, const char* description,
@@ -22,6 +41,7 @@ Runner add_training_command(CLI::App& app, const char* name, const char* descrip
   cmd->add_option("--config", args->config, "TOML config ([model] [data] [train] [output])")
       ->required();
   cmd->add_flag("--resume", args->resume, "continue from OUTPUT_DIR/checkpoint");
+  cmd->add_flag("--overwrite", args->overwrite, "replace what OUTPUT_DIR holds");
   cmd->add_flag("--progress-json", args->progress_json, "one JSON event per logged step on stdout");
   return [args, run] { return run(*args); };
 }
@@ -34,7 +54,13 @@ Runner add_train_command(CLI::App& app) {
       "Contrastive fine-tuning (InfoNCE, hard negatives, teacher scores) from a TOML config",
       [](const TrainingArgs& args) {
         const ContrastiveConfig config = read_contrastive_config(args.config);
-        const TrainSummary summary = train_contrastive(config, args.resume, args.progress_json);
+        check_output_folder(config.out_dir, args);
+        // Data parallel when a launcher started several processes (core/train/distributed.h):
+        // they meet here, after every one has checked the output folder.
+        const DistributedContext dist = DistributedContext::from_environment();
+        const TrainSummary summary =
+            train_contrastive(config, args.resume, args.progress_json, dist);
+        if (!dist.is_main()) return 0;  // rank 0 reports
         std::cerr << "lmk train: " << summary.steps << " steps, final loss "
                   << (summary.losses.empty() ? 0.0 : summary.losses.back());
         if (summary.best_dev >= 0) std::cerr << ", best dev nDCG@10 " << summary.best_dev;
@@ -50,7 +76,10 @@ Runner add_pretrain_command(CLI::App& app) {
       "Masked-language-model pretraining (30 % masking, packed sequences) from a TOML config",
       [](const TrainingArgs& args) {
         const PretrainConfig config = read_pretrain_config(args.config);
-        const PretrainSummary summary = pretrain_mlm(config, args.resume, args.progress_json);
+        check_output_folder(config.out_dir, args);
+        const DistributedContext dist = DistributedContext::from_environment();
+        const PretrainSummary summary = pretrain_mlm(config, args.resume, args.progress_json, dist);
+        if (!dist.is_main()) return 0;
         std::cerr << "lmk pretrain: " << summary.steps << " steps over " << summary.sequences
                   << " packed sequences, final loss "
                   << (summary.losses.empty() ? 0.0 : summary.losses.back()) << "; model in "

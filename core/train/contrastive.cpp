@@ -89,10 +89,16 @@ struct MicroBatch {
   std::vector<double> teacher;  // [queries * group] or empty
 };
 
+// Whether assemble finds a teacher score for each of the example's 1 + negatives passages.
+bool has_teacher_scores(const TrainingExample& e, int64_t negatives) {
+  return !e.pos_scores.empty() && (negatives == 0 || (!e.neg.empty() && !e.neg_scores.empty()));
+}
+
+// The micro-batch of the `picked` examples; with_teacher (every example of the whole global
+// batch has scores, so that every process makes the same choice) keeps the teacher scores.
 MicroBatch assemble(const std::vector<TrainingExample>& examples, const std::vector<size_t>& picked,
-                    int64_t negatives, uint64_t seed) {
+                    int64_t negatives, uint64_t seed, bool with_teacher) {
   MicroBatch batch;
-  bool scored = true;
   for (size_t example : picked) {
     const TrainingExample& e = examples[example];
     uint64_t state = splitmix64(seed ^ (example * 0x9FB21C651E98DF25ULL));
@@ -116,13 +122,8 @@ MicroBatch assemble(const std::vector<TrainingExample>& examples, const std::vec
         batch.passages.push_back(examples[other].pos[0]);
       }
     }
-    if (scores.size() == static_cast<size_t>(1 + negatives)) {
-      batch.teacher.insert(batch.teacher.end(), scores.begin(), scores.end());
-    } else {
-      scored = false;
-    }
+    if (with_teacher) batch.teacher.insert(batch.teacher.end(), scores.begin(), scores.end());
   }
-  if (!scored) batch.teacher.clear();
   return batch;
 }
 
@@ -150,7 +151,8 @@ at::Tensor embed(const LoadedModel& model, const LandmarkTokenizer& tokenizer,
 
 }  // namespace
 
-TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, bool progress_json) {
+TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, bool progress_json,
+                               const DistributedContext& dist) {
   // The model: the checkpoint's when resuming, else the initial folder.
   LoadedModel model =
       load_model_folder(resume ? find_checkpoint(config.out_dir) : config.init_model);
@@ -173,10 +175,15 @@ TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, boo
     examples.push_back(std::move(e));
     return true;
   });
-  if (examples.size() < static_cast<size_t>(std::max<int64_t>(2, config.batch_size)))
-    throw input_error(config.train_file,
-                      "fewer examples than one batch (" + std::to_string(examples.size()) + ")");
-  const int64_t micro_per_epoch = static_cast<int64_t>(examples.size()) / config.batch_size;
+  // Data parallel: a micro-batch is global_batch examples of the seeded order, of which this
+  // process takes the rank-th batch_size; every seeded draw is keyed by the global example and
+  // row, so N processes see exactly the batches of one process with N x batch_size.
+  const int64_t global_batch = config.batch_size * dist.world_size();
+  const int64_t first_local = config.batch_size * dist.rank();  // within the global batch
+  if (examples.size() < static_cast<size_t>(std::max<int64_t>(2, global_batch)))
+    throw input_error(config.train_file, "fewer examples (" + std::to_string(examples.size()) +
+                                             ") than one batch of " + std::to_string(global_batch));
+  const int64_t micro_per_epoch = static_cast<int64_t>(examples.size()) / global_batch;
   const int64_t steps_per_epoch = std::max<int64_t>(1, micro_per_epoch / config.accumulation);
   const int64_t group = 1 + config.negatives;
 
@@ -197,12 +204,11 @@ TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, boo
   const LoopOptions options = loop_options(
       config, "train", config_json(config),
       config.max_steps > 0 ? config.max_steps : config.epochs * steps_per_epoch, progress_json);
-  TrainingLoop loop(options, model, resume);
+  TrainingLoop loop(options, model, resume, dist);
   TrainSummary summary;
   summary.best_dev = loop.extra_state().value("best_dev", -1.0);
 
   auto evaluate_dev = [&]() -> double {
-    if (config.dev_dataset.empty()) return -1;
     at::NoGradGuard no_grad;
     RetrievalOptions options;
     options.encode.pooling = settings.pooling;
@@ -228,29 +234,45 @@ TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, boo
             order = shuffled_order(examples.size(), config.seed, epoch);
             order_epoch = epoch;
           }
-          const std::vector<size_t> picked(order.begin() + within * config.batch_size,
-                                           order.begin() + (within + 1) * config.batch_size);
-          const MicroBatch batch =
-              assemble(examples, picked, config.negatives,
-                       config.seed ^ static_cast<uint64_t>(index) * 0xC2B2AE3D27D4EB4FULL);
+          const auto global_begin = order.begin() + within * global_batch;
+          const bool with_teacher =
+              std::all_of(global_begin, global_begin + global_batch, [&](size_t example) {
+                return has_teacher_scores(examples[example], config.negatives);
+              });
+          const std::vector<size_t> picked(global_begin + first_local,
+                                           global_begin + first_local + config.batch_size);
+          const MicroBatch batch = assemble(
+              examples, picked, config.negatives,
+              config.seed ^ static_cast<uint64_t>(index) * 0xC2B2AE3D27D4EB4FULL, with_teacher);
+          // Row seeds (variable granularity) of the global batch: queries first_local + i,
+          // passages first_local * group + i after the micro-batch's first row.
           const auto row =
-              static_cast<uint64_t>(index) * static_cast<uint64_t>(config.batch_size * group);
+              static_cast<uint64_t>(index) * static_cast<uint64_t>(global_batch * group);
           int64_t tokens = 0;
-          const at::Tensor q = embed(model, query_tokenizer, batch.queries, config.query_prefix,
-                                     row, settings.pooling, every_k, pad, &tokens);
+          const at::Tensor q =
+              embed(model, query_tokenizer, batch.queries, config.query_prefix,
+                    row + static_cast<uint64_t>(first_local), settings.pooling, every_k, pad,
+                    &tokens);  // [B, H]
           const at::Tensor p =
-              embed(model, passage_tokenizer, batch.passages, config.passage_prefix, row,
-                    settings.pooling, every_k, pad, &tokens);
+              embed(model, passage_tokenizer, batch.passages, config.passage_prefix,
+                    row + static_cast<uint64_t>(first_local * group), settings.pooling, every_k,
+                    pad, &tokens);  // [B * group, H]
           loop.add_tokens(tokens);
+          // InfoNCE scores each query against every process's passages ([W * B * group, H]);
+          // distillation reads only a query's own group. Either way this process's loss is
+          // the mean over its queries, and the loop's gradient average makes the step the
+          // combined batch's.
           const at::Tensor loss =
               batch.teacher.empty()
-                  ? info_nce_loss(q, p, group, config.temperature)
+                  ? info_nce_loss(q, all_gather_with_gradient(dist, p), group, config.temperature,
+                                  first_local)
                   : distillation_loss(
                         q, p, group,
                         at::tensor(batch.teacher, at::kDouble).view({q.size(0), group}),
                         config.temperature);
           const double value = loss.item<double>();
-          if (!std::isfinite(value)) return value;  // the loop stops, naming the step
+          // A NaN still runs backward: the other processes wait in its all-reduce, and the
+          // loop stops every process after the step.
           (loss / static_cast<double>(config.accumulation)).backward();
           step_loss += value / static_cast<double>(config.accumulation);
         }
@@ -259,14 +281,19 @@ TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, boo
       [&](int64_t step) {
         const bool last = step == options.total_steps;
         if (!(config.eval_every > 0 && step % config.eval_every == 0) && !last) return;
-        const double dev = evaluate_dev();
-        if (dev < 0) return;
-        loop.log({{"dev.ndcg_at_10", dev}});
-        if (dev > summary.best_dev) {
-          summary.best_dev = dev;
-          loop.extra_state()["best_dev"] = dev;
-          loop.save_model("best");
+        if (config.dev_dataset.empty()) return;
+        // Rank 0 evaluates and keeps the best model (every process holds the same weights);
+        // the others wait for it.
+        if (dist.is_main()) {
+          const double dev = evaluate_dev();
+          loop.log({{"dev.ndcg_at_10", dev}});
+          if (dev > summary.best_dev) {
+            summary.best_dev = dev;
+            loop.extra_state()["best_dev"] = dev;
+            loop.save_model("best");
+          }
         }
+        dist.barrier();
       });
   summary.steps = loop.step();
   summary.losses = loop.losses();

@@ -42,7 +42,13 @@ struct TrainSummary {
 };
 
 // Trains; with resume, continues from out_dir/checkpoint (exactly: same data order, optimizer
-// state and schedule). progress_json prints one JSON event per logged step on stdout.
-TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, bool progress_json);
+// state and schedule). progress_json prints one JSON event per logged step on stdout. With
+// other processes in `dist`, each takes its batch_size of every global batch (world_size x
+// batch_size), InfoNCE sees every process's passages as negatives, and the run ends with the
+// weights of one process training on batch_size x world_size (up to float rounding); dev
+// evaluation and every file are rank 0's (best_dev is -1 on the others).
+TrainSummary train_contrastive(
+    const ContrastiveConfig& config, bool resume, bool progress_json,
+    const DistributedContext& dist = DistributedContext::single_process());
 
 }  // namespace lmk

@@ -154,12 +154,13 @@ std::string find_checkpoint(const std::string& out_dir) {
 struct TrainingLoop::Impl {
   std::vector<at::Tensor> parameters;
   std::unique_ptr<torch::optim::AdamW> optimizer;
-  std::optional<ResultsStore> store;
+  std::optional<ResultsStore> store;  // rank 0's only
   int64_t run_id = 0;
 };
 
-TrainingLoop::TrainingLoop(LoopOptions options, LoadedModel& model, bool resume)
-    : options_(std::move(options)), model_(model), impl_(std::make_unique<Impl>()) {
+TrainingLoop::TrainingLoop(LoopOptions options, LoadedModel& model, bool resume,
+                           const DistributedContext& dist)
+    : options_(std::move(options)), model_(model), dist_(dist), impl_(std::make_unique<Impl>()) {
   // AdamW; no weight decay on biases and norm weights (one-dimensional parameters).
   std::vector<at::Tensor> decay, no_decay;
   auto collect = [&](const std::vector<at::Tensor>& params) {
@@ -191,11 +192,23 @@ TrainingLoop::TrainingLoop(LoopOptions options, LoadedModel& model, bool resume)
                             changed_keys(options_.config, state["config"]) +
                             "): resume with the same config, or use a new output dir");
     }
+    // The global batch is world_size x batch_size: another world size trains something else.
+    const int world = state.value("world_size", 1);
+    if (world != dist_.world_size()) {
+      const std::string n = std::to_string(world);
+      throw input_error(options_.out_dir, "the checkpoint was written by a run of " + n +
+                                              " process(es); resume it with " + n + ", not " +
+                                              std::to_string(dist_.world_size()));
+    }
     torch::load(*impl_->optimizer, (from / "optimizer.pt").string());
     step_ = state.at("step").get<int64_t>();
     losses_ = state.at("losses").get<std::vector<double>>();
     extra_state_ = state.value("extra", json::object());
   }
+  // Every process starts from rank 0's weights (the same file when resuming, but one source
+  // of truth costs one broadcast).
+  broadcast_parameters(dist_, impl_->parameters);
+  if (!dist_.is_main()) return;  // the others write nothing
   if (!options_.db.empty()) {
     impl_->store.emplace(options_.db);
     if (resume && state.contains("run_id")) {
@@ -226,11 +239,13 @@ void TrainingLoop::save_checkpoint() {
   save_model_folder(fresh.string(), *model_.encoder, options_.tokenizer_source, model_.pooling,
                     model_.latent.get());
   torch::save(*impl_->optimizer, (fresh / "optimizer.pt").string());
-  write_json_file(fresh / "state.json", {{"step", step_},
-                                         {"losses", losses_},
-                                         {"run_id", impl_->run_id},
-                                         {"extra", extra_state_},
-                                         {"config", options_.config}});
+  json state = {{"step", step_},
+                {"losses", losses_},
+                {"run_id", impl_->run_id},
+                {"extra", extra_state_},
+                {"config", options_.config}};
+  if (dist_.is_distributed()) state["world_size"] = dist_.world_size();
+  write_json_file(fresh / "state.json", state);
   ::sync();
   fs::remove_all(old);
   if (fs::exists(current)) fs::rename(current, old);
@@ -239,6 +254,7 @@ void TrainingLoop::save_checkpoint() {
 }
 
 void TrainingLoop::save_model(const std::string& name) {
+  if (!dist_.is_main()) return;
   const fs::path dir = fs::path(options_.out_dir) / name;
   save_model_folder(dir.string(), *model_.encoder, options_.tokenizer_source, model_.pooling,
                     model_.latent.get());
@@ -257,17 +273,30 @@ void TrainingLoop::run(const std::function<double(int64_t step)>& step_gradients
   const auto warmup =
       static_cast<int64_t>(std::llround(options_.warmup_ratio * static_cast<double>(total)));
   try {
-    Progress progress("training", static_cast<uint64_t>(total), "steps");
+    std::optional<Progress> progress;
+    if (dist_.is_main()) progress.emplace("training", static_cast<uint64_t>(total), "steps");
     const auto start = std::chrono::steady_clock::now();
     const int64_t first_step = step_;
+    double all_tokens = 0;  // processed by every process since this run started
     while (step_ < total) {
       impl_->optimizer->zero_grad();
-      const double loss = step_gradients(step_);
+      double loss = step_gradients(step_);
+      if (dist_.is_distributed()) {
+        // One all-reduce: the global batch's loss (each process's share is the mean over its
+        // equal part) and the tokens of every process.
+        at::Tensor sums = at::tensor({loss, static_cast<double>(tokens_)}, at::kDouble);
+        dist_.all_reduce_sum(sums);
+        loss = sums[0].item<double>() / dist_.world_size();
+        all_tokens = sums[1].item<double>();
+      } else {
+        all_tokens = static_cast<double>(tokens_);
+      }
       if (!std::isfinite(loss)) {
         throw std::runtime_error("loss is " + std::to_string(loss) + " at step " +
                                  std::to_string(step_) + ": stopped; the last good checkpoint is " +
                                  (fs::path(options_.out_dir) / "checkpoint").string());
       }
+      average_gradients(dist_, impl_->parameters);  // before clipping: the global gradient's norm
       if (options_.max_grad_norm > 0)
         torch::nn::utils::clip_grad_norm_(impl_->parameters, options_.max_grad_norm);
       const double lr = warmup_linear_lr(step_, total, warmup, options_.learning_rate);
@@ -276,11 +305,11 @@ void TrainingLoop::run(const std::function<double(int64_t step)>& step_gradients
       impl_->optimizer->step();
       losses_.push_back(loss);
       ++step_;
-      progress.update(static_cast<uint64_t>(step_));
+      if (progress) progress->update(static_cast<uint64_t>(step_));
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      const double tokens_per_s = seconds > 0 ? static_cast<double>(tokens_) / seconds : 0;
-      if (step_ % options_.log_every == 0 || step_ == total) {
+      const double tokens_per_s = seconds > 0 ? all_tokens / seconds : 0;
+      if (dist_.is_main() && (step_ % options_.log_every == 0 || step_ == total)) {
         if (options_.progress_json) {
           const double eta = seconds / static_cast<double>(step_ - first_step) *
                              static_cast<double>(total - step_);
@@ -293,12 +322,16 @@ void TrainingLoop::run(const std::function<double(int64_t step)>& step_gradients
         log({{"loss", loss}, {"lr", lr}, {"tokens_per_s", tokens_per_s}});
       }
       if (after_step) after_step(step_);
-      if (options_.checkpoint_every > 0 && step_ % options_.checkpoint_every == 0 && step_ < total)
+      if (dist_.is_main() && options_.checkpoint_every > 0 &&
+          step_ % options_.checkpoint_every == 0 && step_ < total)
         save_checkpoint();
     }
-    progress.finish();
+    if (progress) progress->finish();
     save_model("last");
     if (impl_->store) impl_->store->set_run_status(impl_->run_id, RunStatus::Finished);
+    // The others end when rank 0 has written everything (a launcher that sees them all exit
+    // finds the run complete).
+    dist_.barrier();
   } catch (const std::exception& e) {
     if (impl_->store) impl_->store->set_run_status(impl_->run_id, RunStatus::Failed, e.what());
     throw;

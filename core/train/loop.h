@@ -4,6 +4,12 @@
 // parameters with the warm-up / linear-decay schedule and clipping, atomic checkpoints that a
 // killed run resumes from exactly, the results-store run, progress and JSON events, and the
 // NaN guard. A command supplies one function: the gradients of one optimizer step.
+//
+// Data parallel (core/train/distributed.h): every process runs the loop on its share of each
+// global batch; the loop starts them on rank 0's weights, averages the gradients before
+// clipping (so every process takes the identical step) and the loss (so the NaN guard stops
+// all of them, and the loss recorded is the global batch's). Only rank 0 writes: checkpoints,
+// saved folders, the store run, progress and events.
 
 #include <nlohmann/json.hpp>
 
@@ -14,6 +20,7 @@
 #include <vector>
 
 #include "core/model/checkpoint.h"
+#include "core/train/distributed.h"
 
 namespace lmk {
 
@@ -26,7 +33,7 @@ struct TrainingSettings {
   std::string out_dir;     // [output] dir
   std::string db, experiment = "default", run_name;  // [output] results store
   double learning_rate = 5e-5, weight_decay = 0.01, warmup_ratio = 0.1, max_grad_norm = 1.0;
-  int64_t batch_size = 8;             // examples per micro-batch
+  int64_t batch_size = 8;             // examples per micro-batch and process
   int64_t accumulation = 1;           // micro-batches per optimizer step
   int64_t epochs = 1, max_steps = 0;  // max_steps > 0 caps the optimizer steps
   uint64_t seed = 42;
@@ -70,18 +77,24 @@ class TrainingLoop {
  public:
   // `model` is the starting point: the initial model, or the one loaded from
   // find_checkpoint(out_dir) when `resume` (then the optimizer state, step and losses are
-  // read from there, and a config that differs from the checkpoint's is an InputError).
-  TrainingLoop(LoopOptions options, LoadedModel& model, bool resume);
+  // read from there, and a config or world size that differs from the checkpoint's is an
+  // InputError). With other processes in `dist`, every one loads the same checkpoint and then
+  // takes rank 0's weights.
+  TrainingLoop(LoopOptions options, LoadedModel& model, bool resume,
+               const DistributedContext& dist = DistributedContext::single_process());
   ~TrainingLoop();
 
   // Runs optimizer steps until total_steps. step_gradients(step) computes the gradients of
-  // one step (backward of its micro-batches) and returns its loss; a NaN or infinite loss
-  // stops the run (FAILED in the store, the last checkpoint kept). After each step
-  // after_step(step) may evaluate or save (step counts the steps done). Then last/ is saved.
+  // one step (backward of its micro-batches) and returns its loss (this process's share: the
+  // loop averages it over processes); a NaN or infinite loss on any process stops the run
+  // everywhere (FAILED in the store, the last checkpoint kept). After each step after_step(step)
+  // may evaluate or save (step counts the steps done). Then last/ is saved and every process
+  // waits for rank 0 to finish.
   void run(const std::function<double(int64_t step)>& step_gradients,
            const std::function<void(int64_t step)>& after_step = {});
 
-  // Saves the model as a Hugging Face folder under out_dir/name and records it in the store.
+  // Saves the model as a Hugging Face folder under out_dir/name and records it in the store
+  // (rank 0; a no-op on the other processes).
   void save_model(const std::string& name);
   // Logs metrics at the current step into the store (when there is one).
   void log(const std::vector<std::pair<std::string, double>>& values);
@@ -92,12 +105,14 @@ class TrainingLoop {
   nlohmann::json& extra_state() { return extra_state_; }
   // Counts processed tokens for the tokens/s figure.
   void add_tokens(int64_t tokens) { tokens_ += tokens; }
+  const DistributedContext& distributed() const { return dist_; }
 
  private:
   struct Impl;
   void save_checkpoint();
   LoopOptions options_;
   LoadedModel& model_;
+  const DistributedContext& dist_;
   std::unique_ptr<Impl> impl_;
   int64_t step_ = 0, tokens_ = 0;
   std::vector<double> losses_;

@@ -7,13 +7,15 @@
 namespace lmk {
 
 at::Tensor info_nce_loss(const at::Tensor& queries, const at::Tensor& passages, int64_t group,
-                         double temperature) {
-  TORCH_CHECK(queries.dim() == 2 && passages.dim() == 2 && group > 0 &&
-                  passages.size(0) == queries.size(0) * group,
-              "info_nce_loss: queries [Q, H] and passages [Q * group, H] expected");
-  const at::Tensor scores = at::matmul(queries, passages.t()).div(temperature);  // [Q, Q * group]
+                         double temperature, int64_t first_query) {
+  TORCH_CHECK(queries.dim() == 2 && passages.dim() == 2 && group > 0 && first_query >= 0 &&
+                  passages.size(0) % group == 0 &&
+                  passages.size(0) >= (first_query + queries.size(0)) * group,
+              "info_nce_loss: queries [Q, H] and passages [P * group, H] with P >= first_query + "
+              "Q expected");
+  const at::Tensor scores = at::matmul(queries, passages.t()).div(temperature);  // [Q, P * group]
   const at::Tensor targets =
-      at::arange(queries.size(0), queries.options().dtype(at::kLong)) * group;
+      (at::arange(queries.size(0), queries.options().dtype(at::kLong)) + first_query) * group;
   return at::cross_entropy_loss(scores, targets);
 }
 

@@ -6,12 +6,13 @@
 
 namespace lmk {
 
-// InfoNCE with in-batch and hard negatives. queries [Q, H]; passages [Q * group, H] where rows
-// i * group .. i * group + group - 1 belong to query i, the first being its positive. Scores
-// q·p / temperature against every passage of the batch; cross-entropy with the positive as
-// target, mean over queries.
+// InfoNCE with in-batch and hard negatives. queries [Q, H]; passages [P * group, H] where rows
+// i * group .. i * group + group - 1 belong to query i - first_query, the first being its
+// positive (P = Q without cross-device negatives; with them, every process's passages, and
+// first_query = the queries of the lower ranks). Scores q·p / temperature against every
+// passage; cross-entropy with the positive as target, mean over the Q queries.
 at::Tensor info_nce_loss(const at::Tensor& queries, const at::Tensor& passages, int64_t group,
-                         double temperature);
+                         double temperature, int64_t first_query = 0);
 
 // Distillation from teacher scores [Q, group] (a query's own passages): soft targets
 // softmax(teacher), student log-softmax of q·p / temperature over the same passages;

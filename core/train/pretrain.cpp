@@ -66,7 +66,8 @@ std::vector<std::string> read_texts(const std::string& path) {
 
 }  // namespace
 
-PretrainSummary pretrain_mlm(const PretrainConfig& config, bool resume, bool progress_json) {
+PretrainSummary pretrain_mlm(const PretrainConfig& config, bool resume, bool progress_json,
+                             const DistributedContext& dist) {
   LoadedModel model =
       load_model_folder(resume ? find_checkpoint(config.out_dir) : config.init_model);
   const auto tokenizer = load_tokenizer(config.init_model);
@@ -82,9 +83,12 @@ PretrainSummary pretrain_mlm(const PretrainConfig& config, bool resume, bool pro
     documents.push_back(tokenizer->encode(text).ids);
   const std::vector<std::vector<int32_t>> sequences =
       pack_sequences(documents, static_cast<size_t>(config.max_length), cls, sep);
-  if (sequences.size() < static_cast<size_t>(config.batch_size))
+  // Data parallel: this process takes the rank-th batch_size sequences of each global batch.
+  const int64_t global_batch = config.batch_size * dist.world_size();
+  const int64_t first_local = config.batch_size * dist.rank();
+  if (sequences.size() < static_cast<size_t>(global_batch))
     throw input_error(config.train, "fewer packed sequences (" + std::to_string(sequences.size()) +
-                                        ") than one batch");
+                                        ") than one batch of " + std::to_string(global_batch));
   MaskingOptions masking;
   masking.mask_rate = config.mask_rate;
   masking.mask_id = *special.mask;
@@ -98,12 +102,12 @@ PretrainSummary pretrain_mlm(const PretrainConfig& config, bool resume, bool pro
     masking.first_random_id = std::max(masking.first_random_id, id + 1);
   if (masking.first_random_id >= masking.vocab_size) masking.first_random_id = 0;
 
-  const int64_t micro_per_epoch = static_cast<int64_t>(sequences.size()) / config.batch_size;
+  const int64_t micro_per_epoch = static_cast<int64_t>(sequences.size()) / global_batch;
   const int64_t steps_per_epoch = std::max<int64_t>(1, micro_per_epoch / config.accumulation);
   const LoopOptions options = loop_options(
       config, "pretrain", config_json(config),
       config.max_steps > 0 ? config.max_steps : config.epochs * steps_per_epoch, progress_json);
-  TrainingLoop loop(options, model, resume);
+  TrainingLoop loop(options, model, resume, dist);
 
   std::vector<size_t> order;
   int64_t order_epoch = -1;
@@ -121,7 +125,7 @@ PretrainSummary pretrain_mlm(const PretrainConfig& config, bool resume, bool pro
       size_t length = 0;
       std::vector<MaskedSequence> masked;
       for (int64_t b = 0; b < config.batch_size; ++b) {
-        const size_t s = order[static_cast<size_t>(within * config.batch_size + b)];
+        const size_t s = order[static_cast<size_t>(within * global_batch + first_local + b)];
         // Masks differ per epoch: the draw is keyed by (seed, epoch, sequence).
         masked.push_back(
             mask_tokens(sequences[s], masking,
@@ -148,12 +152,17 @@ PretrainSummary pretrain_mlm(const PretrainConfig& config, bool resume, bool pro
               .to(at::kLong);
       const at::Tensor target = at::tensor(labels, at::kInt).to(at::kLong);  // [B * L]
       const at::Tensor predicted = target.ne(-100).nonzero().squeeze(1);
-      if (predicted.numel() == 0) continue;  // nothing masked in this micro-batch
+      // The mean over the global batch's masked tokens: this process's sum over its own, over
+      // (global count / world size), since the loop averages the processes' gradients.
+      const double global_masked = dist.sum(static_cast<double>(predicted.numel()));
+      if (global_masked == 0 || predicted.numel() == 0) continue;  // nothing masked here
       const at::Tensor hidden = model.encoder->forward(input, mask).reshape({B * L, -1});
       const at::Tensor logits = model.encoder->mlm_logits(hidden.index_select(0, predicted));
-      const at::Tensor loss = at::cross_entropy_loss(logits, target.index_select(0, predicted));
+      const at::Tensor loss =
+          at::cross_entropy_loss(logits, target.index_select(0, predicted), {}, at::Reduction::Sum)
+              .div(global_masked / dist.world_size());
       const double value = loss.item<double>();
-      if (!std::isfinite(value)) return value;  // the loop stops, naming the step
+      // A NaN still runs backward; the loop stops every process after the step.
       (loss / static_cast<double>(config.accumulation)).backward();
       step_loss += value / static_cast<double>(config.accumulation);
     }

@@ -30,6 +30,10 @@ struct PretrainSummary {
   std::vector<double> losses;  // per optimizer step
 };
 
-PretrainSummary pretrain_mlm(const PretrainConfig& config, bool resume, bool progress_json);
+// Pretrains; with other processes in `dist`, each takes its batch_size sequences of every
+// global batch and the loss is normalized by the masked tokens of the global batch, so the run
+// ends with the weights of one process training on batch_size x world_size.
+PretrainSummary pretrain_mlm(const PretrainConfig& config, bool resume, bool progress_json,
+                             const DistributedContext& dist = DistributedContext::single_process());
 
 }  // namespace lmk

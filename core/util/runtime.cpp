@@ -41,7 +41,12 @@ int configure_threads(int threads) {
   if (threads <= 0) {
     if (const char* env = std::getenv("LMK_THREADS")) threads = std::atoi(env);
   }
-  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (threads <= 0) {
+    // torchrun starts LOCAL_WORLD_SIZE processes on this machine: each takes its share.
+    int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    if (const char* local = std::getenv("LOCAL_WORLD_SIZE")) cores /= std::max(1, std::atoi(local));
+    threads = std::max(1, cores);
+  }
   at::set_num_threads(threads);
   return at::get_num_threads();
 }

@@ -17,7 +17,8 @@ struct BlasInfo {
 BlasInfo detect_blas();
 
 // Sets LibTorch's intra-op thread count: `threads` when > 0, else $LMK_THREADS when set, else
-// all cores (Debian's LibTorch starts with one). Returns the count in effect.
+// all cores (Debian's LibTorch starts with one), divided by $LOCAL_WORLD_SIZE when a launcher
+// (torchrun) started several processes on this machine. Returns the count in effect.
 int configure_threads(int threads = 0);
 
 // Keeps freed activation memory mapped (glibc otherwise unmaps every multi-MB block, and each

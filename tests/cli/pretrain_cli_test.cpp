@@ -59,6 +59,20 @@ TEST(PretrainCliTest, LearnsAndResumesExactly) {
   EXPECT_EQ(json::parse(read_file(path("out/last/train_state.json")))["losses"]
                 .get<std::vector<double>>(),
             losses);
+  // A second run on the same output folder is refused (nothing in it touched) unless it
+  // resumes or overwrites.
+  const std::string weights = read_file(path("out/last/model.safetensors"));
+  r = run_lmk("pretrain --config " + path("p.toml"), "", "LMK_THREADS=1");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--overwrite"), std::string::npos) << r.output;
+  EXPECT_EQ(read_file(path("out/last/model.safetensors")), weights);
+  r = run_lmk("pretrain --config " + path("p.toml") + " --resume --overwrite");
+  EXPECT_EQ(r.code, 2) << r.output;
+  fs::create_directories(path("out/stale"));
+  r = run_lmk("pretrain --config " + path("p.toml") + " --overwrite", "", "LMK_THREADS=1");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_FALSE(fs::exists(path("out/stale")));
+  EXPECT_EQ(read_file(path("out/last/model.safetensors")), weights);  // same config, same run
   // The pretrained folder encodes.
   dir.write("docs.jsonl", "{\"text\": \"w11 w51 w43\"}\n");
   r = run_lmk("encode --model " + path("out/last") + " --input " + path("docs.jsonl") + " --out " +

@@ -4,6 +4,7 @@
 
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <filesystem>
 
 namespace lmk {
@@ -39,6 +40,11 @@ TEST(RuntimeTest, SetsTheThreadCount) {
   EXPECT_EQ(configure_threads(0), 2);
   ::unsetenv("LMK_THREADS");
   EXPECT_GE(configure_threads(0), 1);
+  // Two processes started by torchrun on this machine share its cores.
+  const int all = configure_threads(0);
+  ::setenv("LOCAL_WORLD_SIZE", "2", 1);
+  EXPECT_EQ(configure_threads(0), std::max(1, all / 2));
+  ::unsetenv("LOCAL_WORLD_SIZE");
 }
 
 }  // namespace

@@ -1,0 +1,73 @@
+// lmk study CONFIG [--profile micro|quick|full] [--db FILE] [--dry-run]: the paper's question
+// on this machine — tokenizer, pretraining, fine-tuning of every pooling, evaluation at growing
+// lengths — as one command whose finished steps are reused when it runs again.
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "app/commands.h"
+#include "core/jobs/study.h"
+#include "core/store/results_store.h"
+#include "core/util/error.h"
+
+namespace lmk::cli {
+
+namespace {
+
+struct StudyArgs {
+  std::string config, profile = "full", db, dir;
+  bool dry_run = false, table_only = false;
+};
+
+std::string shell_words(const std::vector<std::string>& args) {
+  std::string out;
+  for (const std::string& a : args) {
+    const bool plain = !a.empty() && a.find_first_of(" \t\"'$\\*?;&|<>()") == std::string::npos;
+    out += (out.empty() ? "" : " ") + (plain ? a : "'" + a + "'");
+  }
+  return out;
+}
+
+int run_study_command(const StudyArgs& args) {
+  const StudyConfig config = read_study_config(args.config, args.profile, args.db, args.dir);
+  const StudyPlan plan = plan_study(config);
+  std::cerr << "lmk study: " << config.name << ", profile " << config.profile << ": "
+            << plan.steps.size() << " steps in " << config.dir << ", results in " << config.db
+            << " (experiment " << plan.experiment << ")\n";
+  if (args.dry_run) {
+    for (const StudyStep& step : plan.steps) {
+      std::cout << (step_done(plan, step) ? "reuse " : "run   ") << step.id << ": lmk "
+                << shell_words(step.args) << "\n";
+    }
+    return 0;
+  }
+  if (!args.table_only) {
+    const std::string binary = std::filesystem::read_symlink("/proc/self/exe").string();
+    const StudyRunSummary summary =
+        run_study(plan, binary, [](const std::string& line) { std::cerr << line << "\n"; });
+    std::cerr << "lmk study: " << summary.ran << " steps run, " << summary.reused << " reused, in "
+              << static_cast<int64_t>(summary.seconds) << " s\n";
+  }
+  const ResultsStore store(config.db, ResultsStore::OpenMode::Existing);
+  std::cout << "\n" << study_table(plan, store);
+  return 0;
+}
+
+}  // namespace
+
+Runner add_study_command(CLI::App& app) {
+  auto args = std::make_shared<StudyArgs>();
+  auto* cmd = app.add_subcommand(
+      "study", "Run a study (pretrain, fine-tune every pooling, evaluate at growing lengths)");
+  cmd->add_option("CONFIG", args->config, "study config (TOML)")->required();
+  cmd->add_option("--profile", args->profile, "micro | quick | full")->capture_default_str();
+  cmd->add_option("--db", args->db,
+                  "results database (default: the config's, else DIR/results.db)");
+  cmd->add_option("--dir", args->dir, "study folder (default: the config's)");
+  cmd->add_flag("--dry-run", args->dry_run, "print the steps (run or reuse) and stop");
+  cmd->add_flag("--table", args->table_only, "print the comparison table from the store only");
+  return [args] { return run_study_command(*args); };
+}
+
+}  // namespace lmk::cli

@@ -1,0 +1,642 @@
+#include "core/jobs/study.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iomanip>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "core/store/results_store.h"
+#include "core/tokenize/landmark.h"
+#include "core/util/error.h"
+#include "core/util/file.h"
+#include "core/util/toml_config.h"
+
+namespace lmk {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::vector<std::string> kProfiles = {"micro", "quick", "full"};
+const std::vector<std::string> kBenchmarks = {"passages", "corpus", "passkey", "needle"};
+const std::vector<std::string> kPoolings = {"cls",    "mean", "lmk",         "multicls",
+                                            "latent", "last", "mean_every_k"};
+
+std::string join(const std::vector<int64_t>& values, const char* separator = ",") {
+  std::string out;
+  for (int64_t v : values) out += (out.empty() ? "" : separator) + std::to_string(v);
+  return out;
+}
+
+std::string number_text(double v) {
+  std::ostringstream out;
+  out << std::setprecision(10) << v;
+  return out.str();
+}
+
+// "lmk:variable:32,64" -> pooling lmk, landmarks variable:32,64, label lmk-var.
+StudyVariant parse_variant(const std::string& text, const std::string& where) {
+  StudyVariant v;
+  const size_t colon = text.find(':');
+  v.pooling = text.substr(0, colon);
+  if (std::find(kPoolings.begin(), kPoolings.end(), v.pooling) == kPoolings.end())
+    throw input_error(where, "unknown pooling '" + v.pooling + "' in '" + text + "'");
+  v.label = v.pooling;
+  if (colon != std::string::npos) {
+    v.train_landmarks = text.substr(colon + 1);
+    const LandmarkSpec spec = LandmarkSpec::parse(v.train_landmarks, where);
+    (void)spec;
+    const std::string mode = v.train_landmarks.substr(0, v.train_landmarks.find(':'));
+    const std::string values = v.train_landmarks.find(':') == std::string::npos
+                                   ? ""
+                                   : v.train_landmarks.substr(v.train_landmarks.find(':') + 1);
+    v.label += "-" + (mode == "fixed" ? values : mode == "variable" ? std::string("var") : mode);
+  }
+  return v;
+}
+
+// FNV-1a, 64 bits, as 16 hex digits: the identity of a step's inputs.
+std::string hash_text(const std::string& text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  std::ostringstream out;
+  out << std::hex << std::setw(16) << std::setfill('0') << h;
+  return out.str();
+}
+
+std::string marker_path(const StudyPlan& plan, const StudyStep& step) {
+  std::string name = step.id;
+  std::replace(name.begin(), name.end(), '/', '_');
+  return (fs::path(plan.config.dir) / "steps" / (name + ".done")).string();
+}
+
+std::string log_path(const StudyPlan& plan, const StudyStep& step) {
+  std::string name = step.id;
+  std::replace(name.begin(), name.end(), '/', '_');
+  return (fs::path(plan.config.dir) / "logs" / (name + ".log")).string();
+}
+
+// The last non-empty line of a file (progress bars end lines with \r: the last segment).
+std::string last_line(const std::string& path) {
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  if (ec || size == 0) return "";
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return "";
+  const long from = static_cast<long>(size > 4096 ? size - 4096 : 0);
+  std::fseek(f, from, SEEK_SET);
+  std::string tail(static_cast<size_t>(size) - static_cast<size_t>(from), '\0');
+  tail.resize(std::fread(tail.data(), 1, tail.size(), f));
+  std::fclose(f);
+  std::replace(tail.begin(), tail.end(), '\r', '\n');
+  std::istringstream lines(tail);
+  std::string line, last;
+  while (std::getline(lines, line))
+    if (line.find_first_not_of(" \t") != std::string::npos) last = line;
+  return last;
+}
+
+std::string tail_lines(const std::string& path, size_t count) {
+  std::string text;
+  try {
+    text = read_file(path);
+  } catch (const std::exception&) {
+    return "";
+  }
+  std::replace(text.begin(), text.end(), '\r', '\n');
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) lines.push_back(line);
+  std::string out;
+  for (size_t i = lines.size() > count ? lines.size() - count : 0; i < lines.size(); ++i)
+    out += "    " + lines[i] + "\n";
+  return out;
+}
+
+std::string format_seconds(double s) {
+  std::ostringstream out;
+  if (s < 60)
+    out << std::fixed << std::setprecision(1) << s << " s";
+  else
+    out << static_cast<int64_t>(s) / 60 << " min " << static_cast<int64_t>(s) % 60 << " s";
+  return out.str();
+}
+
+// Runs lmk with args, output to log; returns the exit status (or 128 + signal).
+int run_child(const std::string& binary, const std::vector<std::string>& args,
+              const std::string& log, const std::string& label,
+              const std::function<void(const std::string&)>& report) {
+  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw InputError(log + ": cannot write the step's log");
+  std::vector<char*> argv;
+  std::string program = binary;
+  argv.push_back(program.data());
+  std::vector<std::string> copy = args;
+  for (std::string& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fd);
+    throw InputError("cannot start a process for " + label);
+  }
+  if (pid == 0) {
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    const int null = ::open("/dev/null", O_RDONLY);
+    if (null >= 0) ::dup2(null, 0);
+    ::execv(program.c_str(), argv.data());
+    const std::string message = "cannot run " + program + "\n";
+    (void)!::write(2, message.data(), message.size());
+    ::_exit(127);
+  }
+  ::close(fd);
+  const bool tty = ::isatty(2);
+  const auto start = std::chrono::steady_clock::now();
+  auto last_report = start;
+  int status = 0;
+  while (true) {
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) break;
+    if (done < 0 && errno != EINTR) throw InputError("lost the process of " + label);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_report >= std::chrono::seconds(tty ? 1 : 30)) {
+      last_report = now;
+      const std::string line = last_line(log);
+      if (!line.empty()) report("  " + label + ": " + line);
+    }
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+}  // namespace
+
+StudyConfig read_study_config(const std::string& path, const std::string& profile,
+                              const std::string& db_override, const std::string& dir_override) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) throw input_error(path, "no such study config");
+  TomlConfig toml(
+      path,
+      {{"study", {"name", "dir", "db", "corpus", "corpus_limit", "seed"}},
+       {"tokenizer", {"vocab_size"}},
+       {"model",
+        {"preset", "hidden_size", "layers", "heads", "intermediate_size", "local_window",
+         "rope_theta"}},
+       {"pretrain", {"max_length", "batch_size", "steps", "epochs", "learning_rate"}},
+       {"finetune",
+        {"poolings", "query_max_length", "passage_max_length", "batch_size", "negatives", "steps",
+         "epochs", "examples_per_document", "learning_rate", "temperature"}},
+       {"eval",
+        {"benchmarks", "lengths", "granularity", "queries", "documents", "attention_docs"}}},
+      kProfiles);
+  toml.use_profile(profile);
+  StudyConfig c;
+  c.path = fs::absolute(path).lexically_normal().string();
+  c.profile = profile;
+  toml.text("study", "name", c.name);
+  if (c.name.empty() || c.name.find_first_of("/ \t") != std::string::npos)
+    throw input_error(toml.where("study", "name"), "must be a non-empty name without / or spaces");
+  toml.text("study", "dir", c.dir);
+  if (!dir_override.empty()) c.dir = fs::absolute(dir_override).string();
+  c.dir = c.dir.empty() ? (fs::path(c.path).parent_path().parent_path() / "build" / "studies" /
+                           (c.name + "-" + profile))
+                              .string()
+                        : toml.resolve(c.dir);
+  c.dir = fs::absolute(c.dir).lexically_normal().string();
+  toml.text("study", "db", c.db);
+  if (!db_override.empty()) c.db = db_override;
+  c.db = c.db.empty() ? (fs::path(c.dir) / "results.db").string()
+                      : (db_override.empty() ? toml.resolve(c.db) : c.db);
+  c.db = fs::absolute(c.db).lexically_normal().string();
+  toml.text("study", "corpus", c.corpus);
+  if (c.corpus != "builtin") {
+    c.corpus = fs::absolute(toml.resolve(c.corpus)).lexically_normal().string();
+    if (!fs::is_directory(c.corpus, ec))
+      throw input_error(toml.where("study", "corpus"),
+                        "'" + c.corpus + "' is not a folder (or use \"builtin\")");
+  }
+  toml.integer("study", "corpus_limit", c.corpus_limit, 0);
+  toml.integer("study", "seed", c.seed, 0);
+  toml.integer("tokenizer", "vocab_size", c.vocab_size, 100);
+  toml.text("model", "preset", c.preset);
+  if (c.preset != "tiny" && c.preset != "small" && c.preset != "base")
+    throw input_error(toml.where("model", "preset"), "must be tiny, small or base");
+  toml.integer("model", "hidden_size", c.hidden_size, 1);
+  toml.integer("model", "layers", c.layers, 1);
+  toml.integer("model", "heads", c.heads, 1);
+  toml.integer("model", "intermediate_size", c.intermediate_size, 1);
+  toml.integer("model", "local_window", c.local_window, 0);
+  toml.number("model", "rope_theta", c.rope_theta, 1, 1e12);
+
+  toml.integer("pretrain", "max_length", c.pretrain_length, 16);
+  toml.integer("pretrain", "batch_size", c.pretrain_batch, 1);
+  toml.integer("pretrain", "steps", c.pretrain_steps, 0);
+  toml.integer("pretrain", "epochs", c.pretrain_epochs, 1);
+  toml.number("pretrain", "learning_rate", c.pretrain_lr, 1e-12, 10);
+
+  std::vector<std::string> poolings = {"cls", "mean", "lmk:fixed:32", "lmk:variable:32,64,128,256"};
+  toml.texts("finetune", "poolings", poolings);
+  std::set<std::string> labels;
+  for (const std::string& p : poolings) {
+    c.variants.push_back(parse_variant(p, toml.where("finetune", "poolings")));
+    if (!labels.insert(c.variants.back().label).second)
+      throw input_error(toml.where("finetune", "poolings"),
+                        "two entries share the label '" + c.variants.back().label + "'");
+  }
+  toml.integer("finetune", "query_max_length", c.query_length, 8);
+  toml.integer("finetune", "passage_max_length", c.passage_length, 0);
+  if (c.passage_length == 0) c.passage_length = c.pretrain_length;
+  toml.integer("finetune", "batch_size", c.finetune_batch, 2);
+  toml.integer("finetune", "negatives", c.negatives, 0);
+  toml.integer("finetune", "steps", c.finetune_steps, 0);
+  toml.integer("finetune", "epochs", c.finetune_epochs, 1);
+  toml.integer("finetune", "examples_per_document", c.examples_per_document, 1);
+  toml.number("finetune", "learning_rate", c.finetune_lr, 1e-12, 10);
+  toml.number("finetune", "temperature", c.temperature, 1e-4, 100);
+
+  toml.texts("eval", "benchmarks", c.benchmarks);
+  for (const std::string& b : c.benchmarks) {
+    if (std::find(kBenchmarks.begin(), kBenchmarks.end(), b) == kBenchmarks.end())
+      throw input_error(toml.where("eval", "benchmarks"),
+                        "unknown benchmark '" + b + "' (passages, corpus, passkey, needle)");
+  }
+  c.lengths = {c.pretrain_length, 4 * c.pretrain_length, 16 * c.pretrain_length};
+  toml.integers("eval", "lengths", c.lengths, 16);
+  std::sort(c.lengths.begin(), c.lengths.end());
+  c.lengths.erase(std::unique(c.lengths.begin(), c.lengths.end()), c.lengths.end());
+  toml.integer("eval", "granularity", c.granularity, 1);
+  toml.integer("eval", "queries", c.queries, 1);
+  toml.integer("eval", "documents", c.documents, 1);
+  toml.integer("eval", "attention_docs", c.attention_docs, 0);
+  return c;
+}
+
+StudyPlan plan_study(const StudyConfig& c) {
+  StudyPlan plan;
+  plan.config = c;
+  plan.experiment = c.name + "-" + c.profile;
+  const fs::path dir(c.dir);
+  auto path = [&](const std::string& relative) { return (dir / relative).string(); };
+  const std::string seed = std::to_string(c.seed);
+  std::vector<StudyStep>& steps = plan.steps;
+  auto add = [&](StudyStep step) { steps.push_back(std::move(step)); };
+
+  std::string corpus = c.corpus;
+  std::vector<std::string> corpus_dep;
+  if (c.corpus == "builtin") {
+    corpus = path("corpus");
+    add({"corpus",
+         {"data", "manpages", "--out", corpus, "--limit", std::to_string(c.corpus_limit)},
+         {},
+         {corpus},
+         "",
+         {}});
+    corpus_dep = {"corpus"};
+  }
+  const std::string tokenizer = path("tokenizer.model");
+  add({"tokenizer",
+       {"tokenizer-train", "--input", corpus, "--vocab-size", std::to_string(c.vocab_size), "--out",
+        tokenizer},
+       {},
+       {tokenizer},
+       "",
+       corpus_dep});
+  add({"data/corpus",
+       {"data", "corpus", "--source", corpus, "--out", path("data"), "--seed", seed},
+       {},
+       {path("data/documents/dataset.json"), path("data/passages/dataset.json")},
+       "",
+       corpus_dep});
+  add({"data/pairs",
+       {"data", "pairs", "--source", corpus, "--out", path("pairs.jsonl"), "--seed", seed,
+        "--negatives", std::to_string(c.negatives), "--examples-per-document",
+        std::to_string(c.examples_per_document)},
+       {},
+       {path("pairs.jsonl")},
+       "",
+       corpus_dep});
+  auto benchmark = [&](const std::string& b) {
+    return std::find(c.benchmarks.begin(), c.benchmarks.end(), b) != c.benchmarks.end();
+  };
+  for (const std::string task : {"passkey", "needle"}) {
+    if (!benchmark(task)) continue;
+    StudyStep step{"data/" + task,
+                   {"data", task, "--tokenizer", tokenizer, "--out", path(task), "--lengths",
+                    join(c.lengths), "--queries", std::to_string(c.queries), "--documents",
+                    std::to_string(c.documents), "--seed", seed},
+                   {},
+                   {path(task)},
+                   "",
+                   {"tokenizer"}};
+    if (std::string(task) == "needle") {
+      step.args.insert(step.args.end(), {"--haystack", corpus});
+      step.deps.insert(step.deps.end(), corpus_dep.begin(), corpus_dep.end());
+    }
+    add(step);
+  }
+  // Length histograms of what the models read (paper, Figure 2).
+  for (const std::string part : {"documents", "passages"}) {
+    add({"stats/" + part,
+         {"data", "stats", path("data/" + part), "--tokenizer", tokenizer, "--db", c.db, "--name",
+          "corpus-" + part},
+         {},
+         {},
+         "",
+         {"tokenizer", "data/corpus"}});
+  }
+
+  std::vector<std::string> init_args = {"model",       "init",    "--preset",  c.preset,
+                                        "--tokenizer", tokenizer, "--out",     path("init"),
+                                        "--seed",      seed,      "--pooling", "cls"};
+  auto shape = [&](const char* flag, int64_t value, int64_t unset) {
+    if (value != unset) init_args.insert(init_args.end(), {flag, std::to_string(value)});
+  };
+  shape("--hidden-size", c.hidden_size, 0);
+  shape("--layers", c.layers, 0);
+  shape("--heads", c.heads, 0);
+  shape("--intermediate-size", c.intermediate_size, 0);
+  shape("--local-window", c.local_window, -1);
+  if (c.rope_theta > 0)
+    init_args.insert(init_args.end(), {"--rope-theta", number_text(c.rope_theta)});
+  add({"init", init_args, {}, {path("init/config.json")}, "", {"tokenizer"}});
+
+  auto quoted = [](const std::string& s) {
+    std::string out = "\"";
+    for (char ch : s) out += ch == '"' || ch == '\\' ? std::string("\\") + ch : std::string(1, ch);
+    return out + "\"";
+  };
+  auto schedule = [&](int64_t steps_cap, int64_t epochs) {
+    return "epochs = " + std::to_string(epochs) + "\n" +
+           (steps_cap > 0 ? "max_steps = " + std::to_string(steps_cap) + "\n" : std::string());
+  };
+  const std::string output =
+      "db = " + quoted(c.db) + "\nexperiment = " + quoted(plan.experiment) + "\n";
+  const std::string pretrain_toml = path("configs/pretrain.toml");
+  add({"pretrain",
+       {"pretrain", "--config", pretrain_toml, "--overwrite"},
+       {{pretrain_toml,
+         "# written by lmk study from " + c.path + " (profile " + c.profile +
+             ")\n[model]\ninit = " + quoted(path("init")) + "\n[data]\ntrain = " + quoted(corpus) +
+             "\n[train]\nmax_length = " + std::to_string(c.pretrain_length) + "\nbatch_size = " +
+             std::to_string(c.pretrain_batch) + "\nlearning_rate = " + number_text(c.pretrain_lr) +
+             "\n" + schedule(c.pretrain_steps, c.pretrain_epochs) + "seed = " + seed +
+             "\ncheckpoint_every = 100\nlog_every = 10\n[output]\ndir = " +
+             quoted(path("pretrained")) + "\n" + output + "run_name = \"pretrain\"\n"}},
+       {path("pretrained/last/config.json")},
+       "",
+       {"init", "tokenizer"}});
+  for (const StudyVariant& v : c.variants) {
+    const std::string file = path("configs/finetune-" + v.label + ".toml");
+    std::string train = "[train]\npooling = " + quoted(v.pooling) + "\n";
+    if (!v.train_landmarks.empty())
+      train += "train_landmarks = " + quoted(v.train_landmarks) +
+               "\neval_landmarks = " + quoted("fixed:" + std::to_string(c.granularity)) + "\n";
+    train += "query_max_length = " + std::to_string(c.query_length) +
+             "\npassage_max_length = " + std::to_string(c.passage_length) +
+             "\nbatch_size = " + std::to_string(c.finetune_batch) +
+             "\nnegatives = " + std::to_string(c.negatives) +
+             "\nlearning_rate = " + number_text(c.finetune_lr) +
+             "\ntemperature = " + number_text(c.temperature) + "\n" +
+             schedule(c.finetune_steps, c.finetune_epochs) + "seed = " + seed +
+             "\ncheckpoint_every = 100\nlog_every = 10\n";
+    add({"finetune/" + v.label,
+         {"train", "--config", file, "--overwrite"},
+         {{file, "# written by lmk study from " + c.path + " (profile " + c.profile +
+                     ")\n[model]\ninit = " + quoted(path("pretrained/last")) +
+                     "\n[data]\ntrain = " + quoted(path("pairs.jsonl")) + "\n" + train +
+                     "[output]\ndir = " + quoted(path("finetune/" + v.label)) + "\n" + output +
+                     "run_name = " + quoted("finetune/" + v.label) + "\n"}},
+         {path("finetune/" + v.label + "/last/config.json")},
+         "",
+         {"pretrain", "data/pairs"}});
+  }
+  for (const StudyVariant& v : c.variants) {
+    const std::string model = path("finetune/" + v.label + "/last");
+    auto eval_step = [&](const std::string& name, const std::string& dataset, int64_t max_length,
+                         int64_t attention_docs, const std::string& data_dep) {
+      StudyStep step{
+          "eval/" + v.label + "/" + name,
+          {"eval", "--model", model, "--dataset", dataset, "--pooling", v.pooling, "--db", c.db,
+           "--experiment", plan.experiment, "--run-name", v.label + "/" + name, "--attention-docs",
+           std::to_string(attention_docs), "--query-max-length", std::to_string(c.query_length)},
+          {},
+          {},
+          v.label + "/" + name,
+          {"finetune/" + v.label, data_dep}};
+      if (v.pooling == "lmk")
+        step.args.insert(step.args.end(), {"--granularity", std::to_string(c.granularity)});
+      if (max_length > 0)
+        step.args.insert(step.args.end(), {"--max-length", std::to_string(max_length)});
+      add(step);
+    };
+    if (benchmark("passages"))
+      eval_step("passages", path("data/passages"), c.passage_length, 0, "data/corpus");
+    if (benchmark("corpus")) {
+      for (int64_t length : c.lengths)
+        eval_step("corpus@" + std::to_string(length), path("data/documents"), length,
+                  c.attention_docs, "data/corpus");
+    }
+    for (const std::string task : {"passkey", "needle"}) {
+      if (benchmark(task)) eval_step(task, path(task), 0, c.attention_docs, "data/" + task);
+    }
+  }
+  // Keys: each step's inputs and its dependencies' keys, in plan order.
+  std::map<std::string, std::string> keys;
+  for (StudyStep& step : steps) {
+    std::string text;
+    for (const std::string& a : step.args) text += a + '\x1f';
+    for (const auto& [file, content] : step.files) text += file + '\x1e' + content + '\x1f';
+    for (const std::string& dep : step.deps) {
+      if (!keys.count(dep)) throw std::logic_error("study step " + step.id + " before " + dep);
+      text += keys[dep] + '\x1d';
+    }
+    step.key = hash_text(text);
+    keys[step.id] = step.key;
+  }
+  return plan;
+}
+
+bool step_done(const StudyPlan& plan, const StudyStep& step) {
+  std::error_code ec;
+  const std::string marker = marker_path(plan, step);
+  if (!fs::exists(marker, ec)) return false;
+  std::string recorded;
+  try {
+    recorded = read_file(marker);
+  } catch (const std::exception&) {
+    return false;
+  }
+  if (recorded.substr(0, step.key.size()) != step.key) return false;
+  for (const std::string& out : step.outputs)
+    if (!fs::exists(out, ec)) return false;
+  if (!step.store_run.empty()) {
+    if (!fs::exists(plan.config.db, ec)) return false;
+    const ResultsStore store(plan.config.db, ResultsStore::OpenMode::Existing);
+    RunFilter filter;
+    filter.experiment = plan.experiment;
+    filter.status = RunStatus::Finished;
+    bool found = false;
+    for (const RunRecord& run : store.list_runs(filter)) found |= run.name == step.store_run;
+    if (!found) return false;
+  }
+  return true;
+}
+
+StudyRunSummary run_study(const StudyPlan& plan, const std::string& lmk_binary,
+                          const std::function<void(const std::string&)>& report) {
+  const auto start = std::chrono::steady_clock::now();
+  StudyRunSummary summary;
+  fs::create_directories(fs::path(plan.config.dir) / "steps");
+  fs::create_directories(fs::path(plan.config.dir) / "logs");
+  std::set<std::string> ran;
+  const size_t total = plan.steps.size();
+  for (size_t i = 0; i < total; ++i) {
+    const StudyStep& step = plan.steps[i];
+    const std::string counter = "[" + std::to_string(i + 1) + "/" + std::to_string(total) + "]";
+    bool dep_ran = false;
+    for (const std::string& dep : step.deps) dep_ran |= ran.count(dep) > 0;
+    if (!dep_ran && step_done(plan, step)) {
+      ++summary.reused;
+      report("study " + counter + " " + step.id + ": done before, reused");
+      continue;
+    }
+    std::error_code ec;
+    for (const std::string& out : step.outputs) {
+      // Outputs that are files inside a folder the step writes go with the folder (lmk
+      // train / pretrain clear their own folders with --overwrite).
+      if (fs::is_regular_file(out, ec) || fs::is_directory(out, ec)) fs::remove_all(out, ec);
+    }
+    fs::remove(marker_path(plan, step), ec);
+    for (const auto& [file, content] : step.files) {
+      fs::create_directories(fs::path(file).parent_path());
+      AtomicFile out(file);
+      out.write(content);
+      out.commit();
+    }
+    const std::string log = log_path(plan, step);
+    report("study " + counter + " " + step.id + " (log: " + log + ")");
+    const auto step_start = std::chrono::steady_clock::now();
+    const int status = run_child(lmk_binary, step.args, log, step.id, report);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
+    if (status != 0) {
+      throw InputError("study step " + step.id + " failed (exit " + std::to_string(status) +
+                       "); the end of " + log + ":\n" + tail_lines(log, 12));
+    }
+    for (const std::string& out : step.outputs) {
+      if (!fs::exists(out, ec))
+        throw InputError("study step " + step.id + " finished without writing " + out);
+    }
+    AtomicFile marker(marker_path(plan, step));
+    marker.write(step.key + "\n" + std::to_string(seconds) + " s\n");
+    marker.commit();
+    ran.insert(step.id);
+    ++summary.ran;
+    report("study " + counter + " " + step.id + ": done in " + format_seconds(seconds));
+  }
+  summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return summary;
+}
+
+std::string study_table(const StudyPlan& plan, const ResultsStore& store) {
+  const StudyConfig& c = plan.config;
+  RunFilter filter;
+  filter.experiment = plan.experiment;
+  filter.status = RunStatus::Finished;
+  filter.kind = "eval";
+  std::map<std::string, int64_t> latest;  // run name -> newest finished run
+  for (const RunRecord& run : store.list_runs(filter)) latest[run.name] = run.id;
+  // Columns: (header, run name suffix, metric, group kind, group value).
+  struct Column {
+    std::string header, run, metric, group_kind, group_value;
+  };
+  std::vector<Column> columns;
+  for (const std::string& b : c.benchmarks) {
+    if (b == "passages") {
+      columns.push_back(
+          {"passages@" + std::to_string(c.passage_length), "passages", "ndcg_at_10", "all", ""});
+    } else if (b == "corpus") {
+      for (int64_t length : c.lengths)
+        columns.push_back({"corpus@" + std::to_string(length), "corpus@" + std::to_string(length),
+                           "ndcg_at_10", "all", ""});
+    } else {
+      for (int64_t length : c.lengths)
+        columns.push_back(
+            {b + "@" + std::to_string(length), b, "ndcg_at_1", "length", std::to_string(length)});
+    }
+  }
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::vector<double>> values;
+  for (const StudyVariant& v : c.variants) {
+    std::vector<std::string> row = {v.label};
+    std::vector<double> numbers;
+    for (const Column& col : columns) {
+      const auto run = latest.find(v.label + "/" + col.run);
+      double value = -1;
+      if (run != latest.end()) {
+        for (const EvalResult& r : store.eval_results(run->second)) {
+          if (r.metric == col.metric && r.group_kind == col.group_kind &&
+              r.group_value == col.group_value)
+            value = r.value;
+        }
+      }
+      numbers.push_back(value);
+      std::ostringstream cell;
+      if (value < 0)
+        cell << "-";
+      else
+        cell << std::fixed << std::setprecision(3) << value;
+      row.push_back(cell.str());
+    }
+    rows.push_back(row);
+    values.push_back(numbers);
+  }
+  // Best per column marked with *.
+  for (size_t col = 0; col < columns.size(); ++col) {
+    double best = -1;
+    for (const auto& v : values) best = std::max(best, v[col]);
+    if (best <= 0) continue;
+    for (size_t r = 0; r < rows.size(); ++r)
+      if (values[r][col] == best) rows[r][col + 1] += "*";
+  }
+  std::vector<std::string> header = {"pooling"};
+  for (const Column& col : columns) header.push_back(col.header);
+  std::vector<size_t> width(header.size(), 0);
+  for (size_t i = 0; i < header.size(); ++i) {
+    width[i] = header[i].size();
+    for (const auto& row : rows) width[i] = std::max(width[i], row[i].size());
+  }
+  std::ostringstream out;
+  auto print = [&](const std::vector<std::string>& cells) {
+    for (size_t i = 0; i < cells.size(); ++i) {
+      if (i == 0)
+        out << std::left << std::setw(static_cast<int>(width[i])) << cells[i];
+      else
+        out << "  " << std::right << std::setw(static_cast<int>(width[i])) << cells[i];
+    }
+    out << "\n";
+  };
+  print(header);
+  for (const auto& row : rows) print(row);
+  out << "(training length " << c.pretrain_length << " tokens; passages and corpus: nDCG@10, "
+      << "passkey and needle: nDCG@1 per document length; * best in the column; corpus@L "
+         "truncates documents to L tokens)\n";
+  return out.str();
+}
+
+}  // namespace lmk

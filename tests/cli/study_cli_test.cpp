@@ -1,0 +1,126 @@
+// lmk study end to end: the micro profile of experiments/pooling-vs-length.toml on the
+// built-in corpus (rendered man pages), through the real lmk binary, into a real store; then
+// a second run that reuses every step.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include "core/store/results_store.h"
+#include "tests/support/run_lmk.h"
+
+namespace lmk {
+namespace {
+
+using testing::Result;
+using testing::run_lmk;
+using testing::TempDir;
+
+const std::string kConfig = std::string(LMK_SOURCE_DIR) + "/experiments/pooling-vs-length.toml";
+
+// The table's rows (pooling label -> cells), from the lines after the header.
+std::map<std::string, std::vector<std::string>> table_rows(const std::string& output) {
+  std::map<std::string, std::vector<std::string>> rows;
+  std::istringstream in(output);
+  bool in_table = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("pooling ", 0) == 0) {
+      in_table = true;
+      continue;
+    }
+    if (!in_table || line.empty() || line[0] == '(') continue;
+    std::istringstream cells(line);
+    std::string label, cell;
+    cells >> label;
+    while (cells >> cell) rows[label].push_back(cell);
+  }
+  return rows;
+}
+
+TEST(StudyCli, MicroProfileRunsEndToEndAndASecondRunReusesEveryStep) {
+  TempDir dir;
+  const std::string study = (dir.path() / "study").string();
+  const std::string db = (dir.path() / "results.db").string();
+  const std::string args = "study " + kConfig + " --profile micro --dir " + study + " --db " + db;
+  const Result r = run_lmk(args, "", "LMK_THREADS=2");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("38 steps run, 0 reused"), std::string::npos) << r.output;
+
+  // The comparison table: every pooling, every benchmark at every length, a number in each.
+  const auto rows = table_rows(r.output);
+  ASSERT_EQ(rows.size(), 4u) << r.output;
+  for (const std::string label : {"cls", "mean", "lmk-32", "lmk-var"}) {
+    ASSERT_TRUE(rows.count(label)) << label << "\n" << r.output;
+    ASSERT_EQ(rows.at(label).size(), 10u) << label << "\n" << r.output;  // 1 + 3 x 3 columns
+    for (const std::string& cell : rows.at(label)) {
+      std::string number = cell;
+      if (!number.empty() && number.back() == '*') number.pop_back();
+      const double value = std::stod(number);
+      EXPECT_GE(value, 0.0);
+      EXPECT_LE(value, 1.0);
+    }
+  }
+
+  // Everything landed in the store.
+  const ResultsStore store(db, ResultsStore::OpenMode::Existing);
+  RunFilter filter;
+  filter.experiment = "pooling-vs-length-micro";
+  const auto runs = store.list_runs(filter);
+  std::set<std::string> names;
+  size_t evals = 0, profiles = 0;
+  for (const RunRecord& run : runs) {
+    EXPECT_EQ(run.status, RunStatus::Finished) << run.name;
+    names.insert(run.name);
+    if (run.kind == "eval") {
+      ++evals;
+      EXPECT_FALSE(store.eval_results(run.id).empty()) << run.name;
+      profiles += !store.attention_profiles(run.id).empty();
+    }
+  }
+  EXPECT_EQ(evals, 4u * 6);
+  EXPECT_GE(profiles, 4u * 5);  // every long-document evaluation stores its attention profile
+  for (const std::string name :
+       {"pretrain", "finetune/cls", "finetune/mean", "finetune/lmk-32", "finetune/lmk-var"})
+    EXPECT_TRUE(names.count(name)) << name;
+  // The loss curves of the training runs, and the length histograms of the corpus.
+  for (const RunRecord& run : runs) {
+    if (run.kind == "eval") continue;
+    EXPECT_GE(store.metric_series(run.id, "loss").size(), 2u) << run.name;
+  }
+  EXPECT_EQ(store.length_histograms("corpus-documents").size(), 1u);
+  EXPECT_EQ(store.length_histograms("corpus-passages").size(), 1u);
+
+  // Again: every step is reused and the table is the same.
+  const Result again = run_lmk(args, "", "LMK_THREADS=2");
+  ASSERT_EQ(again.code, 0) << again.output;
+  EXPECT_NE(again.output.find("0 steps run, 38 reused"), std::string::npos) << again.output;
+  EXPECT_EQ(table_rows(again.output), rows);
+  EXPECT_EQ(store.list_runs(filter).size(), runs.size());
+
+  // Another store is another study: what writes to the store runs again, the data do not.
+  const Result other_db = run_lmk("study " + kConfig + " --profile micro --dir " + study +
+                                      " --dry-run --db " + (dir.path() / "other.db").string(),
+                                  "", "");
+  ASSERT_EQ(other_db.code, 0) << other_db.output;
+  EXPECT_NE(other_db.output.find("reuse tokenizer"), std::string::npos) << other_db.output;
+  EXPECT_NE(other_db.output.find("reuse data/corpus"), std::string::npos) << other_db.output;
+  EXPECT_NE(other_db.output.find("run   pretrain"), std::string::npos) << other_db.output;
+  EXPECT_NE(other_db.output.find("run   eval/cls/passkey"), std::string::npos) << other_db.output;
+}
+
+TEST(StudyCli, BadConfigFailsBeforeAnyWorkNamingTheKey) {
+  TempDir dir;
+  const std::string config =
+      dir.write("bad.toml", "[finetune]\npoolings = [\"lmk:variable:32,0\"]\n");
+  const Result r = run_lmk("study " + config + " --dir " + (dir.path() / "s").string());
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("finetune.poolings"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "s"));
+  const Result profile = run_lmk("study " + kConfig + " --profile huge --dry-run");
+  EXPECT_EQ(profile.code, 2) << profile.output;
+  EXPECT_NE(profile.output.find("--profile"), std::string::npos) << profile.output;
+}
+
+}  // namespace
+}  // namespace lmk

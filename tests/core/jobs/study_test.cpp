@@ -1,0 +1,192 @@
+#include "core/jobs/study.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/util/error.h"
+#include "tests/support/test_tokenizers.h"
+
+namespace lmk {
+namespace {
+
+using testing::TempDir;
+
+const char* kBase = R"(
+[study]
+name = "s"
+corpus = "builtin"
+[model]
+preset = "tiny"
+[pretrain]
+max_length = 128
+steps = 10
+[finetune]
+poolings = ["cls", "lmk:fixed:16", "lmk:variable:16,32"]
+steps = 5
+[eval]
+benchmarks = ["corpus", "passkey"]
+[profile.micro.pretrain]
+steps = 3
+[profile.micro.eval]
+lengths = [128, 256]
+)";
+
+std::string expect_input_error(const std::string& path, const std::string& profile = "full") {
+  try {
+    read_study_config(path, profile);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no InputError for " << path;
+  return "";
+}
+
+const StudyStep& find_step(const StudyPlan& plan, const std::string& id) {
+  for (const StudyStep& step : plan.steps)
+    if (step.id == id) return step;
+  throw std::runtime_error("no step " + id);
+}
+
+TEST(StudyConfig, ProfileOverridesTheBaseKeys) {
+  TempDir dir;
+  const std::string path = dir.write("s.toml", kBase);
+  const StudyConfig full = read_study_config(path, "full");
+  EXPECT_EQ(full.pretrain_steps, 10);
+  EXPECT_EQ(full.lengths, (std::vector<int64_t>{128, 512, 2048}));  // 1x, 4x, 16x by default
+  EXPECT_EQ(full.passage_length, 128);  // the training length unless set
+  const StudyConfig micro = read_study_config(path, "micro");
+  EXPECT_EQ(micro.pretrain_steps, 3);
+  EXPECT_EQ(micro.pretrain_length, 128);  // not overridden: the base value
+  EXPECT_EQ(micro.lengths, (std::vector<int64_t>{128, 256}));
+  EXPECT_EQ(micro.dir, (dir.path().parent_path() / "build" / "studies" / "s-micro").string());
+  EXPECT_EQ(micro.db, micro.dir + "/results.db");
+  ASSERT_EQ(micro.variants.size(), 3u);
+  EXPECT_EQ(micro.variants[1].label, "lmk-16");
+  EXPECT_EQ(micro.variants[1].train_landmarks, "fixed:16");
+  EXPECT_EQ(micro.variants[2].label, "lmk-var");
+  const StudyConfig moved = read_study_config(path, "micro", "/tmp/x.db", "/tmp/study-here");
+  EXPECT_EQ(moved.db, "/tmp/x.db");
+  EXPECT_EQ(moved.dir, "/tmp/study-here");
+}
+
+TEST(StudyConfig, BadKeysAreNamed) {
+  TempDir dir;
+  auto with = [&](const std::string& extra, const std::string& name) {
+    return dir.write(name, std::string(kBase) + extra);
+  };
+  EXPECT_NE(expect_input_error(with("[profile.micro.model]\nsize = 3\n", "a.toml"))
+                .find("profile.micro.model.size"),
+            std::string::npos);
+  EXPECT_NE(
+      expect_input_error(with("[profile.huge.model]\nlayers = 3\n", "b.toml")).find("profile.huge"),
+      std::string::npos);
+  EXPECT_NE(expect_input_error(dir.write("c.toml", "[finetune]\npoolings = [\"clss\"]\n"))
+                .find("finetune.poolings"),
+            std::string::npos);
+  // A granularity set with 0 fails before anything runs, naming the key.
+  const std::string zero =
+      expect_input_error(dir.write("d.toml", "[finetune]\npoolings = [\"lmk:variable:32,0\"]\n"));
+  EXPECT_NE(zero.find("finetune.poolings"), std::string::npos) << zero;
+  EXPECT_NE(expect_input_error(dir.write("e.toml", "[pretrain]\nlearning_rate = -1e-3\n"))
+                .find("pretrain.learning_rate"),
+            std::string::npos);
+  EXPECT_NE(expect_input_error(dir.write("f.toml", "[eval]\nbenchmarks = [\"mteb\"]\n"))
+                .find("eval.benchmarks"),
+            std::string::npos);
+  // The profile's value is the one named when it is the bad one.
+  EXPECT_NE(expect_input_error(with("[profile.micro.finetune]\nsteps = -2\n", "g.toml"), "micro")
+                .find("profile.micro.finetune.steps"),
+            std::string::npos);
+  EXPECT_NE(expect_input_error(dir.write("h.toml", "[study]\ncorpus = \"no/such/folder\"\n"))
+                .find("study.corpus"),
+            std::string::npos);
+  EXPECT_THROW(read_study_config(dir.write("i.toml", kBase), "huge"), InputError);
+  EXPECT_THROW(read_study_config((dir.path() / "missing.toml").string(), "full"), InputError);
+  EXPECT_NE(expect_input_error(dir.write("j.toml", "[finetune]\npoolings = [\"cls\", \"cls\"]\n"))
+                .find("label"),
+            std::string::npos);
+}
+
+TEST(StudyPlan, StepsFollowTheConfigAndKeysTrackTheirInputs) {
+  TempDir dir;
+  const std::string path = dir.write("s.toml", kBase);
+  const StudyPlan plan = plan_study(read_study_config(path, "micro"));
+  EXPECT_EQ(plan.experiment, "s-micro");
+  // corpus, tokenizer, data corpus + pairs, passkey (no needle), 2 stats, init, pretrain,
+  // 3 fine-tunes, 3 x (2 corpus lengths + passkey) evaluations.
+  EXPECT_EQ(plan.steps.size(), 1u + 1 + 2 + 1 + 2 + 1 + 1 + 3 + 9);
+  const StudyStep& eval = find_step(plan, "eval/lmk-var/corpus@256");
+  EXPECT_EQ(eval.store_run, "lmk-var/corpus@256");
+  const std::string args = [&] {
+    std::string all;
+    for (const auto& a : eval.args) all += a + " ";
+    return all;
+  }();
+  EXPECT_NE(args.find("--pooling lmk"), std::string::npos);
+  EXPECT_NE(args.find("--granularity 32"), std::string::npos);
+  EXPECT_NE(args.find("--max-length 256"), std::string::npos);
+  const StudyStep& finetune = find_step(plan, "finetune/lmk-var");
+  ASSERT_EQ(finetune.files.size(), 1u);
+  EXPECT_NE(finetune.files[0].second.find("train_landmarks = \"variable:16,32\""),
+            std::string::npos);
+  EXPECT_NE(finetune.files[0].second.find("eval_landmarks = \"fixed:32\""), std::string::npos);
+  EXPECT_NE(finetune.files[0].second.find("max_steps = 5"), std::string::npos);
+
+  // More pretraining steps (same folder and store): pretraining and everything after it
+  // change, the data do not.
+  const StudyPlan full = plan_study(read_study_config(path, "full", "", plan.config.dir));
+  EXPECT_EQ(find_step(full, "tokenizer").key, find_step(plan, "tokenizer").key);
+  EXPECT_EQ(find_step(full, "data/corpus").key, find_step(plan, "data/corpus").key);
+  EXPECT_NE(find_step(full, "pretrain").key, find_step(plan, "pretrain").key);
+  EXPECT_NE(find_step(full, "finetune/cls").key, find_step(plan, "finetune/cls").key);
+  EXPECT_NE(find_step(full, "eval/cls/passkey").key, find_step(plan, "eval/cls/passkey").key);
+  // The same config plans the same keys.
+  const StudyPlan again = plan_study(read_study_config(path, "micro"));
+  for (size_t i = 0; i < plan.steps.size(); ++i)
+    EXPECT_EQ(plan.steps[i].key, again.steps[i].key) << plan.steps[i].id;
+}
+
+TEST(StudyRun, AFailingStepStopsTheStudyNamingItAndALaterRunReusesWhatFinished) {
+  TempDir dir;
+  // `lmk` replaced by a script: fails for the pretrain step, else writes its outputs.
+  const std::string script = dir.write("fake-lmk", R"(#!/bin/sh
+echo "args: $*"
+case "$1" in pretrain) echo "boom: pretraining failed" >&2; exit 2;; esac
+exit 0
+)");
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  const std::string path = dir.write("s.toml", std::string(kBase) + "");
+  StudyPlan plan = plan_study(read_study_config(path, "micro", "", (dir.path() / "st").string()));
+  // Only the steps up to pretraining, with outputs the script does not need to write.
+  plan.steps.resize(9);
+  ASSERT_EQ(plan.steps.back().id, "pretrain");
+  for (auto& step : plan.steps) step.outputs.clear();
+  std::vector<std::string> lines;
+  auto report = [&](const std::string& line) { lines.push_back(line); };
+  try {
+    run_study(plan, script, report);
+    FAIL() << "the failing step did not stop the study";
+  } catch (const InputError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("study step pretrain failed (exit 2)"), std::string::npos) << message;
+    EXPECT_NE(message.find("boom: pretraining failed"), std::string::npos) << message;
+  }
+  for (size_t i = 0; i + 1 < plan.steps.size(); ++i)
+    EXPECT_TRUE(step_done(plan, plan.steps[i])) << plan.steps[i].id;
+  EXPECT_FALSE(step_done(plan, plan.steps.back()));
+  // Again without the failing step: all reused, nothing run.
+  plan.steps.pop_back();
+  const StudyRunSummary summary = run_study(plan, script, report);
+  EXPECT_EQ(summary.ran, 0u);
+  EXPECT_EQ(summary.reused, 8u);
+  // A changed step (other arguments) runs again, and so do the steps that depend on it.
+  plan.steps[1].key = "changed";
+  const StudyRunSummary after = run_study(plan, script, report);
+  EXPECT_EQ(after.ran, 5u);     // the tokenizer, the passkey data, both stats and init
+  EXPECT_EQ(after.reused, 3u);  // corpus, data/corpus, data/pairs do not read the tokenizer
+}
+
+}  // namespace
+}  // namespace lmk

@@ -1,0 +1,304 @@
+#include "core/train/distributed.h"
+
+#include <gtest/gtest.h>
+
+#include <ATen/ATen.h>
+
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <thread>
+
+#include "core/model/encoder.h"
+#include "core/train/loop.h"
+#include "core/train/losses.h"
+#include "core/util/error.h"
+#include "tests/support/free_port.h"
+#include "tests/support/test_tokenizers.h"
+
+namespace lmk {
+namespace {
+
+using Variables = std::map<std::string, std::string>;
+
+DistributedEnv read(const Variables& variables) {
+  return read_distributed_env([&](const char* name) -> const char* {
+    const auto it = variables.find(name);
+    return it == variables.end() ? nullptr : it->second.c_str();
+  });
+}
+
+TEST(DistributedTest, ExpandsSlurmHostlists) {
+  using Hosts = std::vector<std::string>;
+  EXPECT_EQ(expand_slurm_hostlist("node[01-04,07],gpu5"),
+            (Hosts{"node01", "node02", "node03", "node04", "node07", "gpu5"}));
+  EXPECT_EQ(expand_slurm_hostlist("n[098-101]"), (Hosts{"n098", "n099", "n100", "n101"}));
+  EXPECT_EQ(expand_slurm_hostlist("n[8-10]"), (Hosts{"n8", "n9", "n10"}));
+  EXPECT_EQ(expand_slurm_hostlist("rack[1-2]-n[3,5]"),
+            (Hosts{"rack1-n3", "rack1-n5", "rack2-n3", "rack2-n5"}));
+  EXPECT_EQ(expand_slurm_hostlist("single"), (Hosts{"single"}));
+  EXPECT_EQ(expand_slurm_hostlist("a.b-c,[1-2]x"), (Hosts{"a.b-c", "1x", "2x"}));
+  EXPECT_EQ(first_slurm_host("node[01-04,07],gpu5"), "node01");
+  EXPECT_EQ(first_slurm_host("gpu5,node[1-2]"), "gpu5");
+  EXPECT_EQ(first_slurm_host("rack[2-3]-n[007-100]"), "rack2-n007");
+  EXPECT_EQ(first_slurm_host("n[0000001-9999999]"), "n0000001") << "no expansion needed";
+  for (const std::string bad :
+       {"", "node[01-", "node[a-b]", "node[5-3]", "a,,b", "node]1", "node[1,]", "node[]", "a b"}) {
+    try {
+      first_slurm_host(bad);
+      expand_slurm_hostlist(bad);
+      ADD_FAILURE() << "'" << bad << "' was accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("SLURM_JOB_NODELIST"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(expand_slurm_hostlist("n[1-100]", "list", 50), InputError);
+}
+
+TEST(DistributedTest, ReadsTorchrunVariables) {
+  DistributedEnv env = read({});
+  EXPECT_EQ(env.world_size, 1);
+  EXPECT_EQ(env.launcher, "");
+  env = read({{"WORLD_SIZE", "1"}});
+  EXPECT_EQ(env.world_size, 1);
+  EXPECT_EQ(env.rank, 0);
+  env = read({{"RANK", "3"},
+              {"WORLD_SIZE", "8"},
+              {"LOCAL_RANK", "1"},
+              {"LOCAL_WORLD_SIZE", "2"},
+              {"MASTER_ADDR", "node7"},
+              {"MASTER_PORT", "29500"},
+              {"LMK_DIST_TIMEOUT_S", "2.5"},
+              {"GLOO_SOCKET_IFNAME", "eth0,eth1"}});
+  EXPECT_EQ(env.launcher, "torchrun");
+  EXPECT_EQ(env.rank, 3);
+  EXPECT_EQ(env.world_size, 8);
+  EXPECT_EQ(env.local_rank, 1);
+  EXPECT_EQ(env.master_addr, "node7");
+  EXPECT_EQ(env.master_port, 29500);
+  EXPECT_FALSE(env.single_host) << "4 machines of 2 processes";
+  EXPECT_DOUBLE_EQ(env.rendezvous_timeout_s, 2.5);
+  EXPECT_EQ(env.gloo_interfaces, "eth0,eth1");
+  env = read(
+      {{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "localhost"}, {"MASTER_PORT", "1234"}});
+  EXPECT_TRUE(env.single_host);
+  EXPECT_EQ(env.local_rank, 1) << "LOCAL_RANK defaults to RANK";
+}
+
+TEST(DistributedTest, ReadsSrunVariables) {
+  Variables slurm = {{"SLURM_PROCID", "5"},      {"SLURM_NTASKS", "8"},
+                     {"SLURM_LOCALID", "1"},     {"SLURM_JOB_NODELIST", "gpu[03-06]"},
+                     {"SLURM_JOB_ID", "123456"}, {"SLURM_JOB_NUM_NODES", "4"}};
+  DistributedEnv env = read(slurm);
+  EXPECT_EQ(env.launcher, "srun");
+  EXPECT_EQ(env.rank, 5);
+  EXPECT_EQ(env.world_size, 8);
+  EXPECT_EQ(env.local_rank, 1);
+  EXPECT_EQ(env.master_addr, "gpu03");
+  EXPECT_EQ(env.master_port, 20000 + 123456 % 20000);
+  EXPECT_FALSE(env.single_host);
+  slurm["MASTER_PORT"] = "29400";
+  slurm["MASTER_ADDR"] = "10.0.0.1";
+  env = read(slurm);
+  EXPECT_EQ(env.master_addr, "10.0.0.1");
+  EXPECT_EQ(env.master_port, 29400);
+  // torchrun's variables win over srun's (torchrun started inside an allocation).
+  slurm["RANK"] = "0";
+  slurm["WORLD_SIZE"] = "1";
+  EXPECT_EQ(read(slurm).world_size, 1);
+  // SLURM_NTASKS without SLURM_PROCID (a batch script, not an srun task): one process.
+  EXPECT_EQ(read({{"SLURM_NTASKS", "4"}}).world_size, 1);
+}
+
+TEST(DistributedTest, BadVariablesAreInputErrorsNamingTheVariable) {
+  const Variables torchrun = {
+      {"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "29500"}};
+  struct Case {
+    Variables changes;
+    std::string variable;
+  } cases[] = {
+      {{{"RANK", "2"}}, "RANK"},
+      {{{"RANK", "1x"}}, "RANK"},
+      {{{"RANK", " 1"}}, "RANK"},
+      {{{"WORLD_SIZE", "0"}}, "WORLD_SIZE"},
+      {{{"WORLD_SIZE", "two"}}, "WORLD_SIZE"},
+      {{{"MASTER_PORT", "0"}}, "MASTER_PORT"},
+      {{{"MASTER_PORT", "65536"}}, "MASTER_PORT"},
+      {{{"MASTER_PORT", ""}}, "MASTER_PORT"},
+      {{{"MASTER_ADDR", ""}}, "MASTER_ADDR"},
+      {{{"LOCAL_RANK", "-1"}}, "LOCAL_RANK"},
+      {{{"LOCAL_WORLD_SIZE", "3"}}, "LOCAL_WORLD_SIZE"},
+      {{{"LMK_DIST_TIMEOUT_S", "0"}}, "LMK_DIST_TIMEOUT_S"},
+      {{{"LMK_DIST_COLLECTIVE_TIMEOUT_S", "x"}}, "LMK_DIST_COLLECTIVE_TIMEOUT_S"},
+      {{{"WORLD_SIZE", ""}}, "WORLD_SIZE"},
+  };
+  for (const Case& c : cases) {
+    Variables variables = torchrun;
+    for (const auto& [name, value] : c.changes) variables[name] = value;
+    try {
+      read(variables);
+      ADD_FAILURE() << c.variable << " accepted";
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(c.variable + ":", 0), 0u) << e.what();
+    }
+  }
+  const Variables slurm_cases[] = {
+      {{"SLURM_PROCID", "2"}, {"SLURM_NTASKS", "2"}},
+      {{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_JOB_ID", "1"}},
+      {{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_JOB_NODELIST", "n1"}},
+  };
+  const char* slurm_names[] = {"SLURM_PROCID", "SLURM_JOB_NODELIST", "MASTER_PORT"};
+  for (size_t i = 0; i < 3; ++i) {
+    try {
+      read(slurm_cases[i]);
+      ADD_FAILURE() << slurm_names[i] << " accepted";
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(std::string(slurm_names[i]) + ":", 0), 0u) << e.what();
+    }
+  }
+}
+
+TEST(DistributedTest, OneProcessNeedsNoProcessGroup) {
+  const DistributedContext& single = DistributedContext::single_process();
+  EXPECT_FALSE(single.is_distributed());
+  EXPECT_TRUE(single.is_main());
+  EXPECT_EQ(single.sum(2.5), 2.5);
+  const at::Tensor x = at::arange(6, at::kFloat).view({3, 2}).requires_grad_();
+  EXPECT_TRUE(all_gather_with_gradient(single, x).is_same(x));
+  if (!nccl_available()) {
+    DistributedEnv env;
+    env.world_size = 2;
+    env.master_addr = "127.0.0.1";
+    env.master_port = 1;
+    try {
+      DistributedContext::join(env, /*cuda=*/true);
+      ADD_FAILURE() << "NCCL without NCCL";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("ProcessGroupNCCL"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// Two ranks as two threads of this process over loopback Gloo.
+template <typename F>
+void run_two_ranks(F&& body) {
+  DistributedEnv env;
+  env.world_size = 2;
+  env.master_addr = "127.0.0.1";
+  env.master_port = testing::free_tcp_port();
+  env.rendezvous_timeout_s = 30;
+  env.collective_timeout_s = 30;
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < 2; ++rank) {
+    threads.emplace_back([&, rank] {
+      DistributedEnv mine = env;
+      mine.rank = mine.local_rank = rank;
+      const DistributedContext dist = DistributedContext::join(mine);
+      body(dist);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+}
+
+TEST(DistributedTest, CrossDeviceNegativesGiveTheGradientOfTheCombinedBatch) {
+  // One process: 8 queries against 8 x 2 passages.
+  at::manual_seed(3);
+  const at::Tensor queries = at::randn({8, 5}), passages = at::randn({16, 5});
+  const at::Tensor q = queries.clone().requires_grad_(), p = passages.clone().requires_grad_();
+  const at::Tensor loss = info_nce_loss(q, p, 2, 0.1);
+  loss.backward();
+  // Two processes, 4 queries and 8 passages each, passages gathered across them.
+  at::Tensor q_grad[2], p_grad[2];
+  double losses[2];
+  run_two_ranks([&](const DistributedContext& dist) {
+    const int r = dist.rank();
+    const at::Tensor mine_q = queries.narrow(0, 4 * r, 4).clone().requires_grad_();
+    const at::Tensor mine_p = passages.narrow(0, 8 * r, 8).clone().requires_grad_();
+    const at::Tensor all_p = all_gather_with_gradient(dist, mine_p);
+    ASSERT_EQ(all_p.size(0), 16);
+    EXPECT_TRUE(all_p.narrow(0, 8 * (1 - r), 8).equal(passages.narrow(0, 8 * (1 - r), 8)));
+    const at::Tensor mine = info_nce_loss(mine_q, all_p, 2, 0.1, 4 * r);
+    mine.backward();
+    losses[r] = mine.item<double>();
+    q_grad[r] = mine_q.grad();
+    p_grad[r] = mine_p.grad();
+  });
+  EXPECT_NEAR((losses[0] + losses[1]) / 2, loss.item<double>(), 1e-6);
+  // The global loss is the mean of the two processes' losses: its gradient is half of theirs.
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_TRUE(at::allclose(q_grad[r] / 2, q.grad().narrow(0, 4 * r, 4), 1e-5, 1e-7)) << r;
+    EXPECT_TRUE(at::allclose(p_grad[r] / 2, p.grad().narrow(0, 8 * r, 8), 1e-5, 1e-7))
+        << r << "\n"
+        << p_grad[r] / 2 << "\n"
+        << p.grad().narrow(0, 8 * r, 8);
+  }
+}
+
+TEST(DistributedTest, AveragesGradientsAndBroadcastsParameters) {
+  at::Tensor results[2][4];
+  run_two_ranks([&](const DistributedContext& dist) {
+    const int r = dist.rank();
+    // a: both have a gradient; b: only rank 1; c: nobody; d: rank 0's value wins.
+    at::Tensor a = at::zeros({3, 2}), b = at::zeros({40}), c = at::zeros({2}),
+               d = at::full({5}, static_cast<float>(r + 1));
+    for (at::Tensor* t : {&a, &b, &c, &d}) t->requires_grad_();
+    a.mutable_grad() = at::full({3, 2}, static_cast<float>(r + 1));
+    if (r == 1) b.mutable_grad() = at::full({40}, 4.0f);
+    average_gradients(dist, {a, b, c}, /*bucket_bytes=*/64);  // several buckets
+    broadcast_parameters(dist, {d});
+    results[r][0] = a.grad();
+    results[r][1] = b.grad();
+    results[r][2] = c.grad();
+    results[r][3] = d.detach();
+  });
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_TRUE(results[r][0].equal(at::full({3, 2}, 1.5f))) << results[r][0];
+    EXPECT_TRUE(results[r][1].equal(at::full({40}, 2.0f))) << results[r][1];
+    EXPECT_FALSE(results[r][2].defined()) << "no gradient anywhere stays undefined";
+    EXPECT_TRUE(results[r][3].equal(at::full({5}, 1.0f))) << results[r][3];
+  }
+}
+
+TEST(DistributedTest, TrainingLoopsStartAlikeStepAlikeAndStopTogetherOnANan) {
+  testing::TempDir dir;
+  const std::string tokenizer = dir.write("tokenizer.json", testing::word_level_json(20).dump());
+  std::string errors[2];
+  at::Tensor weights[2];
+  int64_t steps[2];
+  run_two_ranks([&](const DistributedContext& dist) {
+    const int r = dist.rank();
+    LoadedModel model;  // different random weights per process: rank 0's are broadcast
+    model.encoder = std::make_unique<Encoder>(EncoderConfig::preset("tiny", 25, 0), 1 + r);
+    LoopOptions options;
+    options.out_dir = (dir.path() / "out").string();
+    options.tokenizer_source = tokenizer;
+    options.total_steps = 10;
+    options.learning_rate = 1e-3;
+    TrainingLoop loop(options, model, false, dist);
+    const at::Tensor ids = at::randint(5, 25, {2, 8}, at::kLong),
+                     mask = at::ones({2, 8}, at::kLong);  // different data per process
+    try {
+      loop.run([&](int64_t step) {
+        if (step == 3 && r == 1) return std::numeric_limits<double>::quiet_NaN();
+        const at::Tensor loss = model.encoder->forward(ids, mask).pow(2).mean();
+        loss.backward();
+        return loss.item<double>();
+      });
+    } catch (const std::exception& e) {
+      errors[r] = e.what();
+    }
+    steps[r] = loop.step();
+    std::vector<at::Tensor> flat;
+    for (const at::Tensor& p : model.encoder->parameters()) flat.push_back(p.detach().reshape(-1));
+    weights[r] = at::cat(flat);
+  });
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_NE(errors[r].find("at step 3"), std::string::npos) << r << ": " << errors[r];
+    EXPECT_EQ(steps[r], 3) << r;
+  }
+  EXPECT_TRUE(weights[0].equal(weights[1])) << "the same start and the same averaged steps";
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "out/last"));
+}
+
+}  // namespace
+}  // namespace lmk
