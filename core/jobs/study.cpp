@@ -137,8 +137,8 @@ std::string format_seconds(double s) {
 
 // Runs lmk with args, output to log; returns the exit status (or 128 + signal).
 int run_child(const std::string& binary, const std::vector<std::string>& args,
-              const std::string& log, const std::string& label,
-              const std::function<void(const std::string&)>& report) {
+              const std::string& log, const std::string& label, const StudyReport& report,
+              double interval_s) {
   const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw InputError(log + ": cannot write the step's log");
   std::vector<char*> argv;
@@ -164,7 +164,6 @@ int run_child(const std::string& binary, const std::vector<std::string>& args,
     ::_exit(127);
   }
   ::close(fd);
-  const bool tty = ::isatty(2);
   const auto start = std::chrono::steady_clock::now();
   auto last_report = start;
   int status = 0;
@@ -174,10 +173,10 @@ int run_child(const std::string& binary, const std::vector<std::string>& args,
     if (done < 0 && errno != EINTR) throw InputError("lost the process of " + label);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     const auto now = std::chrono::steady_clock::now();
-    if (now - last_report >= std::chrono::seconds(tty ? 1 : 30)) {
+    if (std::chrono::duration<double>(now - last_report).count() >= interval_s) {
       last_report = now;
       const std::string line = last_line(log);
-      if (!line.empty()) report("  " + label + ": " + line);
+      if (!line.empty()) report("  " + label + ": " + line, true);
     }
   }
   if (WIFEXITED(status)) return WEXITSTATUS(status);
@@ -498,7 +497,7 @@ bool step_done(const StudyPlan& plan, const StudyStep& step) {
 }
 
 StudyRunSummary run_study(const StudyPlan& plan, const std::string& lmk_binary,
-                          const std::function<void(const std::string&)>& report) {
+                          const StudyReport& report, double interval_s) {
   const auto start = std::chrono::steady_clock::now();
   StudyRunSummary summary;
   fs::create_directories(fs::path(plan.config.dir) / "steps");
@@ -512,7 +511,7 @@ StudyRunSummary run_study(const StudyPlan& plan, const std::string& lmk_binary,
     for (const std::string& dep : step.deps) dep_ran |= ran.count(dep) > 0;
     if (!dep_ran && step_done(plan, step)) {
       ++summary.reused;
-      report("study " + counter + " " + step.id + ": done before, reused");
+      report("study " + counter + " " + step.id + ": done before, reused", false);
       continue;
     }
     std::error_code ec;
@@ -529,9 +528,9 @@ StudyRunSummary run_study(const StudyPlan& plan, const std::string& lmk_binary,
       out.commit();
     }
     const std::string log = log_path(plan, step);
-    report("study " + counter + " " + step.id + " (log: " + log + ")");
+    report("study " + counter + " " + step.id + " (log: " + log + ")", false);
     const auto step_start = std::chrono::steady_clock::now();
-    const int status = run_child(lmk_binary, step.args, log, step.id, report);
+    const int status = run_child(lmk_binary, step.args, log, step.id, report, interval_s);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
     if (status != 0) {
@@ -547,7 +546,7 @@ StudyRunSummary run_study(const StudyPlan& plan, const std::string& lmk_binary,
     marker.commit();
     ran.insert(step.id);
     ++summary.ran;
-    report("study " + counter + " " + step.id + ": done in " + format_seconds(seconds));
+    report("study " + counter + " " + step.id + ": done in " + format_seconds(seconds), false);
   }
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return summary;

@@ -86,6 +86,10 @@ StudyPlan plan_study(const StudyConfig& config);
 // Whether the step's recorded completion matches its key (it is then reused).
 bool step_done(const StudyPlan& plan, const StudyStep& step);
 
+// Receives the study's lines: transient ones (the running step's latest log line, every
+// interval_s) may be overwritten by the next line on a terminal.
+using StudyReport = std::function<void(const std::string& line, bool transient)>;
+
 // Runs the steps not done yet, in order, as `lmk_binary ARGS` child processes with output to
 // DIR/logs/ID.log; progress lines go to `report`. A failing step stops the study with an
 // error naming it and the end of its log.
@@ -94,7 +98,7 @@ struct StudyRunSummary {
   double seconds = 0;
 };
 StudyRunSummary run_study(const StudyPlan& plan, const std::string& lmk_binary,
-                          const std::function<void(const std::string&)>& report);
+                          const StudyReport& report, double interval_s = 30);
 
 // The comparison table (pooling x benchmark @ length, main score of each) from the store.
 std::string study_table(const StudyPlan& plan, const ResultsStore& store);

@@ -164,7 +164,7 @@ exit 0
   ASSERT_EQ(plan.steps.back().id, "pretrain");
   for (auto& step : plan.steps) step.outputs.clear();
   std::vector<std::string> lines;
-  auto report = [&](const std::string& line) { lines.push_back(line); };
+  auto report = [&](const std::string& line, bool) { lines.push_back(line); };
   try {
     run_study(plan, script, report);
     FAIL() << "the failing step did not stop the study";
