@@ -1,10 +1,12 @@
 #include "core/jobs/study.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -350,13 +352,15 @@ StudyPlan plan_study(const StudyConfig& c) {
   }
   // Length histograms of what the models read (paper, Figure 2).
   for (const std::string part : {"documents", "passages"}) {
-    add({"stats/" + part,
-         {"data", "stats", path("data/" + part), "--tokenizer", tokenizer, "--db", c.db, "--name",
-          "corpus-" + part},
-         {},
-         {},
-         "",
-         {"tokenizer", "data/corpus"}});
+    StudyStep step{"stats/" + part,
+                   {"data", "stats", path("data/" + part), "--tokenizer", tokenizer, "--db", c.db,
+                    "--name", "corpus-" + part},
+                   {},
+                   {},
+                   "",
+                   {"tokenizer", "data/corpus"}};
+    step.store_histogram = "corpus-" + part;
+    add(step);
   }
 
   std::vector<std::string> init_args = {"model",       "init",    "--preset",  c.preset,
@@ -397,7 +401,7 @@ StudyPlan plan_study(const StudyConfig& c) {
              "\ncheckpoint_every = 100\nlog_every = 10\n[output]\ndir = " +
              quoted(path("pretrained")) + "\n" + output + "run_name = \"pretrain\"\n"}},
        {path("pretrained/last/config.json")},
-       "",
+       "pretrain",
        {"init", "tokenizer"}});
   for (const StudyVariant& v : c.variants) {
     const std::string file = path("configs/finetune-" + v.label + ".toml");
@@ -421,7 +425,7 @@ StudyPlan plan_study(const StudyConfig& c) {
                      "[output]\ndir = " + quoted(path("finetune/" + v.label)) + "\n" + output +
                      "run_name = " + quoted("finetune/" + v.label) + "\n"}},
          {path("finetune/" + v.label + "/last/config.json")},
-         "",
+         "finetune/" + v.label,
          {"pretrain", "data/pairs"}});
   }
   for (const StudyVariant& v : c.variants) {
@@ -483,9 +487,13 @@ bool step_done(const StudyPlan& plan, const StudyStep& step) {
   if (recorded.substr(0, step.key.size()) != step.key) return false;
   for (const std::string& out : step.outputs)
     if (!fs::exists(out, ec)) return false;
+  if (step.store_run.empty() && step.store_histogram.empty()) return true;
+  // What the step leaves in the store must be there (a deleted or new store file runs it again).
+  if (!fs::exists(plan.config.db, ec)) return false;
+  const ResultsStore store(plan.config.db, ResultsStore::OpenMode::Existing);
+  if (!step.store_histogram.empty() && store.length_histograms(step.store_histogram).empty())
+    return false;
   if (!step.store_run.empty()) {
-    if (!fs::exists(plan.config.db, ec)) return false;
-    const ResultsStore store(plan.config.db, ResultsStore::OpenMode::Existing);
     RunFilter filter;
     filter.experiment = plan.experiment;
     filter.status = RunStatus::Finished;
@@ -501,6 +509,16 @@ StudyRunSummary run_study(const StudyPlan& plan, const std::string& lmk_binary,
   const auto start = std::chrono::steady_clock::now();
   StudyRunSummary summary;
   fs::create_directories(fs::path(plan.config.dir) / "steps");
+  // One study process per folder: a second one would run the same steps into the same files.
+  const std::string lock_path = (fs::path(plan.config.dir) / "study.lock").string();
+  const int lock = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock < 0) throw input_error(lock_path, "cannot open the study's lock file");
+  struct Unlock {
+    int fd;
+    ~Unlock() { ::close(fd); }
+  } unlock{lock};
+  if (::flock(lock, LOCK_EX | LOCK_NB) != 0)
+    throw input_error(plan.config.dir, "another lmk study is running on this folder");
   fs::create_directories(fs::path(plan.config.dir) / "logs");
   std::set<std::string> ran;
   const size_t total = plan.steps.size();

@@ -72,6 +72,7 @@ struct StudyStep {
   std::vector<std::string> outputs;  // must exist afterwards; removed before a re-run
   std::string store_run;             // a run of this name the step leaves in the store
   std::vector<std::string> deps;     // ids of steps whose results it reads
+  std::string store_histogram = "";  // a length histogram of this name it leaves in the store
   std::string key = "";              // hash of all of the above and the deps' keys (plan_study)
 };
 

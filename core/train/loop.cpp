@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -305,10 +306,16 @@ void TrainingLoop::run(const std::function<double(int64_t step)>& step_gradients
       impl_->optimizer->step();
       losses_.push_back(loss);
       ++step_;
-      if (progress) progress->update(static_cast<uint64_t>(step_));
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       const double tokens_per_s = seconds > 0 ? all_tokens / seconds : 0;
+      if (progress) {
+        char detail[96];
+        std::snprintf(detail, sizeof detail, "loss %.4f lr %.2e %.3gk tok/s", loss, lr,
+                      tokens_per_s / 1000.0);
+        progress->set_detail(detail);
+        progress->update(static_cast<uint64_t>(step_));
+      }
       if (dist_.is_main() && (step_ % options_.log_every == 0 || step_ == total)) {
         if (options_.progress_json) {
           const double eta = seconds / static_cast<double>(step_ - first_step) *

@@ -54,7 +54,7 @@ std::string Progress::render(uint64_t done, double elapsed, bool bar) const {
     line += "[" + std::string(static_cast<size_t>(filled), '#') +
             std::string(static_cast<size_t>(width - filled), ' ') + "] ";
   }
-  return line + numbers;
+  return line + numbers + (detail_.empty() ? "" : "  " + detail_);
 }
 
 void Progress::update(uint64_t done) {

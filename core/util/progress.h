@@ -21,6 +21,8 @@ class Progress {
 
   // Records that `done` units of `total` are complete (cheap to call often).
   void update(uint64_t done);
+  // Text shown after the numbers from now on (e.g. "loss 2.31 lr 3e-04 5.1k tok/s").
+  void set_detail(std::string detail) { detail_ = std::move(detail); }
   // Prints the final state (when anything was printed before).
   void finish();
 
@@ -28,7 +30,7 @@ class Progress {
   std::string render(uint64_t done, double elapsed, bool bar) const;
 
  private:
-  std::string label_, unit_;
+  std::string label_, unit_, detail_;
   uint64_t total_, done_ = 0;
   std::chrono::seconds line_interval_;
   std::chrono::milliseconds quiet_for_;

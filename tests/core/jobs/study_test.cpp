@@ -1,10 +1,14 @@
 #include "core/jobs/study.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
+#include "core/store/results_store.h"
 #include "core/util/error.h"
 #include "tests/support/test_tokenizers.h"
 
@@ -162,7 +166,10 @@ exit 0
   // Only the steps up to pretraining, with outputs the script does not need to write.
   plan.steps.resize(9);
   ASSERT_EQ(plan.steps.back().id, "pretrain");
-  for (auto& step : plan.steps) step.outputs.clear();
+  for (auto& step : plan.steps) {
+    step.outputs.clear();
+    step.store_histogram.clear();
+  }
   std::vector<std::string> lines;
   auto report = [&](const std::string& line, bool) { lines.push_back(line); };
   try {
@@ -186,6 +193,43 @@ exit 0
   const StudyRunSummary after = run_study(plan, script, report);
   EXPECT_EQ(after.ran, 5u);     // the tokenizer, the passkey data, both stats and init
   EXPECT_EQ(after.reused, 3u);  // corpus, data/corpus, data/pairs do not read the tokenizer
+}
+
+TEST(StudyRun, WhatAStepLeavesInTheStoreMustBeThereAndOneStudyRunsPerFolder) {
+  TempDir dir;
+  const std::string path = dir.write("s.toml", kBase);
+  StudyPlan plan = plan_study(read_study_config(path, "micro", "", (dir.path() / "st").string()));
+  const std::string script = dir.write("ok-lmk", "#!/bin/sh\nexit 0\n");
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  StudyStep stats = find_step(plan, "stats/documents");
+  EXPECT_EQ(stats.store_histogram, "corpus-documents");
+  stats.deps.clear();
+  plan.steps = {stats};
+  run_study(plan, script, [](const std::string&, bool) {});
+  // The (fake) step wrote no histogram: not done, whatever its marker says.
+  EXPECT_FALSE(step_done(plan, plan.steps[0]));
+  {
+    ResultsStore store(plan.config.db);
+    LengthHistogram histogram;
+    histogram.dataset = "corpus-documents";
+    histogram.tokenizer = "t";
+    histogram.bins = {{16, 32, 3}};
+    store.add_length_histogram(histogram);
+  }
+  EXPECT_TRUE(step_done(plan, plan.steps[0]));
+  // A second study process on the same folder is refused while the first runs.
+  const std::string lock = plan.config.dir + "/study.lock";
+  const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX), 0);
+  try {
+    run_study(plan, script, [](const std::string&, bool) {});
+    ADD_FAILURE() << "ran beside another study";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("another lmk study"), std::string::npos) << e.what();
+  }
+  ::close(fd);
+  EXPECT_EQ(run_study(plan, script, [](const std::string&, bool) {}).reused, 1u);
 }
 
 }  // namespace

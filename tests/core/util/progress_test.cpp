@@ -13,6 +13,8 @@ TEST(ProgressTest, RendersPercentRateAndEta) {
   EXPECT_EQ(p.render(200, 90.0, true),
             "tokenize [##############################] 100.0% 2.22 B/s elapsed 1m30s ETA 0s");
   EXPECT_NE(p.render(0, 1.0, false).find("ETA ?"), std::string::npos);
+  p.set_detail("loss 2.31");
+  EXPECT_EQ(p.render(50, 10.0, false), "tokenize  25.0% 5 B/s elapsed 10s ETA 30s  loss 2.31");
 }
 
 TEST(ProgressTest, PrintsPeriodicLinesWhenNotATerminal) {
