@@ -248,7 +248,11 @@ at::Tensor blocked_attention_ops(const at::Tensor& q, const at::Tensor& k, const
   // A finite "minus infinity": a padding row whose whole window is padding stays finite.
   const double masked = std::numeric_limits<float>::lowest();
   const at::Tensor keys_allowed = key_mask.to(at::kBool).view({B, 1, 1, L});
-  if (block <= 0) {
+  if (block <= 0 && half_window >= 0 && q.device().is_cpu()) {
+    // A local layer on the CPU (training): blocks of 2·half_window queries score about twice
+    // the band, where one block of the whole sequence would score every key.
+    block = std::max<int64_t>(16, 2 * half_window);
+  } else if (block <= 0) {
     // About 64 MiB of scores per block.
     const int64_t span = half_window >= 0 ? std::min<int64_t>(L, 2 * half_window + 1) : L;
     block =
@@ -271,7 +275,8 @@ at::Tensor blocked_attention_ops(const at::Tensor& q, const at::Tensor& k, const
       allowed = allowed.logical_and(
           (qi - kj).abs().le(half_window).view({1, 1, end - start, key_end - key_start}));
     }
-    scores = scores.masked_fill(allowed.logical_not(), masked);
+    // In place: autograd keeps only the mask for it (matmul saved its inputs, not its output).
+    scores.masked_fill_(allowed.logical_not(), masked);
     out.narrow(2, start, end - start).copy_(at::matmul(at::softmax(scores, -1), vb));
   }
   return out;

@@ -7,6 +7,8 @@
 #include <ATen/ATen.h>
 
 #include <cmath>
+#include <functional>
+#include <vector>
 
 namespace lmk {
 namespace {
@@ -169,6 +171,35 @@ TEST(AttentionTest, GradientsFlowThroughAttentionWhenTraining) {
   EXPECT_GT(v.grad().abs().sum().item<float>(), 0.0f);
   at::NoGradGuard no_grad;
   EXPECT_TRUE(at::allclose(blockwise_attention(q, k, v, mask, 5, 7), out, 1e-5, 1e-6));
+}
+
+TEST(AttentionTest, TrainingGradientsEqualTheDenseFormula) {
+  // The tensor-op path's blocks (default, and chosen) give the dense formula's gradients.
+  const auto [q0, k0, v0, mask] = random_heads(9, 2, 150, 120);
+  // Upstream gradient; zero on row 1's padding queries, whose output is unused.
+  at::Tensor upstream = at::randn({2, 2, 150, 8});
+  upstream[1].narrow(1, 120, 30).zero_();
+  auto gradients = [&](const std::function<at::Tensor(at::Tensor, at::Tensor, at::Tensor)>& f) {
+    const at::Tensor q = q0.clone().requires_grad_(), k = k0.clone().requires_grad_(),
+                     v = v0.clone().requires_grad_();
+    (f(q, k, v) * upstream).sum().backward();
+    return std::vector<at::Tensor>{q.grad(), k.grad(), v.grad()};
+  };
+  for (int64_t half_window : {-1, 5, 40}) {
+    const auto dense = gradients([&](at::Tensor q, at::Tensor k, at::Tensor v) {
+      return dense_attention(q, k, v, mask, half_window).first;
+    });
+    for (int64_t block : {0, 7, 64}) {
+      const auto blockwise = gradients([&](at::Tensor q, at::Tensor k, at::Tensor v) {
+        return blockwise_attention(q, k, v, mask, half_window, block);
+      });
+      for (size_t i = 0; i < 3; ++i) {
+        EXPECT_TRUE(at::allclose(blockwise[i], dense[i], 1e-4, 1e-5))
+            << "window " << half_window << " block " << block << " gradient "
+            << "qkv"[i];
+      }
+    }
+  }
 }
 
 TEST(AttentionTest, AQueryThatSeesNoKeyGetsZeros) {
