@@ -504,6 +504,32 @@ bool step_done(const StudyPlan& plan, const StudyStep& step) {
   return true;
 }
 
+namespace {
+
+// Whether a training step (lmk train / pretrain --overwrite) left a checkpoint that a run with
+// the config it is about to write would resume: the config file on disk is that config.
+bool resumable(const StudyStep& step) {
+  if (std::find(step.args.begin(), step.args.end(), "--overwrite") == step.args.end() ||
+      step.files.empty() || step.outputs.empty())
+    return false;
+  for (const auto& [file, content] : step.files) {
+    try {
+      if (read_file(file) != content) return false;
+    } catch (const std::exception&) {
+      return false;
+    }
+  }
+  // outputs: DIR/last/config.json; checkpoints: DIR/checkpoint (or .new / .old after a kill
+  // between the two renames).
+  const fs::path dir = fs::path(step.outputs.front()).parent_path().parent_path();
+  std::error_code ec;
+  for (const char* name : {"checkpoint", "checkpoint.new", "checkpoint.old"})
+    if (fs::exists(dir / name / "state.json", ec)) return true;
+  return false;
+}
+
+}  // namespace
+
 StudyRunSummary run_study(const StudyPlan& plan, const std::string& lmk_binary,
                           const StudyReport& report, double interval_s) {
   const auto start = std::chrono::steady_clock::now();
@@ -539,6 +565,13 @@ StudyRunSummary run_study(const StudyPlan& plan, const std::string& lmk_binary,
       if (fs::is_regular_file(out, ec) || fs::is_directory(out, ec)) fs::remove_all(out, ec);
     }
     fs::remove(marker_path(plan, step), ec);
+    // A training step stopped part-way (killed, Ctrl-C) with the same config and unchanged
+    // inputs continues from its last checkpoint instead of starting again.
+    std::vector<std::string> args = step.args;
+    if (!dep_ran && resumable(step)) {
+      std::replace(args.begin(), args.end(), std::string("--overwrite"), std::string("--resume"));
+      report("study " + counter + " " + step.id + ": continuing from its checkpoint", false);
+    }
     for (const auto& [file, content] : step.files) {
       fs::create_directories(fs::path(file).parent_path());
       AtomicFile out(file);
@@ -548,7 +581,7 @@ StudyRunSummary run_study(const StudyPlan& plan, const std::string& lmk_binary,
     const std::string log = log_path(plan, step);
     report("study " + counter + " " + step.id + " (log: " + log + ")", false);
     const auto step_start = std::chrono::steady_clock::now();
-    const int status = run_child(lmk_binary, step.args, log, step.id, report, interval_s);
+    const int status = run_child(lmk_binary, args, log, step.id, report, interval_s);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
     if (status != 0) {

@@ -10,6 +10,7 @@
 
 #include "core/store/results_store.h"
 #include "core/util/error.h"
+#include "core/util/file.h"
 #include "tests/support/test_tokenizers.h"
 
 namespace lmk {
@@ -230,6 +231,39 @@ TEST(StudyRun, WhatAStepLeavesInTheStoreMustBeThereAndOneStudyRunsPerFolder) {
   }
   ::close(fd);
   EXPECT_EQ(run_study(plan, script, [](const std::string&, bool) {}).reused, 1u);
+}
+
+TEST(StudyRun, AnInterruptedTrainingStepContinuesFromItsCheckpoint) {
+  TempDir dir;
+  const std::string path = dir.write("s.toml", kBase);
+  StudyPlan plan = plan_study(read_study_config(path, "micro", "", (dir.path() / "st").string()));
+  const std::string out = plan.config.dir + "/pretrained";
+  // The fake lmk records its arguments and writes the step's output.
+  const std::string script = dir.write(
+      "args-lmk", "#!/bin/sh\necho \"$*\" >> " + (dir.path() / "calls").string() + "\nmkdir -p " +
+                      out + "/last && touch " + out + "/last/config.json\n");
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  StudyStep pretrain = find_step(plan, "pretrain");
+  pretrain.deps.clear();
+  pretrain.store_run.clear();
+  plan.steps = {pretrain};
+  auto calls = [&] { return read_file((dir.path() / "calls").string()); };
+  // First run: no checkpoint, --overwrite.
+  run_study(plan, script, [](const std::string&, bool) {});
+  EXPECT_NE(calls().find("--overwrite"), std::string::npos) << calls();
+  std::filesystem::remove(dir.path() / "calls");
+  // Interrupted: marker gone, a checkpoint left, same config file: --resume.
+  std::filesystem::remove_all(plan.config.dir + "/steps");
+  std::filesystem::create_directories(out + "/checkpoint");
+  std::ofstream(out + "/checkpoint/state.json") << "{}";
+  run_study(plan, script, [](const std::string&, bool) {});
+  EXPECT_NE(calls().find("--resume"), std::string::npos) << calls();
+  std::filesystem::remove(dir.path() / "calls");
+  // The config changed on disk (another plan wrote it): start again.
+  std::filesystem::remove_all(plan.config.dir + "/steps");
+  std::ofstream(plan.steps[0].files[0].first) << "# another config\n";
+  run_study(plan, script, [](const std::string&, bool) {});
+  EXPECT_NE(calls().find("--overwrite"), std::string::npos) << calls();
 }
 
 }  // namespace
