@@ -38,26 +38,6 @@ struct EvalArgs {
   int bins = 20;
 };
 
-// The git revision of the running binary's source tree, when it was built from a checkout.
-std::string code_revision() {
-#ifdef LMK_SOURCE_DIR
-  const fs::path head = fs::path(LMK_SOURCE_DIR) / ".git" / "HEAD";
-  std::error_code ec;
-  if (!fs::exists(head, ec)) return "";
-  std::string ref = read_file(head.string());
-  while (!ref.empty() && (ref.back() == '\n' || ref.back() == '\r')) ref.pop_back();
-  if (ref.rfind("ref: ", 0) == 0) {
-    const fs::path target = fs::path(LMK_SOURCE_DIR) / ".git" / ref.substr(5);
-    if (!fs::exists(target, ec)) return "";
-    ref = read_file(target.string());
-    while (!ref.empty() && (ref.back() == '\n' || ref.back() == '\r')) ref.pop_back();
-  }
-  return ref;
-#else
-  return "";
-#endif
-}
-
 std::string format_value(double v) {
   std::ostringstream out;
   out << std::fixed << std::setprecision(4) << v;

@@ -212,9 +212,16 @@ TrainingLoop::TrainingLoop(LoopOptions options, LoadedModel& model, bool resume,
   if (!dist_.is_main()) return;  // the others write nothing
   if (!options_.db.empty()) {
     impl_->store.emplace(options_.db);
+    bool continued = false;
     if (resume && state.contains("run_id")) {
-      impl_->run_id = state["run_id"].get<int64_t>();
-    } else {
+      // The run the checkpoint belongs to, unless the store no longer holds it (a new file).
+      try {
+        impl_->run_id = impl_->store->get_run(state["run_id"].get<int64_t>()).id;
+        continued = true;
+      } catch (const InputError&) {
+      }
+    }
+    if (!continued) {
       NewRun run;
       run.kind = options_.kind;
       run.name = options_.run_name.empty() ? fs::path(options_.out_dir).filename().string()
@@ -223,7 +230,7 @@ TrainingLoop::TrainingLoop(LoopOptions options, LoadedModel& model, bool resume,
       impl_->run_id = impl_->store->create_run(
           impl_->store->get_or_create_experiment(options_.experiment), run);
     }
-    impl_->store->set_run_info(impl_->run_id, host_name(), "cpu", "");
+    impl_->store->set_run_info(impl_->run_id, host_name(), "cpu", code_revision());
     impl_->store->set_run_status(impl_->run_id, RunStatus::Running);
   }
   fs::create_directories(options_.out_dir);

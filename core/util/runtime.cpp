@@ -1,4 +1,5 @@
 #include "core/util/runtime.h"
+#include "core/util/file.h"
 
 #include <ATen/Parallel.h>
 
@@ -80,6 +81,26 @@ std::string slow_blas_warning(const BlasInfo& blas) {
          "): matrix products run ~25x slower. Run scripts/setup, or make OpenBLAS the active "
          "libblas: update-alternatives --set libblas.so.3-x86_64-linux-gnu "
          "/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3";
+}
+
+std::string code_revision() {
+#ifdef LMK_SOURCE_DIR
+  namespace fs = std::filesystem;
+  const fs::path head = fs::path(LMK_SOURCE_DIR) / ".git" / "HEAD";
+  std::error_code ec;
+  if (!fs::exists(head, ec)) return "";
+  std::string ref = read_file(head.string());
+  while (!ref.empty() && (ref.back() == '\n' || ref.back() == '\r')) ref.pop_back();
+  if (ref.rfind("ref: ", 0) == 0) {
+    const fs::path target = fs::path(LMK_SOURCE_DIR) / ".git" / ref.substr(5);
+    if (!fs::exists(target, ec)) return "";
+    ref = read_file(target.string());
+    while (!ref.empty() && (ref.back() == '\n' || ref.back() == '\r')) ref.pop_back();
+  }
+  return ref;
+#else
+  return "";
+#endif
 }
 
 }  // namespace lmk

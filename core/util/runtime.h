@@ -33,6 +33,9 @@ void prefer_passive_openmp(char** argv);
 
 // This machine's host name ("" when it cannot be read), recorded with every run in the store.
 std::string host_name();
+// The git revision (commit hash) of the source tree this binary was built from, read from its
+// .git at run time; "" when it was not built from a checkout or the checkout is gone.
+std::string code_revision();
 
 // Returns a warning to print at start-up when LibTorch runs on the reference BLAS, else "".
 std::string slow_blas_warning(const BlasInfo& blas);

@@ -69,8 +69,11 @@ TEST(StudyCli, MicroProfileRunsEndToEndAndASecondRunReusesEveryStep) {
   const auto runs = store.list_runs(filter);
   std::set<std::string> names;
   size_t evals = 0, profiles = 0;
+  // Built from a checkout: every run records the source revision it ran.
+  const bool checkout = std::filesystem::exists(std::string(LMK_SOURCE_DIR) + "/.git/HEAD");
   for (const RunRecord& run : runs) {
     EXPECT_EQ(run.status, RunStatus::Finished) << run.name;
+    if (checkout) EXPECT_EQ(run.code_revision.size(), 40u) << run.name << ": " << run.code_revision;
     names.insert(run.name);
     if (run.kind == "eval") {
       ++evals;
