@@ -66,6 +66,29 @@ std::vector<std::string> read_texts(const std::string& path) {
 
 }  // namespace
 
+MlmBatch make_mlm_batch(const std::vector<MaskedSequence>& masked, int32_t pad) {
+  size_t length = 0;
+  for (const MaskedSequence& m : masked) length = std::max(length, m.input_ids.size());
+  std::vector<int32_t> ids, labels, attention;
+  for (const MaskedSequence& m : masked) {
+    const size_t n = m.input_ids.size();
+    ids.insert(ids.end(), m.input_ids.begin(), m.input_ids.end());
+    ids.insert(ids.end(), length - n, pad);
+    labels.insert(labels.end(), m.labels.begin(), m.labels.end());
+    labels.insert(labels.end(), length - n, -100);
+    attention.insert(attention.end(), n, 1);
+    attention.insert(attention.end(), length - n, 0);
+  }
+  MlmBatch batch;
+  batch.rows = static_cast<int64_t>(masked.size());
+  batch.length = static_cast<int64_t>(length);
+  batch.input = at::tensor(ids, at::kInt).view({batch.rows, batch.length}).to(at::kLong);
+  batch.mask = at::tensor(attention, at::kInt).view({batch.rows, batch.length}).to(at::kLong);
+  batch.target = at::tensor(labels, at::kInt).to(at::kLong);  // [B * L]
+  batch.predicted = batch.target.ne(-100).nonzero().squeeze(1);
+  return batch;
+}
+
 PretrainSummary pretrain_mlm(const PretrainConfig& config, bool resume, bool progress_json,
                              const DistributedContext& dist) {
   LoadedModel model =
@@ -121,8 +144,6 @@ PretrainSummary pretrain_mlm(const PretrainConfig& config, bool resume, bool pro
         order_epoch = epoch;
       }
       // Masked inputs of the micro-batch, padded to its longest sequence.
-      std::vector<int32_t> labels;
-      size_t length = 0;
       std::vector<MaskedSequence> masked;
       for (int64_t b = 0; b < config.batch_size; ++b) {
         const size_t s = order[static_cast<size_t>(within * global_batch + first_local + b)];
@@ -130,33 +151,16 @@ PretrainSummary pretrain_mlm(const PretrainConfig& config, bool resume, bool pro
         masked.push_back(
             mask_tokens(sequences[s], masking,
                         splitmix64(config.seed ^ splitmix64(static_cast<uint64_t>(epoch))) ^ s));
-        length = std::max(length, masked.back().input_ids.size());
       }
-      std::vector<int32_t> ids;
-      std::vector<uint8_t> attention;
-      for (const MaskedSequence& m : masked) {
-        const size_t n = m.input_ids.size();
-        ids.insert(ids.end(), m.input_ids.begin(), m.input_ids.end());
-        ids.insert(ids.end(), length - n, pad);
-        labels.insert(labels.end(), m.labels.begin(), m.labels.end());
-        labels.insert(labels.end(), length - n, -100);
-        attention.insert(attention.end(), n, 1);
-        attention.insert(attention.end(), length - n, 0);
-      }
-      loop.add_tokens(static_cast<int64_t>(ids.size()));
-      const auto B = config.batch_size, L = static_cast<int64_t>(length);
-      const at::Tensor input = at::tensor(ids, at::kInt).view({B, L}).to(at::kLong);
-      const at::Tensor mask =
-          at::tensor(std::vector<int32_t>(attention.begin(), attention.end()), at::kInt)
-              .view({B, L})
-              .to(at::kLong);
-      const at::Tensor target = at::tensor(labels, at::kInt).to(at::kLong);  // [B * L]
-      const at::Tensor predicted = target.ne(-100).nonzero().squeeze(1);
+      const MlmBatch batch = make_mlm_batch(masked, pad);
+      loop.add_tokens(batch.rows * batch.length);
+      const at::Tensor &target = batch.target, &predicted = batch.predicted;
       // The mean over the global batch's masked tokens: this process's sum over its own, over
       // (global count / world size), since the loop averages the processes' gradients.
       const double global_masked = dist.sum(static_cast<double>(predicted.numel()));
       if (global_masked == 0 || predicted.numel() == 0) continue;  // nothing masked here
-      const at::Tensor hidden = model.encoder->forward(input, mask).reshape({B * L, -1});
+      const at::Tensor hidden =
+          model.encoder->forward(batch.input, batch.mask).reshape({batch.rows * batch.length, -1});
       const at::Tensor logits = model.encoder->mlm_logits(hidden.index_select(0, predicted));
       const at::Tensor loss =
           at::cross_entropy_loss(logits, target.index_select(0, predicted), {}, at::Reduction::Sum)

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/train/loop.h"
+#include "core/train/mlm_data.h"
 
 namespace lmk {
 
@@ -33,6 +34,15 @@ struct PretrainSummary {
 // Pretrains; with other processes in `dist`, each takes its batch_size sequences of every
 // global batch and the loss is normalized by the masked tokens of the global batch, so the run
 // ends with the weights of one process training on batch_size x world_size.
+// A micro-batch of masked sequences as model inputs, padded with `pad` to the longest: input
+// ids and attention mask [B, L], targets [B * L] (-100 where nothing is predicted), and the
+// indices of the predicted positions in [B * L]. lmk pretrain's step; the training bench's too.
+struct MlmBatch {
+  at::Tensor input, mask, target, predicted;
+  int64_t rows = 0, length = 0;
+};
+MlmBatch make_mlm_batch(const std::vector<MaskedSequence>& masked, int32_t pad);
+
 PretrainSummary pretrain_mlm(const PretrainConfig& config, bool resume, bool progress_json,
                              const DistributedContext& dist = DistributedContext::single_process());
 

@@ -53,6 +53,7 @@
 #include "core/train/loop.h"
 #include "core/train/losses.h"
 #include "core/train/mlm_data.h"
+#include "core/train/pretrain.h"
 #include "core/util/runtime.h"
 #include "tests/bench/bench_util.h"
 #include "tests/support/test_tokenizers.h"
@@ -191,33 +192,16 @@ std::vector<StepRecord> bench_mlm(const lmk::Tokenizer& tokenizer,
   return run_steps(
       model, tokenizer_path, out_dir + "/mlm", 5e-4, o, [&](int64_t step, StepMarks& marks) {
         marks.start = Clock::now();
-        // Masked inputs of the micro-batch, padded to its longest sequence.
-        std::vector<int32_t> ids, labels;
-        std::vector<uint8_t> attention;
-        size_t length = 0;
+        // Masked inputs of the micro-batch, padded to its longest sequence (lmk pretrain's).
         std::vector<lmk::MaskedSequence> masked;
         for (int64_t b = 0; b < o.batch; ++b) {
           const auto s = static_cast<size_t>(step * o.batch + b);
           masked.push_back(lmk::mask_tokens(sequences[s], masking, lmk::splitmix64(s)));
-          length = std::max(length, masked.back().input_ids.size());
         }
-        for (const lmk::MaskedSequence& m : masked) {
-          const size_t n = m.input_ids.size();
-          ids.insert(ids.end(), m.input_ids.begin(), m.input_ids.end());
-          ids.insert(ids.end(), length - n, pad);
-          labels.insert(labels.end(), m.labels.begin(), m.labels.end());
-          labels.insert(labels.end(), length - n, -100);
-          attention.insert(attention.end(), n, 1);
-          attention.insert(attention.end(), length - n, 0);
-        }
-        const int64_t B = o.batch, L = static_cast<int64_t>(length);
-        const at::Tensor input = at::tensor(ids, at::kInt).view({B, L}).to(at::kLong);
-        const at::Tensor mask =
-            at::tensor(std::vector<int32_t>(attention.begin(), attention.end()), at::kInt)
-                .view({B, L})
-                .to(at::kLong);
-        const at::Tensor target = at::tensor(labels, at::kInt).to(at::kLong);  // [B * L]
-        const at::Tensor predicted = target.ne(-100).nonzero().squeeze(1);
+        const lmk::MlmBatch batch = lmk::make_mlm_batch(masked, pad);
+        const int64_t B = batch.rows, L = batch.length;
+        const at::Tensor &input = batch.input, &mask = batch.mask, &target = batch.target,
+                         &predicted = batch.predicted;
         const at::Tensor hidden = model.encoder->forward(input, mask).reshape({B * L, -1});
         const at::Tensor logits = model.encoder->mlm_logits(hidden.index_select(0, predicted));
         const at::Tensor loss = at::cross_entropy_loss(logits, target.index_select(0, predicted));
