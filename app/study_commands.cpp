@@ -10,6 +10,7 @@
 #include "core/jobs/study.h"
 #include "core/store/results_store.h"
 #include "core/util/error.h"
+#include "core/util/file.h"
 
 namespace lmk::cli {
 
@@ -24,7 +25,7 @@ std::string shell_words(const std::vector<std::string>& args) {
   std::string out;
   for (const std::string& a : args) {
     const bool plain = !a.empty() && a.find_first_of(" \t\"'$\\*?;&|<>()") == std::string::npos;
-    out += (out.empty() ? "" : " ") + (plain ? a : "'" + a + "'");
+    out += (out.empty() ? "" : " ") + (plain ? a : shell_quote(a));
   }
   return out;
 }

@@ -30,13 +30,6 @@ std::string command_output(const std::string& command, int* status) {
   return out;
 }
 
-// 'text' for sh, whatever it holds.
-std::string shell_quote(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 }  // namespace
 
 std::vector<std::string> builtin_manpage_sources(const ManPagesOptions& options) {

@@ -57,4 +57,10 @@ std::string read_file(const std::string& path) {
   return buffer.str();
 }
 
+std::string shell_quote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 }  // namespace lmk

@@ -27,4 +27,7 @@ class AtomicFile {
 // Reads a whole file; throws InputError naming it when it cannot.
 std::string read_file(const std::string& path);
 
+// 'text' as one sh word, whatever it holds (single-quoted, quotes escaped).
+std::string shell_quote(const std::string& text);
+
 }  // namespace lmk

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "core/util/error.h"
 #include "tests/support/test_tokenizers.h"
 
@@ -29,6 +31,17 @@ TEST(AtomicFileTest, ReplacesOnlyOnCommit) {
   EXPECT_EQ(files, 1u) << "no temporary file left behind";
   EXPECT_THROW(AtomicFile((dir.path() / "no/such/dir/x").string()), InputError);
   EXPECT_THROW(read_file((dir.path() / "missing").string()), InputError);
+}
+
+TEST(ShellQuoteTest, ShReadsTheQuotedWordBackAsItWas) {
+  EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
+  const std::string word = "a b $HOME `x` \"q\" it's\\";
+  FILE* pipe = popen(("printf %s " + shell_quote(word)).c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  char buffer[256] = {};
+  const size_t n = std::fread(buffer, 1, sizeof buffer - 1, pipe);
+  pclose(pipe);
+  EXPECT_EQ(std::string(buffer, n), word);
 }
 
 }  // namespace
