@@ -95,7 +95,7 @@ SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
 CredType=cred/munge
-AuthInfo=socket=$dir/munge/munge.socket
+AuthInfo=socket=$dir/munge/munge.socket,cred_expire=10
 StateSaveLocation=$dir/state
 SlurmdSpoolDir=$dir/spool
 SlurmctldPidFile=$dir/slurmctld.pid
@@ -112,6 +112,7 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 # FIFO: a submitted job starts at once when the node is free (backfill only adds a cycle).
 SchedulerType=sched/builtin
+SchedulerParameters=sched_interval=2
 MpiDefault=none
 ReturnToService=2
 SlurmdParameters=config_overrides

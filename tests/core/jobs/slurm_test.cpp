@@ -1,0 +1,695 @@
+// The Slurm client layer (core/jobs/slurm): the batch script, the [slurm] option checks, the
+// parsers on text captured from Slurm 22.05's commands, and, against a real single-node cluster
+// (tests/support/slurm_cluster.h), submit / poll / cancel / signal: jobs that finish, fail, are
+// cancelled, never run (afterok on a failed job), are requeued after USR1 and resume, run two
+// tasks under srun, go through a command prefix; missing programs and a stopped controller.
+#include "core/jobs/slurm.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include "core/util/error.h"
+#include "core/util/file.h"
+#include "core/util/toml_config.h"
+#include "tests/support/slurm_cluster.h"
+#include "tests/support/test_tokenizers.h"
+
+namespace lmk {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::SlurmCluster;
+using testing::TempDir;
+
+size_t count(const std::string& text, const std::string& part) {
+  size_t n = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
+std::string slurp(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no InputError)";
+}
+
+SlurmOptions full_options() {
+  SlurmOptions o;
+  o.partition = "gpu";
+  o.account = "proj 7";
+  o.qos = "normal";
+  o.constraint = "a100&ib";
+  o.mem = "64G";
+  o.time = "1-00:00:00";
+  o.nodes = 2;
+  o.ntasks_per_node = 4;
+  o.gpus_per_node = 4;
+  o.cpus_per_task = 8;
+  o.extra = {"--exclusive", "--mail-type=END"};
+  o.setup = {"module load cuda/12.1", "source /opt/venv/bin/activate"};
+  o.signal_seconds = 300;
+  return o;
+}
+
+SlurmJobSpec full_spec() {
+  SlurmJobSpec spec;
+  spec.name = "lmk-17-finetune/lmk var";
+  spec.work_dir = "/scratch/it's here";
+  spec.log_path = "/scratch/it's here/logs/17.log";
+  spec.command = {"/opt/lmk/bin/lmk", "train", "--config", "/scratch/a b/finetune.toml",
+                  "--auto-resume"};
+  spec.env = {{"LMK_RUN_ID", "17"}, {"LMK_PROGRESS_JSON", "1"}, {"LMK_NOTE", "it's $HOME"}};
+  return spec;
+}
+
+TEST(SlurmScript, FullOptionSetHasEveryDirectiveOnce) {
+  const std::string script = slurm_script(full_options(), full_spec());
+  EXPECT_EQ(script.rfind("#!/bin/bash\n", 0), 0u);
+  for (const char* directive :
+       {"#SBATCH --job-name='lmk-17-finetune/lmk var'\n",
+        "#SBATCH --chdir='/scratch/it\\'s here'\n",
+        "#SBATCH --output='/scratch/it\\'s here/logs/17.log'\n", "#SBATCH --open-mode=append\n",
+        "#SBATCH --nodes=2\n", "#SBATCH --ntasks-per-node=4\n", "#SBATCH --gpus-per-node=4\n",
+        "#SBATCH --cpus-per-task=8\n", "#SBATCH --mem=64G\n", "#SBATCH --time=1-00:00:00\n",
+        "#SBATCH --partition=gpu\n", "#SBATCH --account='proj 7'\n", "#SBATCH --qos=normal\n",
+        "#SBATCH --constraint='a100&ib'\n", "#SBATCH --signal=B:USR1@300\n", "#SBATCH --requeue\n",
+        "#SBATCH --exclusive\n", "#SBATCH --mail-type=END\n"})
+    EXPECT_EQ(count(script, directive), 1u) << directive << "\n" << script;
+  // All directives come before the first command (sbatch stops reading them there).
+  EXPECT_LT(script.rfind("#SBATCH"), script.find("\necho "));
+  EXPECT_EQ(count(script, "--dependency"), 0u);  // on sbatch's command line instead
+  // Setup lines in order, before set -u; the exports quoted for the shell.
+  EXPECT_LT(script.find("module load cuda/12.1\n"), script.find("source /opt/venv/bin/activate\n"));
+  EXPECT_LT(script.find("source /opt/venv/bin/activate\n"), script.find("set -u\n"));
+  EXPECT_NE(script.find("export LMK_RUN_ID='17'\n"), std::string::npos);
+  EXPECT_NE(script.find("export LMK_NOTE='it'\\''s $HOME'\n"), std::string::npos);
+  // 8 tasks: srun, which does not take --cpus-per-task from the job's environment (22.05).
+  EXPECT_NE(script.find("srun --kill-on-bad-exit=1 --cpus-per-task=8 '/opt/lmk/bin/lmk' 'train' "
+                        "'--config' '/scratch/a b/finetune.toml' '--auto-resume' &\n"),
+            std::string::npos)
+      << script;
+  EXPECT_NE(script.find("'scancel' --signal=TERM \"$SLURM_JOB_ID\""), std::string::npos);
+  EXPECT_NE(script.find("trap 'lmk_stop USR1' USR1\n"), std::string::npos);
+  EXPECT_NE(script.find("trap 'lmk_stop TERM' TERM\n"), std::string::npos);
+  EXPECT_NE(script.find("\"$lmk_rc\" -eq 75 ]"), std::string::npos);
+  EXPECT_NE(script.find("'scontrol' requeue \"$SLURM_JOB_ID\" && exit 0\n"), std::string::npos);
+  EXPECT_NE(script.find("attempt ${SLURM_RESTART_COUNT:-0}"), std::string::npos);
+  EXPECT_EQ(script.substr(script.size() - 15), "exit \"$lmk_rc\"\n");
+  // The script is valid bash.
+  TempDir dir;
+  const auto check = testing::run_shell("bash -n " + dir.write("job.sh", script));
+  EXPECT_EQ(check.code, 0) << check.output;
+}
+
+TEST(SlurmScript, OneTaskRunsTheCommandItselfWithoutOptionalDirectives) {
+  SlurmOptions o;
+  o.signal_seconds = 0;
+  o.requeue = false;
+  o.bin_dir = "/opt/slurm/bin";
+  SlurmJobSpec spec;
+  spec.command = {"sh", "-c", "echo hi"};
+  const std::string script = slurm_script(o, spec);
+  EXPECT_EQ(count(script, "srun"), 0u) << script;
+  EXPECT_NE(script.find("\n'sh' '-c' 'echo hi' &\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("kill -TERM \"$lmk_pid\""), std::string::npos);
+  for (const char* absent : {"--job-name", "--chdir", "--output", "--gpus-per-node",
+                             "--cpus-per-task", "--mem", "--time", "--partition", "--account",
+                             "--qos", "--constraint", "--signal", "--requeue", "requeue \""})
+    EXPECT_EQ(count(script, absent), 0u) << absent;
+  EXPECT_EQ(count(script, "#SBATCH --nodes=1\n"), 1u);
+  EXPECT_EQ(count(script, "#SBATCH --ntasks-per-node=1\n"), 1u);
+
+  o.ntasks_per_node = 2;
+  o.requeue = true;
+  const std::string two = slurm_script(o, spec);
+  EXPECT_NE(two.find("\nsrun --kill-on-bad-exit=1 'sh' '-c' 'echo hi' &\n"), std::string::npos);
+  EXPECT_NE(two.find("'/opt/slurm/bin/scancel' --signal=TERM"), std::string::npos);
+  EXPECT_NE(two.find("'/opt/slurm/bin/scontrol' requeue"), std::string::npos);
+}
+
+TEST(SlurmScript, DependenciesGoOnSbatchsCommandLine) {
+  SlurmJobSpec spec;
+  EXPECT_EQ(sbatch_arguments(spec, "/j/x y.sh"),
+            (std::vector<std::string>{"--parsable", "/j/x y.sh"}));
+  spec.after_ok = {"12", "13"};
+  EXPECT_EQ(sbatch_arguments(spec, "/j/x.sh"),
+            (std::vector<std::string>{"--parsable", "--dependency=afterok:12:13",
+                                      "--kill-on-invalid-dep=yes", "/j/x.sh"}));
+  spec.after_ok = {"12;rm"};
+  EXPECT_NE(error_of([&] { sbatch_arguments(spec, "x.sh"); }).find("'12;rm' is not a job id"),
+            std::string::npos);
+}
+
+TEST(SlurmScript, LineBreaksAreRejectedEverywhere) {
+  const auto with = [](auto change) {
+    SlurmOptions o;
+    SlurmJobSpec spec;
+    spec.command = {"true"};
+    change(o, spec);
+    return error_of([&] { slurm_script(o, spec); });
+  };
+  EXPECT_NE(with([](SlurmOptions& o, SlurmJobSpec&) {
+              o.partition = "gpu\n#SBATCH --x";
+            }).find("slurm.partition: must not contain a line break"),
+            std::string::npos);
+  EXPECT_NE(with([](SlurmOptions& o, SlurmJobSpec&) {
+              o.setup = {"ok", "a\rb"};
+            }).find("slurm.setup"),
+            std::string::npos);
+  EXPECT_NE(with([](SlurmOptions& o, SlurmJobSpec&) {
+              o.extra = {"--comment=a\nrm -rf /"};
+            }).find("slurm.extra"),
+            std::string::npos);
+  EXPECT_NE(with([](SlurmOptions& o, SlurmJobSpec&) {
+              o.command_prefix = {"ssh", "h\n"};
+            }).find("slurm.command_prefix"),
+            std::string::npos);
+  EXPECT_NE(with([](SlurmOptions& o, SlurmJobSpec&) {
+              o.bin_dir = std::string("a\0b", 3);
+            }).find("slurm.bin_dir"),
+            std::string::npos);
+  EXPECT_NE(with([](SlurmOptions&, SlurmJobSpec& s) {
+              s.log_path = "x.log\necho pwned";
+            }).find("log_path: must not contain a line break"),
+            std::string::npos);
+  EXPECT_NE(with([](SlurmOptions&, SlurmJobSpec& s) { s.name = "a\nb"; }).find(": name"),
+            std::string::npos);
+  EXPECT_NE(with([](SlurmOptions&, SlurmJobSpec& s) {
+              s.env = {{"A;B", "1"}};
+            }).find("'A;B' is not a variable name"),
+            std::string::npos);
+  EXPECT_NE(with([](SlurmOptions&, SlurmJobSpec& s) { s.command.clear(); }).find("no command"),
+            std::string::npos);
+  // Inside the command and the exports a newline is only a character of a quoted word.
+  SlurmJobSpec spec;
+  spec.command = {"printf", "%s", "two\nlines"};
+  spec.env = {{"NOTE", "a\nb"}};
+  EXPECT_NO_THROW(slurm_script(SlurmOptions{}, spec));
+}
+
+TEST(SlurmOptions, ReadFromTheSlurmTableWithChecks) {
+  TempDir dir;
+  const auto read = [&](const std::string& body) {
+    const std::string path = dir.write("s.toml", "[slurm]\n" + body);
+    TomlConfig toml(path, {{"slurm", slurm_option_keys()}});
+    SlurmOptions o;
+    read_slurm_options(toml, o);
+    return o;
+  };
+  const SlurmOptions o = read(R"(partition = "gpu"
+account = "a"
+qos = "q"
+constraint = "c"
+mem = "16G"
+time = "02:00:00"
+nodes = 2
+ntasks_per_node = 4
+gpus_per_node = 4
+cpus_per_task = 8
+extra = ["--exclusive"]
+setup = ["module load x"]
+command_prefix = ["ssh", "login"]
+signal_seconds = 60
+requeue = false
+bin_dir = "/opt/slurm/bin"
+)");
+  EXPECT_EQ(o.partition, "gpu");
+  EXPECT_EQ(o.mem, "16G");
+  EXPECT_EQ(o.time, "02:00:00");
+  EXPECT_EQ(o.nodes, 2);
+  EXPECT_EQ(o.ntasks_per_node, 4);
+  EXPECT_EQ(o.gpus_per_node, 4);
+  EXPECT_EQ(o.cpus_per_task, 8);
+  EXPECT_EQ(o.extra, std::vector<std::string>{"--exclusive"});
+  EXPECT_EQ(o.command_prefix, (std::vector<std::string>{"ssh", "login"}));
+  EXPECT_EQ(o.signal_seconds, 60);
+  EXPECT_FALSE(o.requeue);
+  EXPECT_EQ(o.bin_dir, "/opt/slurm/bin");
+  const SlurmOptions defaults = read("");
+  EXPECT_EQ(defaults.signal_seconds, 120);
+  EXPECT_TRUE(defaults.requeue);
+  for (const char* time : {"30", "90:30", "1-0", "1-12:30", "7-00:00:00", "UNLIMITED"})
+    EXPECT_NO_THROW(read(std::string("time = \"") + time + "\"\n")) << time;
+  for (const char* mem : {"4000", "4000M", "16G", "1T", "0"})
+    EXPECT_NO_THROW(read(std::string("mem = \"") + mem + "\"\n")) << mem;
+
+  const std::string file = (dir.path() / "s.toml").string();
+  const auto error = [&](const std::string& body) { return error_of([&] { read(body); }); };
+  EXPECT_EQ(error("time = \"2h\"\n").rfind(file + ": slurm.time: '2h' is not a Slurm time", 0), 0u);
+  EXPECT_EQ(error("time = \"1:2:3:4\"\n").rfind(file + ": slurm.time", 0), 0u);
+  EXPECT_EQ(error("time = \"10:99\"\nsignal_seconds = 0\n").rfind(file + ": slurm.time", 0), 0u);
+  EXPECT_EQ(error("time = \"1-24\"\n").rfind(file + ": slurm.time", 0), 0u);
+  EXPECT_EQ(error("mem = \"16GB\"\n").rfind(file + ": slurm.mem: '16GB' is not a memory size", 0),
+            0u);
+  EXPECT_EQ(error("mem = \"G\"\n").rfind(file + ": slurm.mem", 0), 0u);
+  EXPECT_EQ(error("nodes = 0\n").rfind(file + ": slurm.nodes", 0), 0u);
+  EXPECT_EQ(error("gpus_per_node = -1\n").rfind(file + ": slurm.gpus_per_node", 0), 0u);
+  EXPECT_EQ(error("extra = [\"exclusive\"]\n")
+                .rfind(file + ": slurm.extra: 'exclusive' is not an sbatch option", 0),
+            0u);
+  EXPECT_EQ(error("setup = [\"a\\nb\"]\n").rfind(file + ": slurm.setup: must not contain", 0), 0u);
+  EXPECT_EQ(error("time = \"00:01:00\"\n")
+                .rfind(file + ": slurm.signal_seconds: 120 s is not below the time limit", 0),
+            0u);
+  EXPECT_EQ(error("signal_seconds = 70000\n").rfind(file + ": slurm.signal_seconds", 0), 0u);
+  EXPECT_EQ(error("command_prefix = [\"ssh\", \"\"]\n").rfind(file + ": slurm.command_prefix", 0),
+            0u);
+  EXPECT_EQ(error("partiton = \"x\"\n").rfind(file + ": slurm.partiton: unknown key", 0), 0u);
+}
+
+// Captured from Slurm 22.05 (the fixture's cluster): sbatch --parsable, squeue -h -t all -O
+// 'JobID:|,State:|,Reason:|,exit_code:|', sacct -c -n -P -X -o JobIDRaw,State,ExitCode,Reason.
+TEST(SlurmParse, SbatchOutput) {
+  EXPECT_EQ(parse_sbatch_output("123\n"), "123");
+  EXPECT_EQ(parse_sbatch_output("123;lmktest\n"), "123");
+  EXPECT_EQ(parse_sbatch_output("sbatch: site notice\n456\n"), "456");
+  EXPECT_EQ(parse_sbatch_output("Submitted batch job 7\n"), "");
+  EXPECT_EQ(parse_sbatch_output(""), "");
+  EXPECT_EQ(parse_sbatch_output(std::string("\0\xff;;\n|", 6)), "");
+}
+
+TEST(SlurmParse, SqueueLines) {
+  const auto jobs = parse_squeue(
+      "7|CANCELLED|DependencyNeverSatisfied|0|\n"
+      "6|FAILED|NonZeroExitCode|768|\n"
+      "3|FAILED|NonZeroExitCode|35072|\n"
+      "8|PENDING|DependencyNeverSatisfied|0|\n"
+      "9|RUNNING|None|0|\n"
+      "4|COMPLETED|None|0|\n"
+      "11|CANCELLED|None|15|\n"
+      "12_3|RUNNING|None|0|\n"
+      "garbage\n|||\n");
+  ASSERT_EQ(jobs.size(), 7u);
+  EXPECT_EQ(jobs.at("7").state, "CANCELLED");
+  EXPECT_EQ(jobs.at("7").status, SlurmStatus::Killed);
+  EXPECT_EQ(jobs.at("7").reason, "DependencyNeverSatisfied");
+  EXPECT_EQ(jobs.at("6").exit_code, 3);
+  EXPECT_EQ(jobs.at("6").status, SlurmStatus::Failed);
+  EXPECT_EQ(jobs.at("3").exit_code, 137);
+  EXPECT_EQ(jobs.at("8").status, SlurmStatus::Pending);
+  EXPECT_EQ(jobs.at("8").exit_code, -1);
+  EXPECT_EQ(jobs.at("9").status, SlurmStatus::Running);
+  EXPECT_EQ(jobs.at("9").reason, "");
+  EXPECT_EQ(jobs.at("9").exit_code, -1);  // not ended: no exit code yet
+  EXPECT_EQ(jobs.at("4").status, SlurmStatus::Finished);
+  EXPECT_EQ(jobs.at("4").exit_code, 0);
+  EXPECT_EQ(jobs.at("11").exit_code, 0);
+  EXPECT_EQ(jobs.at("11").exit_signal, 15);
+  EXPECT_TRUE(parse_squeue("").empty());
+  EXPECT_TRUE(parse_squeue(std::string("1|\0|x|y|\n\xff", 12)).size() <= 1);
+}
+
+TEST(SlurmParse, SacctLinesTheLastOfAJobWins) {
+  // A requeued job has a record per attempt in the completion file, in the order they ended.
+  const auto jobs = parse_sacct(
+      "6|FAILED|3:0|\n"
+      "7|CANCELLED|0:0|\n"
+      "4|PENDING|0:0|\n"
+      "4|COMPLETED|0:0|\n"
+      "12|CANCELLED by 0|0:15|\n"
+      "12.batch|CANCELLED|0:15|\n"
+      "13|TIMEOUT|0:0\n"
+      "14|OUT_OF_MEMORY|0:125|\n"
+      "15|RUNNING|0:0|None\n"
+      "junk|x\n\n");
+  ASSERT_EQ(jobs.size(), 7u);
+  EXPECT_EQ(jobs.at("6").exit_code, 3);
+  EXPECT_EQ(jobs.at("6").status, SlurmStatus::Failed);
+  EXPECT_EQ(jobs.at("7").status, SlurmStatus::Killed);
+  EXPECT_EQ(jobs.at("4").state, "COMPLETED");
+  EXPECT_EQ(jobs.at("4").status, SlurmStatus::Finished);
+  EXPECT_EQ(jobs.at("12").state, "CANCELLED");
+  EXPECT_EQ(jobs.at("12").exit_signal, 15);
+  EXPECT_EQ(jobs.at("13").status, SlurmStatus::Failed);
+  EXPECT_EQ(jobs.at("14").status, SlurmStatus::Failed);
+  EXPECT_EQ(jobs.at("15").status, SlurmStatus::Running);
+  EXPECT_EQ(jobs.at("15").exit_code, -1);
+  EXPECT_TRUE(parse_sacct("Slurm accounting storage is disabled\n").empty());
+  EXPECT_TRUE(parse_sacct("1|COMPLETED|x:y|\n").at("1").exit_code == -1);
+}
+
+TEST(SlurmStatus, EveryStateMaps) {
+  const std::map<SlurmStatus, std::vector<std::string>> table = {
+      {SlurmStatus::Pending,
+       {"PENDING", "CONFIGURING", "REQUEUED", "REQUEUE_FED", "REQUEUE_HOLD", "RESIZING",
+        "SUSPENDED"}},
+      {SlurmStatus::Running, {"RUNNING", "COMPLETING", "STAGE_OUT", "SIGNALING"}},
+      {SlurmStatus::Finished, {"COMPLETED"}},
+      {SlurmStatus::Failed,
+       {"FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE", "TIMEOUT"}},
+      {SlurmStatus::Killed, {"CANCELLED", "CANCELLED by 1000", "PREEMPTED", "REVOKED"}},
+      {SlurmStatus::Unknown, {"", "SPECIAL_EXIT", "nonsense", "completed?"}}};
+  for (const auto& [status, states] : table)
+    for (const std::string& state : states)
+      EXPECT_EQ(slurm_status(state), status) << "'" << state << "'";
+  EXPECT_EQ(slurm_status("completed"), SlurmStatus::Finished);
+  EXPECT_STREQ(slurm_status_name(SlurmStatus::Killed), "killed");
+}
+
+TEST(SlurmCommand, PrefixTakesOneShellStringThatSurvivesSh) {
+  SlurmOptions o;
+  EXPECT_EQ(slurm_command(o, "squeue", {"-h"}), (std::vector<std::string>{"squeue", "-h"}));
+  o.bin_dir = "/opt/slurm/bin";
+  EXPECT_EQ(slurm_command(o, "squeue", {"-h"}),
+            (std::vector<std::string>{"/opt/slurm/bin/squeue", "-h"}));
+  o.bin_dir = "";
+  o.command_prefix = {"ssh", "-q", "login-node"};
+  const std::vector<std::string> words = {"a b", "it's", "$HOME", "`id`", "x\"y", "*", "--o=1;2"};
+  const auto argv = slurm_command(o, "printf", [&] {
+    std::vector<std::string> args = {"<%s>\\n"};
+    args.insert(args.end(), words.begin(), words.end());
+    return args;
+  }());
+  ASSERT_EQ(argv.size(), 4u);
+  EXPECT_EQ(argv[0], "ssh");
+  EXPECT_EQ(argv[2], "login-node");
+  // What the remote shell does with the string: the words come back unchanged.
+  const auto r = testing::run_shell("sh -c " + shell_quote(argv[3]));
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::string expected;
+  for (const std::string& w : words) expected += "<" + w + ">\n";
+  EXPECT_EQ(r.output, expected);
+}
+
+TEST(SlurmClientErrors, MissingProgramsAreNamed) {
+  TempDir dir;
+  fs::create_directories(dir.path() / "empty");
+  SlurmJobSpec spec;
+  spec.command = {"true"};
+  SlurmOptions o;
+  o.bin_dir = (dir.path() / "empty").string();
+  SlurmClient client(o);
+  std::string message = error_of([&] { client.submit(spec, (dir.path() / "j.sh").string()); });
+  EXPECT_NE(message.find(o.bin_dir + "/sbatch not found (check [slurm] bin_dir)"),
+            std::string::npos)
+      << message;
+  EXPECT_TRUE(fs::exists(dir.path() / "j.sh"));  // the script was written first
+  message = error_of([&] { client.poll({"1"}); });
+  EXPECT_NE(message.find("squeue not found"), std::string::npos) << message;
+
+  // The prefix's program, and a Slurm program missing at the other end of the prefix.
+  o.command_prefix = {(dir.path() / "no-ssh").string(), "login"};
+  message = error_of([&] { SlurmClient(o).cancel("5"); });
+  EXPECT_NE(message.find("no-ssh not found on PATH (the first word of [slurm] command_prefix)"),
+            std::string::npos)
+      << message;
+  const std::string fake_ssh = dir.write("ssh", "#!/bin/sh\nshift\nexec sh -c \"$*\"\n");
+  fs::permissions(fake_ssh, fs::perms::owner_all);
+  o.command_prefix = {fake_ssh, "login"};
+  message = error_of([&] { SlurmClient(o).cancel("5"); });
+  EXPECT_NE(message.find("scancel not found through '" + fake_ssh + " login'"), std::string::npos)
+      << message;
+
+  // A command that does not answer is killed after the timeout, with what it runs under it.
+  fs::create_directories(dir.path() / "slow");
+  const std::string sleeper = dir.write("slow/squeue", "#!/bin/sh\nsleep 30 &\nwait\n");
+  fs::permissions(sleeper, fs::perms::owner_all);
+  o.command_prefix.clear();
+  o.bin_dir = (dir.path() / "slow").string();
+  SlurmClient slow(o);
+  slow.set_timeout(0.5);
+  const auto start = std::chrono::steady_clock::now();
+  message = error_of([&] { slow.poll({"1"}); });
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5);
+  EXPECT_NE(
+      message.find(o.bin_dir + "/squeue -h -t all -j 1 -O JobID:|,State:|,Reason:|,exit_code:|: "
+                               "no answer within 0.5 s (killed)"),
+      std::string::npos)
+      << message;
+}
+
+// ---- Against a real cluster: one for the suite (a start takes ~1.5 s). ----
+
+const char* const kEnded = "finished failed killed";
+
+class SlurmClientTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    why_not_ = SlurmCluster::unavailable();
+    if (!why_not_.empty()) return;
+    try {
+      cluster_ = std::make_unique<SlurmCluster>();
+    } catch (const std::exception& e) {
+      why_not_ = e.what();
+    }
+  }
+  static void TearDownTestSuite() { cluster_.reset(); }
+  void SetUp() override {
+    if (!why_not_.empty()) GTEST_SKIP() << why_not_;
+  }
+
+  static SlurmClient client(SlurmOptions options = {}) {
+    return SlurmClient(std::move(options), {{"SLURM_CONF", cluster_->conf().string()}});
+  }
+  // A job running `sh -c SCRIPT` in work()/NAME with its log there.
+  static SlurmJobSpec job(const std::string& name, const std::string& script) {
+    SlurmJobSpec spec;
+    spec.name = name;
+    spec.work_dir = (cluster_->work() / name).string();
+    spec.log_path = (cluster_->work() / name / "job.log").string();
+    spec.command = {"sh", "-c", script};
+    return spec;
+  }
+  static std::string script_path(const std::string& name) {
+    return (cluster_->work() / name / "job.sh").string();
+  }
+  // Polls the job until its status is one of `statuses` (space-separated names) or `seconds`
+  // pass; returns the last state.
+  static SlurmJobState wait_for(SlurmClient& slurm, const std::string& id,
+                                const std::string& statuses, int seconds = 30) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    SlurmJobState state;
+    for (;;) {
+      state = slurm.poll({id}).at(id);
+      if ((" " + statuses + " ").find(std::string(" ") + slurm_status_name(state.status) + " ") !=
+          std::string::npos)
+        return state;
+      if (std::chrono::steady_clock::now() > deadline) return state;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
+  static bool eventually(const std::function<bool()>& done, int seconds = 20) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return true;
+  }
+
+  static std::unique_ptr<SlurmCluster> cluster_;
+  static std::string why_not_;
+};
+
+std::unique_ptr<SlurmCluster> SlurmClientTest::cluster_;
+std::string SlurmClientTest::why_not_;
+
+TEST_F(SlurmClientTest, ShellJobFinishes) {
+  SlurmClient slurm = client();
+  // A folder, a name and a value that need quoting in #SBATCH lines and in the shell.
+  SlurmJobSpec spec = job("it's a dir", "echo \"$LMK_NOTE\" > out.txt");
+  spec.name = "it's a \\ #job";
+  spec.env = {{"LMK_NOTE", "it's $HOME `x`"}};
+  const std::string id = slurm.submit(spec, script_path("it's a dir"));
+  const SlurmJobState state = wait_for(slurm, id, kEnded);
+  EXPECT_EQ(state.state, "COMPLETED") << slurp(spec.log_path) << cluster_->logs();
+  EXPECT_EQ(state.status, SlurmStatus::Finished);
+  EXPECT_EQ(state.exit_code, 0);
+  EXPECT_EQ(state.source, "squeue");  // no accounting database here
+  EXPECT_EQ(slurp(fs::path(spec.work_dir) / "out.txt"), "it's $HOME `x`\n");
+  EXPECT_EQ(cluster_->run("squeue -h -t all -j " + id + " -o %j").output, spec.name + "\n");
+  const std::string log = slurp(spec.log_path);
+  EXPECT_EQ(log.rfind("[lmk] job " + id + " attempt 0 on ", 0), 0u) << log;
+  EXPECT_NE(log.find("[lmk] the command exited with 0"), std::string::npos) << log;
+  // Ids no one knows: unknown, with no error.
+  const auto states = slurm.poll({id, "999999"});
+  EXPECT_EQ(states.at("999999").state, "");
+  EXPECT_EQ(states.at("999999").status, SlurmStatus::Unknown);
+  EXPECT_EQ(slurm.poll({"999998"}).at("999998").status, SlurmStatus::Unknown);
+}
+
+TEST_F(SlurmClientTest, FailingJobGivesItsExitCode) {
+  SlurmClient slurm = client();
+  const SlurmJobSpec spec = job("fails", "exit 3");
+  const std::string id = slurm.submit(spec, script_path("fails"));
+  const SlurmJobState state = wait_for(slurm, id, kEnded);
+  EXPECT_EQ(state.state, "FAILED") << slurp(spec.log_path);
+  EXPECT_EQ(state.status, SlurmStatus::Failed);
+  EXPECT_EQ(state.exit_code, 3);
+  EXPECT_EQ(state.reason, "NonZeroExitCode");
+}
+
+TEST_F(SlurmClientTest, CancelKillsARunningJob) {
+  SlurmClient slurm = client();
+  const SlurmJobSpec spec = job("cancel", "echo started; exec sleep 60");
+  const std::string id = slurm.submit(spec, script_path("cancel"));
+  EXPECT_EQ(wait_for(slurm, id, std::string("running ") + kEnded).status, SlurmStatus::Running);
+  slurm.cancel(id);
+  const SlurmJobState state = wait_for(slurm, id, kEnded);
+  EXPECT_EQ(state.state, "CANCELLED") << slurp(spec.log_path);
+  EXPECT_EQ(state.status, SlurmStatus::Killed);
+  EXPECT_NO_THROW(slurm.cancel(id));  // ended: nothing to do
+  // A signal to a job that ended is Slurm's error.
+  const std::string message = error_of([&] { slurm.signal(id, "USR1"); });
+  EXPECT_NE(message.find("Invalid job id specified"), std::string::npos) << message;
+}
+
+TEST_F(SlurmClientTest, JobAfterAFailedJobNeverRuns) {
+  SlurmClient slurm = client();
+  const std::string first = slurm.submit(job("dep-a", "sleep 1; exit 3"), script_path("dep-a"));
+  SlurmJobSpec spec = job("dep-b", "touch ran");
+  spec.after_ok = {first};
+  const std::string second = slurm.submit(spec, script_path("dep-b"));
+  EXPECT_EQ(slurm.poll({second}).at(second).reason, "Dependency");
+  // --kill-on-invalid-dep=yes: cancelled once the dependency failed (without it the job would
+  // stay PENDING with reason DependencyNeverSatisfied).
+  const SlurmJobState state = wait_for(slurm, second, kEnded);
+  EXPECT_EQ(state.state, "CANCELLED");
+  EXPECT_EQ(state.status, SlurmStatus::Killed);
+  EXPECT_EQ(state.reason, "DependencyNeverSatisfied");
+  EXPECT_EQ(slurm.poll({first}).at(first).status, SlurmStatus::Failed);
+  EXPECT_FALSE(fs::exists(fs::path(spec.work_dir) / "ran"));
+}
+
+TEST_F(SlurmClientTest, Usr1StopsTheCommandAndTheJobResumesAfterARequeue) {
+  SlurmClient slurm = client();
+  // First attempt: works until TERM, then "saves a checkpoint" and exits 75; the requeued
+  // attempt (SLURM_RESTART_COUNT=1) finishes.
+  const std::string work = R"(
+if [ "${SLURM_RESTART_COUNT:-0}" -ge 1 ]; then echo "resumed"; exit 0; fi
+trap 'echo "checkpoint written"; kill $sleeper; exit 75' TERM
+echo "working"
+sleep 60 & sleeper=$!
+wait
+)";
+  const SlurmJobSpec spec = job("requeue", work);
+  const std::string id = slurm.submit(spec, script_path("requeue"));
+  ASSERT_TRUE(eventually([&] { return slurp(spec.log_path).find("working") != std::string::npos; }))
+      << slurp(spec.log_path) << cluster_->logs();
+  slurm.signal(id, "USR1");
+  // Requeued: PENDING until BeginTime, requeue time + 121 s (cred_expire + 1); the test
+  // moves it to now.
+  const SlurmJobState pending = wait_for(slurm, id, "pending finished failed killed");
+  EXPECT_EQ(pending.status, SlurmStatus::Pending) << slurp(spec.log_path);
+  EXPECT_TRUE(eventually([&] { return slurm.poll({id}).at(id).reason == "BeginTime"; }))
+      << slurm.poll({id}).at(id).reason;
+  // It starts again once its first attempt's credential expired (the fixture's cred_expire =
+  // 10 s; moving StartTime earlier gets the attempt killed: "Job credential revoked").
+  const SlurmJobState state = wait_for(slurm, id, kEnded);
+  const std::string log = slurp(spec.log_path);
+  EXPECT_EQ(state.state, "COMPLETED") << log;
+  EXPECT_EQ(state.exit_code, 0);
+  // --open-mode=append: both attempts' lines, in order.
+  const std::vector<std::string> in_order = {
+      "[lmk] job " + id + " attempt 0 on ",
+      "working",
+      "[lmk] USR1 received: stopping the command",
+      "checkpoint written",
+      "[lmk] the command exited with 75",
+      "[lmk] stopped before the time limit with a checkpoint: requeueing",
+      "[lmk] job " + id + " attempt 1 on ",
+      "resumed",
+      "[lmk] the command exited with 0"};
+  size_t at = 0;
+  for (const std::string& line : in_order) {
+    const size_t found = log.find(line, at);
+    ASSERT_NE(found, std::string::npos) << "'" << line << "' missing after offset " << at << "\n"
+                                        << log;
+    at = found + line.size();
+  }
+}
+
+TEST_F(SlurmClientTest, TwoTasksRunUnderSrun) {
+  SlurmOptions options;
+  options.ntasks_per_node = 2;
+  SlurmClient slurm = client(options);
+  const SlurmJobSpec spec = job("two-tasks", "echo \"rank $SLURM_PROCID of $SLURM_NTASKS\"");
+  const std::string id = slurm.submit(spec, script_path("two-tasks"));
+  const SlurmJobState state = wait_for(slurm, id, kEnded);
+  const std::string log = slurp(spec.log_path);
+  EXPECT_EQ(state.state, "COMPLETED") << log;
+  EXPECT_NE(log.find("rank 0 of 2\n"), std::string::npos) << log;
+  EXPECT_NE(log.find("rank 1 of 2\n"), std::string::npos) << log;
+}
+
+TEST_F(SlurmClientTest, CommandsGoThroughTheCommandPrefix) {
+  // ssh as the prefix sees it: the host, then one string for the remote shell.
+  const fs::path ssh = cluster_->work() / "fake ssh";
+  std::ofstream(ssh) << "#!/bin/sh\necho \"$1\" >> " << shell_quote((ssh.string() + ".hosts"))
+                     << "\nshift\nexport SLURM_CONF=" << shell_quote(cluster_->conf().string())
+                     << "\nexec sh -c \"$*\"\n";
+  fs::permissions(ssh, fs::perms::owner_all);
+  SlurmOptions options;
+  options.command_prefix = {ssh.string(), "login-node"};
+  SlurmClient slurm(options);  // no SLURM_CONF here: only the fake ssh sets it
+  const SlurmJobSpec spec = job("prefix 'x'", "echo via prefix");
+  const std::string id = slurm.submit(spec, script_path("prefix 'x'"));
+  const SlurmJobState state = wait_for(slurm, id, kEnded);
+  EXPECT_EQ(state.state, "COMPLETED") << slurp(spec.log_path);
+  EXPECT_NE(slurp(spec.log_path).find("via prefix\n"), std::string::npos);
+  EXPECT_NO_THROW(slurm.cancel(id));
+  const std::string hosts = slurp(ssh.string() + ".hosts");
+  EXPECT_GE(count(hosts, "login-node\n"), 3u) << hosts;  // sbatch, the polls, scancel
+  EXPECT_EQ(count(hosts, "login-node\n") * std::string("login-node\n").size(), hosts.size());
+}
+
+// A cluster of its own: restarted (squeue forgets, the job completion file stays), then stopped.
+TEST(SlurmClientRestart, PollReadsTheCompletionFileAndAStoppedControllerFailsSubmit) {
+  const std::string why = SlurmCluster::unavailable();
+  if (!why.empty()) GTEST_SKIP() << why;
+  SlurmCluster cluster;
+  SlurmClient slurm(SlurmOptions{}, {{"SLURM_CONF", cluster.conf().string()}});
+  SlurmJobSpec spec;
+  spec.work_dir = cluster.work().string();
+  spec.log_path = (cluster.work() / "restart.log").string();
+  spec.command = {"sh", "-c", "exit 4"};
+  const std::string id = slurm.submit(spec, (cluster.work() / "restart.sh").string());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (slurm.poll({id}).at(id).status != SlurmStatus::Failed &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+
+  cluster.stop();
+  const auto restart = testing::run_shell(
+      "LMK_SLURM_OWNER_PID=" + std::to_string(::getpid()) + " " + LMK_SOURCE_DIR +
+      "/tests/support/slurm_cluster.sh start " + cluster.dir().string());
+  ASSERT_EQ(restart.code, 0) << restart.output;
+  // The new controller does not know the job (squeue fails for a single unknown id).
+  EXPECT_NE(cluster.state(id).find("Invalid job id specified"), std::string::npos);
+  const SlurmJobState state = slurm.poll({id}).at(id);
+  EXPECT_EQ(state.source, "sacct -c");
+  EXPECT_EQ(state.state, "FAILED");
+  EXPECT_EQ(state.exit_code, 4);
+
+  cluster.stop();
+  const auto start = std::chrono::steady_clock::now();
+  const std::string message =
+      error_of([&] { slurm.submit(spec, (cluster.work() / "restart.sh").string()); });
+  std::cout << "sbatch gave up after "
+            << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()
+            << " s\n";
+  EXPECT_NE(message.find("sbatch " + (cluster.work() / "restart.sh").string() +
+                         " failed (exit 1): sbatch: error: Batch job submission failed: Unable to "
+                         "contact slurm controller"),
+            std::string::npos)
+      << message;
+}
+
+}  // namespace
+}  // namespace lmk
