@@ -6,6 +6,7 @@
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "app/commands.h"
@@ -210,6 +211,10 @@ EvalOutcome evaluate_classification_dataset(const EvalArgs& args, const DatasetI
 
 int run_eval(const EvalArgs& args) {
   const auto start = std::chrono::steady_clock::now();
+  // A job system may have created the run already (checked before any work).
+  const std::optional<int64_t> adopted_run = run_id_from_environment();
+  if (adopted_run && args.db.empty())
+    throw InputError("LMK_RUN_ID is set but the command has no results store (--db)");
   const DatasetInfo dataset = read_dataset_info(args.dataset);
   const std::string split = args.split.empty() ? dataset.split : args.split;
   const LoadedModel model = load_model_folder(args.model);
@@ -246,7 +251,11 @@ int run_eval(const EvalArgs& args) {
   // The run is recorded first, so a failure is stored as FAILED with its message.
   std::optional<ResultsStore> store;
   int64_t run_id = 0;
-  if (!args.db.empty()) {
+  if (adopted_run) {
+    store.emplace(args.db);
+    adopt_run(*store, *adopted_run, "eval", config);
+    run_id = *adopted_run;
+  } else if (!args.db.empty()) {
     store.emplace(args.db);
     NewRun run;
     run.kind = "eval";
@@ -258,6 +267,8 @@ int run_eval(const EvalArgs& args) {
                    : args.run_name;
     run.config = config;
     run_id = store->create_run(store->get_or_create_experiment(args.experiment), run);
+  }
+  if (store) {
     store->set_run_info(run_id, host_name(), args.device, code_revision());
     store->set_run_status(run_id, RunStatus::Running);
   }
@@ -318,7 +329,9 @@ Runner add_eval_command(CLI::App& app) {
                   "truncate queries (0: as documents)");
   cmd->add_option("--batch-size", args->batch_size, "texts per batch")->capture_default_str();
   cmd->add_option("--k", args->ks, "metric cutoffs")->capture_default_str();
-  cmd->add_option("--db", args->db, "results database (SQLite) to record the run in");
+  cmd->add_option("--db", args->db,
+                  "results database (SQLite) to record the run in (with $LMK_RUN_ID: into that "
+                  "existing eval run)");
   cmd->add_option("--experiment", args->experiment, "experiment name in the database")
       ->capture_default_str();
   cmd->add_option("--run-name", args->run_name, "run name (default: model-pooling-dataset)");

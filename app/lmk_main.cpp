@@ -45,7 +45,8 @@ int main(int argc, char** argv) {
   }
 
   // Commands that run the model get the thread and memory settings measured fastest here.
-  for (const char* heavy : {"encode", "attention", "inspect", "model", "eval", "train", "pretrain"}) {
+  for (const char* heavy :
+       {"encode", "attention", "inspect", "model", "eval", "train", "pretrain"}) {
     if (app.got_subcommand(heavy)) {
       lmk::prefer_passive_openmp(argv);
       lmk::configure_memory();
@@ -59,6 +60,9 @@ int main(int argc, char** argv) {
       if (sub->parsed()) return run();
     }
     return 2;
+  } catch (const lmk::Stopped& e) {
+    std::cerr << "lmk: " << e.what() << "\n";
+    return lmk::kExitStopped;
   } catch (const lmk::InputError& e) {
     std::cerr << "lmk: error: " << e.what() << "\n";
     return 2;

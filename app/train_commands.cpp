@@ -5,8 +5,10 @@
 
 #include "app/commands.h"
 #include "core/train/contrastive.h"
+#include "core/train/loop.h"
 #include "core/train/pretrain.h"
 #include "core/util/error.h"
+#include "core/util/runtime.h"
 
 namespace lmk::cli {
 
@@ -14,36 +16,66 @@ namespace {
 
 struct TrainingArgs {
   std::string config;
-  bool resume = false, overwrite = false, progress_json = false;
+  bool resume = false, overwrite = false, auto_resume = false, progress_json = false;
 };
 
 // A second run on an output folder that holds one is refused unless it resumes it or replaces
 // it (--overwrite removes what the folder holds first; only the first process does that).
-void check_output_folder(const std::string& out_dir, const TrainingArgs& args) {
+// --auto-resume becomes --resume when the folder has a checkpoint, else --overwrite. Returns
+// whether the run resumes.
+bool check_output_folder(const std::string& out_dir, TrainingArgs args) {
   namespace fs = std::filesystem;
   if (args.resume && args.overwrite)
     throw InputError("--resume and --overwrite exclude each other");
+  if (args.auto_resume) {
+    try {
+      find_checkpoint(out_dir);
+      args.resume = true;
+    } catch (const InputError&) {
+      args.overwrite = true;  // nothing to continue: start afresh
+    }
+  }
   std::error_code ec;
-  if (args.resume || !fs::is_directory(out_dir, ec) || fs::is_empty(out_dir, ec)) return;
+  if (args.resume || !fs::is_directory(out_dir, ec) || fs::is_empty(out_dir, ec))
+    return args.resume;
   if (!args.overwrite)
     throw input_error(out_dir,
                       "the output folder holds an earlier run (--resume continues it, "
                       "--overwrite replaces it)");
-  if (read_distributed_env().rank != 0) return;  // the launcher's variables (bad ones: exit 2)
+  if (read_distributed_env().rank != 0) return false;  // the launcher's variables (bad: exit 2)
   for (const auto& entry : fs::directory_iterator(out_dir)) fs::remove_all(entry.path());
+  return false;
 }
 
-// Both commands take a config, --resume and --progress-json; run(args) does the work.
+constexpr const char* kTrainingFooter =
+    "Exit codes: 0 done; 2 bad input (config, data, LMK_RUN_ID); 75 stopped by SIGTERM, SIGINT "
+    "or SIGUSR1 after saving a checkpoint (the run is KILLED in the store; continue with "
+    "--resume or --auto-resume); 130 a second SIGINT; 1 anything else.\n"
+    "Environment: LMK_RUN_ID=ID records into that existing run of [output] db (made by a job "
+    "system) instead of a new one; LMK_PROGRESS_JSON=1 adds JSON progress events (stderr) and "
+    "step events (stdout).\n";
+
+// Both commands take a config, --resume, --auto-resume, --overwrite and --progress-json, and
+// stop gracefully on SIGTERM, SIGINT and SIGUSR1; run(args) does the work.
 Runner add_training_command(CLI::App& app, const char* name, const char* description,
                             std::function<int(const TrainingArgs&)> run) {
   auto args = std::make_shared<TrainingArgs>();
   auto* cmd = app.add_subcommand(name, description);
+  cmd->footer(kTrainingFooter);
   cmd->add_option("--config", args->config, "TOML config ([model] [data] [train] [output])")
       ->required();
-  cmd->add_flag("--resume", args->resume, "continue from OUTPUT_DIR/checkpoint");
-  cmd->add_flag("--overwrite", args->overwrite, "replace what OUTPUT_DIR holds");
+  auto* resume = cmd->add_flag("--resume", args->resume, "continue from OUTPUT_DIR/checkpoint");
+  auto* overwrite = cmd->add_flag("--overwrite", args->overwrite, "replace what OUTPUT_DIR holds");
+  cmd->add_flag("--auto-resume", args->auto_resume,
+                "continue from OUTPUT_DIR/checkpoint when there is one, else start afresh (as "
+                "--overwrite); for requeued and re-run jobs")
+      ->excludes(resume)
+      ->excludes(overwrite);
   cmd->add_flag("--progress-json", args->progress_json, "one JSON event per logged step on stdout");
-  return [args, run] { return run(*args); };
+  return [args, run] {
+    install_stop_signals();
+    return run(*args);
+  };
 }
 
 }  // namespace
@@ -54,12 +86,11 @@ Runner add_train_command(CLI::App& app) {
       "Contrastive fine-tuning (InfoNCE, hard negatives, teacher scores) from a TOML config",
       [](const TrainingArgs& args) {
         const ContrastiveConfig config = read_contrastive_config(args.config);
-        check_output_folder(config.out_dir, args);
+        const bool resume = check_output_folder(config.out_dir, args);
         // Data parallel when a launcher started several processes (core/train/distributed.h):
         // they meet here, after every one has checked the output folder.
         const DistributedContext dist = DistributedContext::from_environment();
-        const TrainSummary summary =
-            train_contrastive(config, args.resume, args.progress_json, dist);
+        const TrainSummary summary = train_contrastive(config, resume, args.progress_json, dist);
         if (!dist.is_main()) return 0;  // rank 0 reports
         std::cerr << "lmk train: " << summary.steps << " steps, final loss "
                   << (summary.losses.empty() ? 0.0 : summary.losses.back());
@@ -76,9 +107,9 @@ Runner add_pretrain_command(CLI::App& app) {
       "Masked-language-model pretraining (30 % masking, packed sequences) from a TOML config",
       [](const TrainingArgs& args) {
         const PretrainConfig config = read_pretrain_config(args.config);
-        check_output_folder(config.out_dir, args);
+        const bool resume = check_output_folder(config.out_dir, args);
         const DistributedContext dist = DistributedContext::from_environment();
-        const PretrainSummary summary = pretrain_mlm(config, args.resume, args.progress_json, dist);
+        const PretrainSummary summary = pretrain_mlm(config, resume, args.progress_json, dist);
         if (!dist.is_main()) return 0;
         std::cerr << "lmk pretrain: " << summary.steps << " steps over " << summary.sequences
                   << " packed sequences, final loss "

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <limits>
@@ -384,6 +385,19 @@ int64_t ResultsStore::create_run(int64_t experiment_id, const NewRun& run) {
   return id;
 }
 
+void ResultsStore::set_run_config(int64_t run_id, const json& config) {
+  if (!config.is_object() && !config.is_null())
+    throw std::invalid_argument("results store: a run config must be a JSON object");
+  write_run_transaction(db_.get(), path_, run_id, [&] {
+    Statement(db_.get(), path_, "UPDATE runs SET config = ?2 WHERE id = ?1")
+        .bind(run_id, config.is_null() ? std::string("{}") : config.dump())
+        .run();
+    Statement(db_.get(), path_, "DELETE FROM params WHERE run_id = ?").bind(run_id).run();
+    Statement param(db_.get(), path_, "INSERT INTO params (run_id, key, value) VALUES (?, ?, ?)");
+    for (const auto& [key, value] : flatten_params(config)) param.bind(run_id, key, value).run();
+  });
+}
+
 void ResultsStore::set_run_status(int64_t run_id, RunStatus status, const std::string& error_text) {
   write_run_transaction(db_.get(), path_, run_id, [&] {
     // A run that runs again (resumed) keeps its first start and is no longer ended.
@@ -604,6 +618,106 @@ std::vector<LengthHistogram> ResultsStore::length_histograms(const std::string& 
   return histograms;
 }
 
+namespace {
+
+const char* const kJobColumns =
+    "SELECT j.run_id, j.executor, j.study_dir, j.step, j.step_key, j.command, j.log_path, "
+    "j.depends_on, j.external_id, j.process_start, j.attempts, j.cancel_requested, "
+    "j.progress_done, j.progress_total, j.eta_s, j.progress_text, j.updated_at, j.outputs, "
+    "j.ended "
+    "FROM jobs j ";
+
+JobRecord read_job(const Statement& row, const std::string& path) {
+  JobRecord job;
+  job.run_id = row.integer(0);
+  const std::string where = path + ": jobs of run " + std::to_string(job.run_id);
+  job.executor = row.text(1);
+  job.study_dir = row.text(2);
+  job.step = row.text(3);
+  job.step_key = row.text(4);
+  const json command = json_util::parse(row.text(5), where + ", command");
+  const json deps = json_util::parse(row.text(7), where + ", depends_on");
+  const json outputs = json_util::parse(row.text(17), where + ", outputs");
+  try {
+    job.command = command.get<std::vector<std::string>>();
+    job.outputs = outputs.get<std::vector<std::string>>();
+    job.depends_on = deps.get<std::vector<int64_t>>();
+  } catch (const json::exception&) {
+    throw input_error(where,
+                      "command and outputs must be arrays of strings, depends_on of run ids");
+  }
+  job.log_path = row.text(6);
+  job.external_id = row.text(8);
+  job.process_start = row.text(9);
+  job.attempts = row.integer(10);
+  job.cancel_requested = row.integer(11) != 0;
+  job.progress_done = row.integer(12);
+  job.progress_total = row.integer(13);
+  job.eta_s = row.is_null(14) ? -1 : row.real(14);
+  job.progress_text = row.text(15);
+  job.updated_at = row.text(16);
+  job.ended = row.integer(18) != 0;
+  return job;
+}
+
+}  // namespace
+
+void ResultsStore::add_job(const JobRecord& job) {
+  require_nonempty(job.executor, "job executor");
+  write_run_transaction(db_.get(), path_, job.run_id, [&] {
+    Statement(db_.get(), path_,
+              "INSERT INTO jobs (run_id, executor, study_dir, step, step_key, command, log_path, "
+              "depends_on) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+        .bind(job.run_id, job.executor, job.study_dir, job.step, job.step_key,
+              json(job.command).dump(), job.log_path, json(job.depends_on).dump())
+        .run();
+  });
+  update_job(job);
+}
+
+void ResultsStore::update_job(const JobRecord& job) {
+  write_transaction(db_.get(), path_, [&] {
+    Statement update(
+        db_.get(), path_,
+        "UPDATE jobs SET executor = ?, study_dir = ?, step = ?, step_key = ?, "
+        "command = ?, log_path = ?, outputs = ?, depends_on = ?, external_id = ?, "
+        "process_start = ?, attempts = ?, cancel_requested = ?, ended = ?, progress_done = ?, "
+        "progress_total = ?, eta_s = ?, progress_text = ?, "
+        "updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE run_id = ?");
+    update
+        .bind(job.executor, job.study_dir, job.step, job.step_key, json(job.command).dump(),
+              job.log_path, json(job.outputs).dump(), json(job.depends_on).dump(), job.external_id,
+              job.process_start, job.attempts, job.cancel_requested ? 1 : 0, job.ended ? 1 : 0,
+              job.progress_done, job.progress_total,
+              job.eta_s < 0 ? std::numeric_limits<double>::quiet_NaN() : job.eta_s,
+              job.progress_text, job.run_id)
+        .run();
+    if (sqlite3_changes(db_.get()) == 0)
+      throw input_error(path_, "no job for run " + std::to_string(job.run_id));
+  });
+}
+
+std::optional<JobRecord> ResultsStore::job(int64_t run_id) const {
+  Statement row(db_.get(), path_, std::string(kJobColumns) + "WHERE j.run_id = ?");
+  if (!row.bind(run_id).next()) return std::nullopt;
+  return read_job(row, path_);
+}
+
+std::vector<JobRecord> ResultsStore::jobs(const std::string& study_dir, bool unfinished) const {
+  std::string sql = std::string(kJobColumns) + "WHERE 1";
+  std::vector<std::string> values;
+  if (!study_dir.empty()) {
+    sql += " AND j.study_dir = ?";
+    values.push_back(study_dir);
+  }
+  if (unfinished) sql += " AND j.ended = 0";
+  Statement rows(db_.get(), path_, sql + " ORDER BY j.run_id");
+  rows.bind_texts(values);
+  std::vector<JobRecord> out;
+  while (rows.next()) out.push_back(read_job(rows, path_));
+  return out;
+}
+
 std::vector<Artifact> ResultsStore::artifacts(int64_t run_id) const {
   return select_rows(
       db_.get(), path_, "SELECT kind, path, created_at FROM artifacts WHERE run_id = ? ORDER BY id",
@@ -611,6 +725,34 @@ std::vector<Artifact> ResultsStore::artifacts(int64_t run_id) const {
         return Artifact{row.text(0), row.text(1), row.text(2)};
       },
       run_id);
+}
+
+std::optional<int64_t> run_id_from_environment() {
+  const char* value = std::getenv("LMK_RUN_ID");
+  if (!value || !*value) return std::nullopt;
+  const std::string text = value;
+  const bool digits =
+      std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
+  int64_t id = 0;
+  if (digits && text.size() <= 18) id = std::stoll(text);
+  if (id <= 0)
+    throw input_error("LMK_RUN_ID", "'" + text + "' is not a run id (a positive integer)");
+  return id;
+}
+
+void adopt_run(ResultsStore& store, int64_t run_id, const std::string& kind, const json& config) {
+  const std::string where = "LMK_RUN_ID=" + std::to_string(run_id);
+  RunRecord run;
+  try {
+    run = store.get_run(run_id);
+  } catch (const InputError&) {
+    throw input_error(where, "no run with id " + std::to_string(run_id) + " in " + store.path());
+  }
+  if (run.kind != kind) {
+    throw input_error(where, "run " + std::to_string(run_id) + " in " + store.path() + " is a '" +
+                                 run.kind + "' run, not '" + kind + "'");
+  }
+  store.set_run_config(run_id, config);
 }
 
 }  // namespace lmk

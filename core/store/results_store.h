@@ -117,6 +117,26 @@ struct Artifact {
   std::string kind, path, created_at;
 };
 
+// How an executor runs a run (core/jobs/executor.h): one per run of a submitted study step.
+struct JobRecord {
+  int64_t run_id = 0;
+  std::string executor;  // "local" or "slurm"
+  std::string study_dir, step, step_key;
+  std::vector<std::string> command;  // argv
+  std::string log_path;
+  std::vector<std::string> outputs;  // files or folders the step must leave
+  std::vector<int64_t> depends_on;   // runs that must finish first
+  std::string external_id;           // the process id (local) or Slurm job id, once started
+  std::string process_start;         // local: the process's start time (tells a reused pid)
+  int64_t attempts = 0;              // starts (a Slurm requeue is one more)
+  bool cancel_requested = false;
+  bool ended = false;  // the executor is done with it (its run has its final status)
+  int64_t progress_done = -1, progress_total = -1;  // -1: not known
+  double eta_s = -1;                                // seconds; -1: not known
+  std::string progress_text;                        // the latest progress line
+  std::string updated_at;                           // ISO-8601 UTC of the last update
+};
+
 class ResultsStore {
  public:
   enum class OpenMode {
@@ -142,6 +162,8 @@ class ResultsStore {
 
   // Records a SCHEDULED run and its flattened params; returns its id.
   int64_t create_run(int64_t experiment_id, const NewRun& run);
+  // Replaces the run's config and its flattened params (one transaction).
+  void set_run_config(int64_t run_id, const nlohmann::json& config);
   // Sets the status; RUNNING stamps started_at (once), terminal statuses stamp ended_at.
   void set_run_status(int64_t run_id, RunStatus status, const std::string& error_text = "");
   // Records where the run executes.
@@ -178,9 +200,29 @@ class ResultsStore {
   std::vector<LengthHistogram> length_histograms(const std::string& dataset = "") const;
   std::vector<Artifact> artifacts(int64_t run_id) const;
 
+  // Jobs. add_job records the job of an existing run; update_job rewrites every field but
+  // run_id (and stamps updated_at).
+  void add_job(const JobRecord& job);
+  void update_job(const JobRecord& job);
+  // The run's job, if it has one.
+  std::optional<JobRecord> job(int64_t run_id) const;
+  // Jobs by run id; of one study folder when given; only those not ended when `unfinished`.
+  std::vector<JobRecord> jobs(const std::string& study_dir = "", bool unfinished = false) const;
+
  private:
   std::string path_;
   std::unique_ptr<sqlite3, int (*)(sqlite3*)> db_;
 };
+
+// A job system creates the run a command records into and names it in $LMK_RUN_ID: the
+// command's own run is then that one instead of a new one. Returns its id, nullopt when the
+// variable is unset or empty; a value that is not a positive integer is an InputError naming
+// LMK_RUN_ID.
+std::optional<int64_t> run_id_from_environment();
+// Makes the pre-created run `run_id` the run of a command of `kind`: it must exist and be of
+// that kind (else an InputError naming LMK_RUN_ID, the id and the file); its name stays, its
+// config and params become `config`.
+void adopt_run(ResultsStore& store, int64_t run_id, const std::string& kind,
+               const nlohmann::json& config);
 
 }  // namespace lmk

@@ -111,10 +111,38 @@ CREATE TABLE length_percentiles (
 ) WITHOUT ROWID;
 )sql";
 
+// Version 3: jobs — how an executor (core/jobs/executor.h) runs a run: the study step, its
+// command, log, the process or Slurm job, dependencies and live progress.
+const char* const kVersion3 = R"sql(
+CREATE TABLE jobs (
+  run_id INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+  executor TEXT NOT NULL CHECK (executor IN ('local', 'slurm')),
+  study_dir TEXT NOT NULL,
+  step TEXT NOT NULL,
+  step_key TEXT NOT NULL,
+  command TEXT NOT NULL DEFAULT '[]',
+  log_path TEXT NOT NULL DEFAULT '',
+  outputs TEXT NOT NULL DEFAULT '[]',
+  depends_on TEXT NOT NULL DEFAULT '[]',
+  external_id TEXT NOT NULL DEFAULT '',
+  process_start TEXT NOT NULL DEFAULT '',
+  attempts INTEGER NOT NULL DEFAULT 0,
+  cancel_requested INTEGER NOT NULL DEFAULT 0,
+  ended INTEGER NOT NULL DEFAULT 0,
+  progress_done INTEGER NOT NULL DEFAULT -1,
+  progress_total INTEGER NOT NULL DEFAULT -1,
+  eta_s REAL,
+  progress_text TEXT NOT NULL DEFAULT '',
+  updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+);
+CREATE INDEX jobs_by_step ON jobs(study_dir, step_key);
+CREATE INDEX jobs_unended ON jobs(ended);
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& migrations() {
-  static const std::vector<Migration> all = {{1, kVersion1}, {2, kVersion2}};
+  static const std::vector<Migration> all = {{1, kVersion1}, {2, kVersion2}, {3, kVersion3}};
   return all;
 }
 

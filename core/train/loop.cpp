@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -46,6 +47,23 @@ std::string changed_keys(const json& now, const json& before) {
     changed += (changed.empty() ? "" : ", ") + dotted;
   }
   return changed;
+}
+
+// "SIGTERM" for the signals that stop training; a stop asked for on another process has none
+// here.
+std::string stop_signal_name(int signal) {
+  switch (signal) {
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGINT:
+      return "SIGINT";
+    case SIGUSR1:
+      return "SIGUSR1";
+    case 0:
+      return "a signal to another process";
+    default:
+      return "signal " + std::to_string(signal);
+  }
 }
 
 }  // namespace
@@ -137,7 +155,7 @@ LoopOptions loop_options(const TrainingSettings& s, const char* kind, json confi
   o.total_steps = total_steps;
   o.checkpoint_every = s.checkpoint_every;
   o.log_every = s.log_every;
-  o.progress_json = progress_json;
+  o.progress_json = progress_json || progress_json_requested();
   return o;
 }
 
@@ -162,6 +180,10 @@ struct TrainingLoop::Impl {
 TrainingLoop::TrainingLoop(LoopOptions options, LoadedModel& model, bool resume,
                            const DistributedContext& dist)
     : options_(std::move(options)), model_(model), dist_(dist), impl_(std::make_unique<Impl>()) {
+  // A job system may have created the run already (checked before any work).
+  const std::optional<int64_t> adopted_run = run_id_from_environment();
+  if (adopted_run && options_.db.empty())
+    throw InputError("LMK_RUN_ID is set but the command has no results store ([output] db)");
   // AdamW; no weight decay on biases and norm weights (one-dimensional parameters).
   std::vector<at::Tensor> decay, no_decay;
   auto collect = [&](const std::vector<at::Tensor>& params) {
@@ -213,7 +235,12 @@ TrainingLoop::TrainingLoop(LoopOptions options, LoadedModel& model, bool resume,
   if (!options_.db.empty()) {
     impl_->store.emplace(options_.db);
     bool continued = false;
-    if (resume && state.contains("run_id")) {
+    if (adopted_run) {
+      // The job system's run, also when resuming: a requeued job keeps its run.
+      adopt_run(*impl_->store, *adopted_run, options_.kind, options_.config);
+      impl_->run_id = *adopted_run;
+      continued = true;
+    } else if (resume && state.contains("run_id")) {
       // The run the checkpoint belongs to, unless the store no longer holds it (a new file).
       try {
         impl_->run_id = impl_->store->get_run(state["run_id"].get<int64_t>()).id;
@@ -261,6 +288,21 @@ void TrainingLoop::save_checkpoint() {
   fs::remove_all(old);
 }
 
+void TrainingLoop::stop(bool save) {
+  if (save && dist_.is_main()) save_checkpoint();
+  std::string message = "stopped by " + stop_signal_name(stop_signal()) + " at step " +
+                        std::to_string(step_) + " of " + std::to_string(options_.total_steps);
+  if (save || step_ > 0) {
+    message += "; checkpoint in " + (fs::path(options_.out_dir) / "checkpoint").string() +
+               " (continue with --resume or --auto-resume)";
+  } else {
+    message += ", before the first step; nothing to continue from";
+  }
+  if (impl_->store) impl_->store->set_run_status(impl_->run_id, RunStatus::Killed, message);
+  dist_.barrier();  // the others end when rank 0 has saved
+  throw Stopped(message);
+}
+
 void TrainingLoop::save_model(const std::string& name) {
   if (!dist_.is_main()) return;
   const fs::path dir = fs::path(options_.out_dir) / name;
@@ -286,16 +328,22 @@ void TrainingLoop::run(const std::function<double(int64_t step)>& step_gradients
     const auto start = std::chrono::steady_clock::now();
     const int64_t first_step = step_;
     double all_tokens = 0;  // processed by every process since this run started
+    // A stop signal that came while the data was read: nothing new to save.
+    if (step_ < total && dist_.sum(stop_requested() ? 1.0 : 0.0) > 0) stop(false);
     while (step_ < total) {
       impl_->optimizer->zero_grad();
       double loss = step_gradients(step_);
+      bool stop_now = false;  // a stop signal on any process: all stop after this step
       if (dist_.is_distributed()) {
         // One all-reduce: the global batch's loss (each process's share is the mean over its
-        // equal part) and the tokens of every process.
-        at::Tensor sums = at::tensor({loss, static_cast<double>(tokens_)}, at::kDouble);
+        // equal part), the tokens of every process and the processes asked to stop (signals
+        // reach the tasks of a job at slightly different times).
+        at::Tensor sums = at::tensor(
+            {loss, static_cast<double>(tokens_), stop_requested() ? 1.0 : 0.0}, at::kDouble);
         dist_.all_reduce_sum(sums);
         loss = sums[0].item<double>() / dist_.world_size();
         all_tokens = sums[1].item<double>();
+        stop_now = sums[2].item<double>() > 0;
       } else {
         all_tokens = static_cast<double>(tokens_);
       }
@@ -336,9 +384,11 @@ void TrainingLoop::run(const std::function<double(int64_t step)>& step_gradients
         log({{"loss", loss}, {"lr", lr}, {"tokens_per_s", tokens_per_s}});
       }
       if (after_step) after_step(step_);
-      if (dist_.is_main() && options_.checkpoint_every > 0 &&
-          step_ % options_.checkpoint_every == 0 && step_ < total)
-        save_checkpoint();
+      const bool checkpoint_due = dist_.is_main() && options_.checkpoint_every > 0 &&
+                                  step_ % options_.checkpoint_every == 0 && step_ < total;
+      if (checkpoint_due) save_checkpoint();
+      if (!dist_.is_distributed()) stop_now = stop_requested();
+      if (stop_now && step_ < total) stop(!checkpoint_due);
     }
     if (progress) progress->finish();
     save_model("last");
@@ -346,6 +396,8 @@ void TrainingLoop::run(const std::function<double(int64_t step)>& step_gradients
     // The others end when rank 0 has written everything (a launcher that sees them all exit
     // finds the run complete).
     dist_.barrier();
+  } catch (const Stopped&) {
+    throw;  // KILLED, with its checkpoint
   } catch (const std::exception& e) {
     if (impl_->store) impl_->store->set_run_status(impl_->run_id, RunStatus::Failed, e.what());
     throw;

@@ -79,7 +79,9 @@ class TrainingLoop {
   // find_checkpoint(out_dir) when `resume` (then the optimizer state, step and losses are
   // read from there, and a config or world size that differs from the checkpoint's is an
   // InputError). With other processes in `dist`, every one loads the same checkpoint and then
-  // takes rank 0's weights.
+  // takes rank 0's weights. The store run (options.db) is the checkpoint's when resuming, else
+  // a new one; $LMK_RUN_ID names a run a job system created, which is used instead in both
+  // cases (its kind must be options.kind; its config becomes options.config).
   TrainingLoop(LoopOptions options, LoadedModel& model, bool resume,
                const DistributedContext& dist = DistributedContext::single_process());
   ~TrainingLoop();
@@ -90,6 +92,11 @@ class TrainingLoop {
   // everywhere (FAILED in the store, the last checkpoint kept). After each step after_step(step)
   // may evaluate or save (step counts the steps done). Then last/ is saved and every process
   // waits for rank 0 to finish.
+  //
+  // A stop signal (install_stop_signals, core/util/runtime.h) on any process stops every
+  // process after the same step: rank 0 saves a checkpoint, the store run becomes KILLED with
+  // the message, and run() throws Stopped ("stopped by SIGTERM at step 12 of 40; checkpoint in
+  // DIR/checkpoint ..."). A signal before the first step stops without a new checkpoint.
   void run(const std::function<double(int64_t step)>& step_gradients,
            const std::function<void(int64_t step)>& after_step = {});
 
@@ -110,6 +117,8 @@ class TrainingLoop {
  private:
   struct Impl;
   void save_checkpoint();
+  // Saves a checkpoint when `save` (rank 0), records the run KILLED and throws Stopped.
+  [[noreturn]] void stop(bool save);
   LoopOptions options_;
   LoadedModel& model_;
   const DistributedContext& dist_;

@@ -8,11 +8,40 @@
 #include <unistd.h>
 
 #include <climits>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <thread>
 
 namespace lmk {
+
+namespace {
+
+// The first stop signal; written only by the handler, which may run on any thread.
+volatile std::sig_atomic_t g_stop_signal = 0;
+
+extern "C" void record_stop_signal(int signal) {
+  if (signal == SIGINT && g_stop_signal != 0) ::_exit(130);  // Ctrl-C twice: stop now
+  if (g_stop_signal == 0) g_stop_signal = signal;
+}
+
+}  // namespace
+
+void install_stop_signals() {
+  struct sigaction action = {};
+  action.sa_handler = record_stop_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;  // reads, writes and sockets (Gloo) carry on
+  for (int signal : {SIGTERM, SIGINT, SIGUSR1}) ::sigaction(signal, &action, nullptr);
+}
+
+bool stop_requested() {
+  return g_stop_signal != 0;
+}
+
+int stop_signal() {
+  return g_stop_signal;
+}
 
 BlasInfo detect_blas() {
   // LibTorch calls sgemm_ from the generic libblas.so.3, which the alternatives system (or

@@ -37,6 +37,16 @@ std::string host_name();
 // .git at run time; "" when it was not built from a checkout or the checkout is gone.
 std::string code_revision();
 
+// Graceful stop of long commands (lmk train, lmk pretrain): SIGTERM (Slurm's scancel and
+// time limit, kill), SIGINT (Ctrl-C) and SIGUSR1 (sbatch --signal) only record that a stop was
+// asked for; the command checks stop_requested() where it can save its state and stop. A
+// second SIGINT ends the process at once with exit code 130.
+void install_stop_signals();
+// True once one of those signals arrived (after install_stop_signals).
+bool stop_requested();
+// The first signal that asked to stop (SIGTERM, SIGINT or SIGUSR1), 0 when none did.
+int stop_signal();
+
 // Returns a warning to print at start-up when LibTorch runs on the reference BLAS, else "".
 std::string slow_blas_warning(const BlasInfo& blas);
 

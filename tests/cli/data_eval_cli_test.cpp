@@ -27,7 +27,9 @@ class DataEvalCliTest : public ::testing::Test {
     fs::create_directories(dir_.path() / "pages");
     for (int d = 0; d < 30; ++d) {
       std::string text = "PAGE" + std::to_string(d) + "(7)\n\nNAME\n\n";
-      const std::string topic = d % 3 == 0 ? "system call" : d % 3 == 1 ? "file format" : "overview";
+      const std::string topic = d % 3 == 0   ? "system call"
+                                : d % 3 == 1 ? "file format"
+                                             : "overview";
       for (int p = 0; p < 6; ++p) {
         for (int s = 0; s < 4; ++s)
           text += "Page " + std::to_string(d) + " explains in paragraph " + std::to_string(p) +
@@ -137,7 +139,10 @@ TEST_F(DataEvalCliTest, CorpusPairsAndStats) {
   // Classification by the file name's section, with frozen embeddings.
   const auto info = nlohmann::json::parse(read_file(path("corpus/classification/dataset.json")));
   EXPECT_EQ(info["type"], "classification");
-  ASSERT_EQ(run_lmk("model init --preset tiny --tokenizer " + tokenizer_ + " --out " + path("model")).code, 0);
+  ASSERT_EQ(
+      run_lmk("model init --preset tiny --tokenizer " + tokenizer_ + " --out " + path("model"))
+          .code,
+      0);
   r = run_lmk("eval --model " + path("model") + " --dataset " + path("corpus/classification") +
               " --pooling mean --db " + path("stats.db") + " --mteb-out " + path("mteb"));
   ASSERT_EQ(r.code, 0) << r.output;
@@ -153,6 +158,61 @@ TEST_F(DataEvalCliTest, CorpusPairsAndStats) {
   EXPECT_EQ(metrics, (std::set<std::string>{"accuracy:all", "f1:all", "f1:label"}));
   const auto mteb = nlohmann::json::parse(read_file(path("mteb/pages-classification.json")));
   EXPECT_EQ(mteb["scores"]["test"][0]["main_score"], mteb["scores"]["test"][0]["accuracy"]);
+}
+
+TEST_F(DataEvalCliTest, RecordsIntoTheRunNamedByLmkRunId) {
+  ASSERT_EQ(run_lmk("data passkey --tokenizer " + tokenizer_ + " --out " + path("passkey") +
+                    " --lengths 64 --documents 4 --queries 2 --seed 3")
+                .code,
+            0);
+  ASSERT_EQ(
+      run_lmk("model init --preset tiny --tokenizer " + tokenizer_ + " --out " + path("model"))
+          .code,
+      0);
+  const std::string db = path("jobs.db");
+  int64_t job = 0, train_run = 0;
+  {
+    ResultsStore store(db);
+    const int64_t experiment = store.get_or_create_experiment("jobs");
+    job = store.create_run(experiment, {"job/e", "eval", {{"placeholder", true}}});
+    train_run = store.create_run(experiment, {"job/t", "train", {}});
+  }
+  const std::string eval = "eval --model " + path("model") + " --dataset " + path("passkey") +
+                           " --pooling lmk --granularity 16 --run-name ignored";
+  Result r =
+      run_lmk(eval + " --db " + db, "", testing::kQuickEnv + " LMK_RUN_ID=" + std::to_string(job));
+  ASSERT_EQ(r.code, 0) << r.output;
+  {
+    ResultsStore store(db, ResultsStore::OpenMode::Existing);
+    EXPECT_EQ(store.list_runs().size(), 2u) << "no run created";
+    const RunRecord run = store.get_run(job);
+    EXPECT_EQ(run.name, "job/e");
+    EXPECT_EQ(run.status, RunStatus::Finished);
+    EXPECT_EQ(store.run_params(job).at("pooling"), "lmk");
+    EXPECT_EQ(store.run_params(job).count("placeholder"), 0u);
+    EXPECT_FALSE(store.eval_results(job, "passkey").empty());
+  }
+  struct Case {
+    std::string value, db;
+    std::vector<std::string> message;
+  } cases[] = {
+      {"abc", db, {"LMK_RUN_ID", "'abc'"}},
+      {"0", db, {"LMK_RUN_ID", "'0'"}},
+      {"999", db, {"LMK_RUN_ID", "999", db}},
+      {std::to_string(train_run), db, {"LMK_RUN_ID", "'train'", "'eval'"}},
+      {std::to_string(job), "", {"LMK_RUN_ID is set but the command has no results store"}},
+  };
+  for (const Case& c : cases) {
+    r = run_lmk(eval + (c.db.empty() ? "" : " --db " + c.db), "",
+                testing::kQuickEnv + " LMK_RUN_ID=" + c.value);
+    EXPECT_EQ(r.code, 2) << c.value << "\n" << r.output;
+    for (const std::string& part : c.message)
+      EXPECT_NE(r.output.find(part), std::string::npos) << c.value << ": " << part << "\n"
+                                                        << r.output;
+  }
+  ResultsStore store(db, ResultsStore::OpenMode::Existing);
+  EXPECT_EQ(store.list_runs().size(), 2u);
+  EXPECT_EQ(store.get_run(train_run).status, RunStatus::Scheduled);
 }
 
 TEST_F(DataEvalCliTest, BadInputExitsTwoAndFailedRunsAreRecorded) {

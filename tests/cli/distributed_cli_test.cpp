@@ -3,9 +3,12 @@
 // weights of 1 process x batch_size 8 (lmk train with variable landmarks, hard negatives and
 // cross-device negatives; lmk pretrain with accumulation), record the global loss once, and
 // only rank 0 writes or prints. Bad launcher variables exit 2 naming the variable; a missing
-// peer ends in a clear rendezvous timeout. (The rules, hostlists and the collectives by
+// peer ends in a clear rendezvous timeout; a stop signal to one process stops both after the
+// same step. (The rules, hostlists and the collectives by
 // themselves: tests/core/train/distributed_test.cpp.)
 #include <gtest/gtest.h>
+
+#include <signal.h>
 
 #include <algorithm>
 #include <chrono>
@@ -148,6 +151,20 @@ class DistributedCliTest : public ::testing::Test {
   DistributedCliTest()
       : tokenizer_(dir_.write("tokenizer.json", testing::word_level_json(100).dump())) {}
   std::string path(const std::string& name) const { return (dir_.path() / name).string(); }
+  // texts/doc*.txt: 12 documents with structure an MLM learns.
+  void write_texts() {
+    fs::create_directories(dir_.path() / "texts");
+    uint64_t state = 1;
+    for (int d = 0; d < 12; ++d) {
+      std::string text;
+      for (int s = 0; s < 40; ++s) {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        const int a = 10 + static_cast<int>((state >> 33) % 40);
+        text += "w" + std::to_string(a) + " w" + std::to_string(a + 40) + " w5 ";
+      }
+      dir_.write("texts/doc" + std::to_string(d) + ".txt", text);
+    }
+  }
   TempDir dir_;
   std::string tokenizer_;
 };
@@ -243,17 +260,7 @@ TEST_F(DistributedCliTest, PretrainOnTwoProcessesEndsOnTheWeightsOfOneWithTheCom
   ASSERT_EQ(
       run_lmk("model init --preset tiny --tokenizer " + tokenizer_ + " --out " + path("init")).code,
       0);
-  fs::create_directories(dir_.path() / "texts");
-  uint64_t state = 1;
-  for (int d = 0; d < 12; ++d) {
-    std::string text;
-    for (int s = 0; s < 40; ++s) {
-      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-      const int a = 10 + static_cast<int>((state >> 33) % 40);
-      text += "w" + std::to_string(a) + " w" + std::to_string(a + 40) + " w5 ";
-    }
-    dir_.write("texts/doc" + std::to_string(d) + ".txt", text);
-  }
+  write_texts();
   // Accumulation 2: each step is two global micro-batches; masks are drawn per sequence.
   auto config = [&](const std::string& name, const std::string& out, int batch_size) {
     return dir_.write(name,
@@ -277,6 +284,54 @@ TEST_F(DistributedCliTest, PretrainOnTwoProcessesEndsOnTheWeightsOfOneWithTheCom
   std::cout << "[ weights ] " << weights << "\n";
   expect_same_weights(weights);
   expect_losses_near(losses(path("two/last")), losses(path("one/last")));
+}
+
+TEST_F(DistributedCliTest, ASignalToOneProcessStopsBothAfterTheSameStep) {
+  ASSERT_EQ(
+      run_lmk("model init --preset tiny --tokenizer " + tokenizer_ + " --out " + path("init")).code,
+      0);
+  write_texts();
+  const std::string cfg =
+      dir_.write("s.toml",
+                 "[model]\ninit = \"init\"\n[data]\ntrain = \"texts\"\n[train]\nmax_length = 48\n"
+                 "batch_size = 4\nmax_steps = 40\ncheckpoint_every = 0\nlog_every = 1\n"
+                 "[output]\ndir = \"stopped\"\n");
+  const std::string port = std::to_string(testing::free_tcp_port());
+  std::vector<pid_t> ranks;
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string r = std::to_string(rank);
+    ranks.push_back(testing::start_lmk(
+        {"pretrain", "--config", cfg, "--progress-json"},
+        {"WORLD_SIZE=2", "MASTER_ADDR=127.0.0.1", "MASTER_PORT=" + port, "RANK=" + r,
+         "LOCAL_RANK=" + r, "LMK_DIST_TIMEOUT_S=60", "LMK_DIST_COLLECTIVE_TIMEOUT_S=60"},
+        path("out" + r), path("err" + r)));
+  }
+  if (!testing::wait_for_text(path("out0"), "\"event\":\"step\"", ranks[0])) {
+    for (pid_t pid : ranks) ::kill(pid, SIGKILL);
+    for (pid_t pid : ranks) testing::wait_lmk(pid);
+    FAIL() << "no step event\n"
+           << read_file(path("err0")) << "\n--- rank 1:\n"
+           << read_file(path("err1"));
+  }
+  ::kill(ranks[1], SIGTERM);  // rank 1 only: rank 0 learns it through the all-reduce
+  const int code0 = testing::wait_lmk(ranks[0]), code1 = testing::wait_lmk(ranks[1]);
+  const std::string err0 = read_file(path("err0")), err1 = read_file(path("err1"));
+  ASSERT_EQ(code0, 75) << err0;
+  ASSERT_EQ(code1, 75) << err1;
+  const json state = json::parse(read_file(path("stopped/checkpoint/state.json")));
+  const std::string at = " at step " + state["step"].dump() + " of 40";
+  EXPECT_LT(state["step"].get<int>(), 40);
+  EXPECT_EQ(state["world_size"], 2);
+  EXPECT_NE(err0.find("lmk: stopped by a signal to another process" + at + "; checkpoint in "),
+            std::string::npos)
+      << err0;
+  EXPECT_NE(err1.find("lmk: stopped by SIGTERM" + at), std::string::npos) << err1;
+  // Both continue from the checkpoint to the end.
+  const std::vector<Result> resumed =
+      run_lmk_processes(2, "pretrain --auto-resume --config " + cfg, "");
+  ASSERT_EQ(resumed[0].code, 0) << resumed[0].output;
+  ASSERT_EQ(resumed[1].code, 0) << resumed[1].output;
+  EXPECT_EQ(losses(path("stopped/last")).size(), 40u);
 }
 
 TEST_F(DistributedCliTest, BadLauncherVariablesExitTwoNamingTheVariable) {

@@ -1,6 +1,9 @@
 // Runs the real lmk binary: lmk pretrain lowers the MLM loss on text with structure, and a run
-// resumed from its checkpoint ends with the weights of the uninterrupted run.
+// resumed from its checkpoint, or stopped by a signal and auto-resumed, ends with the weights of
+// the uninterrupted run.
 #include <gtest/gtest.h>
+
+#include <signal.h>
 
 #include <filesystem>
 
@@ -73,6 +76,29 @@ TEST(PretrainCliTest, LearnsAndResumesExactly) {
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_FALSE(fs::exists(path("out/stale")));
   EXPECT_EQ(read_file(path("out/last/model.safetensors")), weights);  // same config, same run
+  // SIGUSR1 (what sbatch --signal sends before the time limit) stops it gracefully after a
+  // step, with a checkpoint; --auto-resume continues to the uninterrupted run's weights.
+  dir.write("s.toml",
+            "[model]\ninit = \"init\"\n[data]\ntrain = \"texts\"\n[train]\nmax_length = 64\n"
+            "batch_size = 8\nlearning_rate = 3e-3\nmax_steps = 30\ncheckpoint_every = 15\n"
+            "seed = 3\nlog_every = 1\n[output]\ndir = \"stopped\"\n");
+  const pid_t child =
+      testing::start_lmk({"pretrain", "--config", path("s.toml"), "--progress-json"}, {},
+                         path("s.stdout"), path("s.stderr"));
+  if (!testing::wait_for_text(path("s.stdout"), "\"event\":\"step\"", child)) {
+    ::kill(child, SIGKILL);
+    testing::wait_lmk(child);
+    FAIL() << "no step event\n" << read_file(path("s.stderr"));
+  }
+  ::kill(child, SIGUSR1);
+  ASSERT_EQ(testing::wait_lmk(child), 75) << read_file(path("s.stderr"));
+  EXPECT_NE(read_file(path("s.stderr")).find("lmk: stopped by SIGUSR1 at step "), std::string::npos)
+      << read_file(path("s.stderr"));
+  EXPECT_LT(json::parse(read_file(path("stopped/checkpoint/state.json")))["step"].get<int>(), 30);
+  r = run_lmk("pretrain --config " + path("s.toml") + " --auto-resume", "", "LMK_THREADS=1");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(read_file(path("stopped/last/model.safetensors")),
+            read_file(path("full/model.safetensors")));
   // The pretrained folder encodes.
   dir.write("docs.jsonl", "{\"text\": \"w11 w51 w43\"}\n");
   r = run_lmk("encode --model " + path("out/last") + " --input " + path("docs.jsonl") + " --out " +

@@ -1,6 +1,7 @@
 // Runs the real lmk binary: lmk train learns (the loss falls), is deterministic for a seed,
 // records the run in the store, and a run killed with SIGKILL resumes to the same weights as
-// an uninterrupted one.
+// an uninterrupted one; SIGTERM stops it with a checkpoint (exit 75) that --auto-resume
+// continues; LMK_RUN_ID makes it record into a run created beforehand.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -16,6 +17,7 @@
 
 #include "core/store/results_store.h"
 #include "core/util/file.h"
+#include "core/util/progress.h"
 #include "tests/support/run_lmk.h"
 #include "tests/support/test_tokenizers.h"
 
@@ -159,6 +161,148 @@ TEST_F(TrainCliTest, ResumesAfterSigkillToTheSameWeights) {
   EXPECT_EQ(read_file(path("killed/last/model.safetensors")),
             read_file(path("full/last/model.safetensors")))
       << "resumed weights equal the uninterrupted run's";
+}
+
+TEST_F(TrainCliTest, StopsOnSigtermWithACheckpointAndAutoResumes) {
+  // 60 steps take a few seconds; no periodic checkpoints: the stop writes one.
+  const std::string cfg = config("stop.toml", "stop", 60, 0);
+  std::ofstream(cfg, std::ios::app) << "db = \"results.db\"\n";
+  const std::string out = path("stop.stdout"), err = path("stop.stderr");
+  // LMK_PROGRESS_JSON: step events on stdout (as --progress-json), progress events on stderr.
+  const pid_t child =
+      testing::start_lmk({"train", "--config", cfg}, {"LMK_PROGRESS_JSON=1"}, out, err);
+  if (!testing::wait_for_text(out, "\"event\":\"step\"", child)) {
+    ::kill(child, SIGKILL);
+    testing::wait_lmk(child);
+    FAIL() << "no step event\n" << read_file(err);
+  }
+  ::kill(child, SIGTERM);
+  ASSERT_EQ(testing::wait_lmk(child), 75) << read_file(err);
+
+  const json state = json::parse(read_file(path("stop/checkpoint/state.json")));
+  const auto step = state["step"].get<int64_t>();
+  EXPECT_GE(step, 1);
+  EXPECT_LT(step, 60) << "stopped before the end";
+  EXPECT_EQ(state["losses"].size(), static_cast<size_t>(step));
+  EXPECT_FALSE(fs::exists(path("stop/last")));
+  const std::string log = read_file(err);
+  const std::string message = "stopped by SIGTERM at step " + std::to_string(step) +
+                              " of 60; checkpoint in " +
+                              (fs::path(path("stop")) / "checkpoint").string() +
+                              " (continue with --resume or --auto-resume)";
+  EXPECT_NE(log.find("lmk: " + message + "\n"), std::string::npos) << log;
+  const auto progress = latest_progress_event(log);
+  ASSERT_TRUE(progress) << log;
+  EXPECT_EQ(progress->event, "progress");
+  EXPECT_EQ(progress->label, "training");
+  EXPECT_EQ(progress->done, step);
+  EXPECT_EQ(progress->total, 60);
+  const auto step_event = latest_progress_event(read_file(out));
+  ASSERT_TRUE(step_event);
+  EXPECT_EQ(step_event->event, "step");
+  EXPECT_EQ(step_event->done, step);
+  int64_t run_id = 0;
+  {
+    ResultsStore store(path("results.db"), ResultsStore::OpenMode::Existing);
+    const auto runs = store.list_runs();
+    ASSERT_EQ(runs.size(), 1u);
+    run_id = runs[0].id;
+    EXPECT_EQ(runs[0].status, RunStatus::Killed);
+    EXPECT_EQ(runs[0].error_text, message);
+  }
+
+  // What a requeued job runs: it continues from the checkpoint, in the same run.
+  Result r = run_lmk("train --config " + cfg + " --auto-resume", "", "LMK_THREADS=1");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const std::vector<double> curve = losses("stop");
+  ASSERT_EQ(curve.size(), 60u);
+  EXPECT_EQ(std::vector<double>(curve.begin(), curve.begin() + step),
+            state["losses"].get<std::vector<double>>());
+  {
+    ResultsStore store(path("results.db"), ResultsStore::OpenMode::Existing);
+    const auto runs = store.list_runs();
+    ASSERT_EQ(runs.size(), 1u);
+    EXPECT_EQ(runs[0].id, run_id);
+    EXPECT_EQ(runs[0].status, RunStatus::Finished);
+    EXPECT_EQ(runs[0].error_text, "");
+    EXPECT_EQ(store.metric_series(run_id, "loss").size(), 60u);
+  }
+  r = run_lmk("train --config " + cfg + " --auto-resume --resume");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--auto-resume"), std::string::npos) << r.output;
+  // Nothing to continue from: --auto-resume starts afresh, replacing what the folder holds.
+  fs::create_directories(path("fresh/stale"));
+  r = run_lmk("train --config " + config("fresh.toml", "fresh", 3, 0) + " --auto-resume", "",
+              "LMK_THREADS=1");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_FALSE(fs::exists(path("fresh/stale")));
+  EXPECT_EQ(losses("fresh").size(), 3u);
+}
+
+TEST_F(TrainCliTest, RecordsIntoTheRunNamedByLmkRunId) {
+  const std::string db = path("jobs.db");
+  int64_t job = 0, requeued = 0, eval_run = 0;
+  {
+    ResultsStore store(db);
+    const int64_t experiment = store.get_or_create_experiment("jobs");
+    job = store.create_run(experiment, {"job/x", "train", {{"placeholder", true}}});
+    requeued = store.create_run(experiment, {"job/y", "train", {}});
+    eval_run = store.create_run(experiment, {"job/e", "eval", {}});
+  }
+  const std::string cfg = config("job.toml", "job", 4, 2);
+  std::ofstream(cfg, std::ios::app) << "db = \"jobs.db\"\nrun_name = \"ignored\"\n";
+  Result r = run_lmk("train --config " + cfg, "",
+                     testing::kQuickEnv + " LMK_RUN_ID=" + std::to_string(job));
+  ASSERT_EQ(r.code, 0) << r.output;
+  {
+    ResultsStore store(db, ResultsStore::OpenMode::Existing);
+    EXPECT_EQ(store.list_runs().size(), 3u) << "no run created";
+    const RunRecord run = store.get_run(job);
+    EXPECT_EQ(run.name, "job/x");
+    EXPECT_EQ(run.status, RunStatus::Finished);
+    EXPECT_FALSE(run.host.empty());
+    EXPECT_EQ(run.config["train"]["pooling"], "lmk");
+    const auto params = store.run_params(job);
+    EXPECT_EQ(params.at("train.pooling"), "lmk");
+    EXPECT_EQ(params.count("placeholder"), 0u) << "the config replaced the job's";
+    EXPECT_EQ(store.metric_series(job, "loss").size(), 4u);
+  }
+  // Resuming, LMK_RUN_ID wins over the checkpoint's run (the checkpoint of step 2 is there).
+  r = run_lmk("train --config " + cfg + " --resume", "",
+              testing::kQuickEnv + " LMK_RUN_ID=" + std::to_string(requeued));
+  ASSERT_EQ(r.code, 0) << r.output;
+  {
+    ResultsStore store(db, ResultsStore::OpenMode::Existing);
+    EXPECT_EQ(store.get_run(requeued).status, RunStatus::Finished);
+    EXPECT_EQ(store.metric_series(requeued, "loss").size(), 2u) << "steps 3 and 4";
+    EXPECT_EQ(store.metric_series(job, "loss").size(), 4u);
+  }
+  // Bad values, unknown runs, another kind, no store: exit 2 naming LMK_RUN_ID.
+  const std::string fresh = config("bad.toml", "bad", 2, 0);
+  std::ofstream(fresh, std::ios::app) << "db = \"jobs.db\"\n";
+  struct Case {
+    std::string value, config;
+    std::vector<std::string> message;
+  } cases[] = {
+      {"abc", fresh, {"LMK_RUN_ID", "'abc'", "positive integer"}},
+      {"0", fresh, {"LMK_RUN_ID", "'0'"}},
+      {"-3", fresh, {"LMK_RUN_ID", "'-3'"}},
+      {"999", fresh, {"LMK_RUN_ID", "999", db}},
+      {std::to_string(eval_run), fresh, {"LMK_RUN_ID", "'eval'", "'train'"}},
+      {std::to_string(job),
+       config("nodb.toml", "nodb", 2, 0),
+       {"LMK_RUN_ID is set but the command has no results store"}},
+  };
+  for (const Case& c : cases) {
+    r = run_lmk("train --config " + c.config, "", testing::kQuickEnv + " LMK_RUN_ID=" + c.value);
+    EXPECT_EQ(r.code, 2) << c.value << "\n" << r.output;
+    for (const std::string& part : c.message)
+      EXPECT_NE(r.output.find(part), std::string::npos) << c.value << ": " << part << "\n"
+                                                        << r.output;
+  }
+  ResultsStore store(db, ResultsStore::OpenMode::Existing);
+  EXPECT_EQ(store.list_runs().size(), 3u);
+  EXPECT_EQ(store.get_run(eval_run).status, RunStatus::Scheduled) << "left as it was";
 }
 
 TEST_F(TrainCliTest, BadConfigsExitTwoNamingTheKey) {

@@ -97,6 +97,7 @@ TEST(ResultsStoreTest, CreatesTheSchemaInWalMode) {
                                              "attention_profiles",
                                              "eval_results",
                                              "experiments",
+                                             "jobs",
                                              "length_histograms",
                                              "length_percentiles",
                                              "metric_latest",
@@ -128,7 +129,7 @@ TEST(ResultsStoreTest, UpgradesAVersion1Database) {
                         "INSERT INTO metrics (run_id, key, step, value) VALUES (1, 'loss', 3, 2.5);"
                         "INSERT INTO metric_latest VALUES (1, 'loss', 3, 2.5, 'then'); COMMIT;");
   ResultsStore store(path, ResultsStore::OpenMode::Existing);
-  EXPECT_EQ(store.schema_version(), 2);
+  EXPECT_EQ(store.schema_version(), store_schema::current_version());
   const RunRecord run = store.get_run(1);
   EXPECT_EQ(run.name, "first");
   EXPECT_EQ(run.experiment, "old");
@@ -136,9 +137,71 @@ TEST(ResultsStoreTest, UpgradesAVersion1Database) {
   EXPECT_EQ(store.run_params(1).at("lr"), "0.1");
   ASSERT_EQ(store.latest_metrics(1).size(), 1u);
   EXPECT_EQ(store.latest_metrics(1)[0].value, 2.5);
-  // The tables of version 2 work.
+  // The tables of versions 2 and 3 work.
   store.add_eval_results(1, {{"scifact", "test", "ndcg_at_10", 0.5}});
   EXPECT_EQ(store.eval_results(1).size(), 1u);
+  JobRecord job;
+  job.run_id = 1;
+  job.executor = "local";
+  store.add_job(job);
+  EXPECT_TRUE(store.job(1).has_value());
+}
+
+TEST(ResultsStoreTest, KeepsJobsWithTheirRuns) {
+  TempDir dir;
+  ResultsStore store((dir.path() / "jobs.db").string());
+  const int64_t experiment = store.get_or_create_experiment("e");
+  const int64_t a = store.create_run(experiment, NewRun{"a", "train", {}, {}});
+  const int64_t b = store.create_run(experiment, NewRun{"b", "step", {}, {}});
+  JobRecord job;
+  job.run_id = a;
+  job.executor = "slurm";
+  job.study_dir = "/s";
+  job.step = "pretrain";
+  job.step_key = "k1";
+  job.command = {"/bin/lmk", "pretrain", "--config", "a b.toml"};
+  job.log_path = "/s/logs/a.log";
+  job.outputs = {"/s/x"};
+  store.add_job(job);
+  JobRecord other = job;
+  other.run_id = b;
+  other.executor = "local";
+  other.study_dir = "/t";
+  other.depends_on = {a};
+  store.add_job(other);
+  EXPECT_FALSE(store.job(a + b + 1).has_value());
+  JobRecord read = *store.job(a);
+  EXPECT_EQ(read.command, job.command);
+  EXPECT_EQ(read.outputs, job.outputs);
+  EXPECT_EQ(read.progress_done, -1);
+  EXPECT_EQ(read.eta_s, -1);
+  EXPECT_FALSE(read.updated_at.empty());
+  read.external_id = "123";
+  read.progress_done = 5;
+  read.progress_total = 10;
+  read.eta_s = 2.5;
+  read.progress_text = "training loss 3";
+  read.attempts = 2;
+  read.cancel_requested = true;
+  store.update_job(read);
+  const JobRecord again = *store.job(a);
+  EXPECT_EQ(again.external_id, "123");
+  EXPECT_EQ(again.progress_done, 5);
+  EXPECT_EQ(again.eta_s, 2.5);
+  EXPECT_EQ(again.attempts, 2);
+  EXPECT_TRUE(again.cancel_requested);
+  EXPECT_EQ(store.job(b)->depends_on, std::vector<int64_t>{a});
+  // Filters: a study folder, and jobs not ended.
+  EXPECT_EQ(store.jobs().size(), 2u);
+  EXPECT_EQ(store.jobs("/t").size(), 1u);
+  read.ended = true;
+  store.update_job(read);
+  EXPECT_EQ(store.jobs("", /*unfinished=*/true).size(), 1u);
+  EXPECT_EQ(store.jobs("", true).front().run_id, b);
+  // A job of a run that does not exist, or an update of a job never added: errors.
+  job.run_id = 999;
+  EXPECT_THROW(store.add_job(job), InputError);
+  EXPECT_THROW(store.update_job(job), InputError);
 }
 
 TEST(ResultsStoreTest, FlattensConfigsToParams) {
@@ -160,6 +223,70 @@ TEST(ResultsStoreTest, FlattensConfigsToParams) {
   EXPECT_EQ(store.run_params(run).size(), expected.size());
   EXPECT_EQ(store.run_params(run).at("model.layers[1].kind"), "global");
   EXPECT_EQ(store.get_run(run).config, config);
+}
+
+TEST(ResultsStoreTest, ReplacesARunsConfigAndParams) {
+  TempDir dir;
+  ResultsStore store((dir.path() / "r.db").string());
+  const int64_t experiment = store.get_or_create_experiment("e");
+  const int64_t run = store.create_run(
+      experiment, {"job/x", "train", {{"placeholder", true}, {"train", {{"seed", 1}}}}});
+  const int64_t other = store.create_run(experiment, {"other", "train", {{"placeholder", true}}});
+  const json config = {{"train", {{"seed", 7}, {"pooling", "lmk"}}}, {"data", {{"train", "p"}}}};
+  store.set_run_config(run, config);
+  const RunRecord record = store.get_run(run);
+  EXPECT_EQ(record.config, config);
+  EXPECT_EQ(record.name, "job/x");
+  EXPECT_EQ(record.kind, "train");
+  const std::map<std::string, std::string> expected = {
+      {"data.train", "p"}, {"train.pooling", "lmk"}, {"train.seed", "7"}};
+  EXPECT_EQ(store.run_params(run), expected) << "the old params are gone";
+  EXPECT_EQ(store.run_params(other).at("placeholder"), "true") << "other runs keep theirs";
+  EXPECT_EQ(store.list_runs({"", std::nullopt, {{"train.seed", "7"}}}).size(), 1u);
+  EXPECT_THROW(store.set_run_config(999, config), InputError);
+  EXPECT_THROW(store.set_run_config(run, json::array()), std::invalid_argument);
+  EXPECT_EQ(store.get_run(run).config, config) << "a refused change leaves the run as it was";
+}
+
+TEST(ResultsStoreTest, AdoptsTheRunNamedByLmkRunId) {
+  TempDir dir;
+  ResultsStore store((dir.path() / "r.db").string());
+  const int64_t run = store.create_run(store.get_or_create_experiment("e"), {"job/x", "eval", {}});
+  ::unsetenv("LMK_RUN_ID");
+  EXPECT_EQ(run_id_from_environment(), std::nullopt);
+  ::setenv("LMK_RUN_ID", "", 1);
+  EXPECT_EQ(run_id_from_environment(), std::nullopt) << "empty: as if unset";
+  ::setenv("LMK_RUN_ID", std::to_string(run).c_str(), 1);
+  EXPECT_EQ(run_id_from_environment(), run);
+  for (const char* bad : {"abc", "0", "-3", "12x", " 4", "99999999999999999999999"}) {
+    ::setenv("LMK_RUN_ID", bad, 1);
+    try {
+      run_id_from_environment();
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("LMK_RUN_ID"), std::string::npos) << e.what();
+    }
+  }
+  ::unsetenv("LMK_RUN_ID");
+
+  adopt_run(store, run, "eval", {{"pooling", "cls"}});
+  EXPECT_EQ(store.run_params(run).at("pooling"), "cls");
+  EXPECT_EQ(store.get_run(run).name, "job/x");
+  auto message = [&](int64_t id, const std::string& kind) {
+    try {
+      adopt_run(store, id, kind, json::object());
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  const std::string missing = message(42, "eval");
+  for (const std::string& part : {std::string("LMK_RUN_ID"), std::string("42"), store.path()})
+    EXPECT_NE(missing.find(part), std::string::npos) << missing;
+  const std::string other_kind = message(run, "train");
+  for (const char* part : {"LMK_RUN_ID", "'eval'", "'train'"})
+    EXPECT_NE(other_kind.find(part), std::string::npos) << other_kind;
+  EXPECT_EQ(store.run_params(run).at("pooling"), "cls") << "a refused run is left as it was";
 }
 
 TEST(ResultsStoreTest, StatusChangesStampTimes) {
