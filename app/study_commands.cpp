@@ -31,9 +31,10 @@ std::string shell_words(const std::vector<std::string>& args) {
 }
 
 int run_study_command(const StudyArgs& args) {
-  const StudyConfig config = read_study_config(args.config, args.profile, args.db, args.dir);
-  const StudyPlan plan = plan_study(config);
+  const StudyPlan plan = plan_study(read_study_grid(args.config, args.profile, args.db, args.dir));
+  const StudyConfig& config = plan.config;
   std::cerr << "lmk study: " << config.name << ", profile " << config.profile << ": "
+            << (plan.cells.size() > 1 ? std::to_string(plan.cells.size()) + " sweep cells, " : "")
             << plan.steps.size() << " steps in " << config.dir << ", results in " << config.db
             << " (experiment " << plan.experiment << ")\n";
   if (args.dry_run) {

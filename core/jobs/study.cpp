@@ -79,15 +79,7 @@ std::string hash_text(const std::string& text) {
 }
 
 std::string marker_path(const StudyPlan& plan, const StudyStep& step) {
-  std::string name = step.id;
-  std::replace(name.begin(), name.end(), '/', '_');
-  return (fs::path(plan.config.dir) / "steps" / (name + ".done")).string();
-}
-
-std::string log_path(const StudyPlan& plan, const StudyStep& step) {
-  std::string name = step.id;
-  std::replace(name.begin(), name.end(), '/', '_');
-  return (fs::path(plan.config.dir) / "logs" / (name + ".log")).string();
+  return (fs::path(plan.config.dir) / "steps" / (step.key + ".done")).string();
 }
 
 // The last non-empty line of a file (progress bars end lines with \r: the last segment).
@@ -110,7 +102,9 @@ std::string last_line(const std::string& path) {
   return last;
 }
 
-std::string tail_lines(const std::string& path, size_t count) {
+}  // namespace
+
+std::string log_tail(const std::string& path, size_t count) {
   std::string text;
   try {
     text = read_file(path);
@@ -127,6 +121,8 @@ std::string tail_lines(const std::string& path, size_t count) {
     out += "    " + lines[i] + "\n";
   return out;
 }
+
+namespace {
 
 std::string format_seconds(double s) {
   std::ostringstream out;
@@ -187,25 +183,11 @@ int run_child(const std::string& binary, const std::vector<std::string>& args,
 
 }  // namespace
 
-StudyConfig read_study_config(const std::string& path, const std::string& profile,
-                              const std::string& db_override, const std::string& dir_override) {
+namespace {
+
+StudyConfig read_cell(const TomlConfig& toml, const std::string& path, const std::string& profile,
+                      const std::string& db_override, const std::string& dir_override) {
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) throw input_error(path, "no such study config");
-  TomlConfig toml(
-      path,
-      {{"study", {"name", "dir", "db", "corpus", "corpus_limit", "seed"}},
-       {"tokenizer", {"vocab_size"}},
-       {"model",
-        {"preset", "hidden_size", "layers", "heads", "intermediate_size", "local_window",
-         "rope_theta"}},
-       {"pretrain", {"max_length", "batch_size", "steps", "epochs", "learning_rate"}},
-       {"finetune",
-        {"poolings", "query_max_length", "passage_max_length", "batch_size", "negatives", "steps",
-         "epochs", "examples_per_document", "learning_rate", "temperature"}},
-       {"eval",
-        {"benchmarks", "lengths", "granularity", "queries", "documents", "attention_docs"}}},
-      kProfiles);
-  toml.use_profile(profile);
   StudyConfig c;
   c.path = fs::absolute(path).lexically_normal().string();
   c.profile = profile;
@@ -284,64 +266,152 @@ StudyConfig read_study_config(const std::string& path, const std::string& profil
   toml.integer("eval", "queries", c.queries, 1);
   toml.integer("eval", "documents", c.documents, 1);
   toml.integer("eval", "attention_docs", c.attention_docs, 0);
+  read_slurm_options(toml, c.slurm);
   return c;
 }
 
-StudyPlan plan_study(const StudyConfig& c) {
-  StudyPlan plan;
-  plan.config = c;
-  plan.experiment = c.name + "-" + c.profile;
+}  // namespace
+
+std::vector<StudyConfig> read_study_grid(const std::string& path, const std::string& profile,
+                                         const std::string& db_override,
+                                         const std::string& dir_override) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) throw input_error(path, "no such study config");
+  TomlConfig toml(
+      path,
+      {{"study", {"name", "dir", "db", "corpus", "corpus_limit", "seed"}},
+       {"tokenizer", {"vocab_size"}},
+       {"model",
+        {"preset", "hidden_size", "layers", "heads", "intermediate_size", "local_window",
+         "rope_theta"}},
+       {"pretrain", {"max_length", "batch_size", "steps", "epochs", "learning_rate"}},
+       {"finetune",
+        {"poolings", "query_max_length", "passage_max_length", "batch_size", "negatives", "steps",
+         "epochs", "examples_per_document", "learning_rate", "temperature"}},
+       {"eval", {"benchmarks", "lengths", "granularity", "queries", "documents", "attention_docs"}},
+       {"slurm", slurm_option_keys()}},
+      kProfiles, /*sweep=*/true);
+  toml.use_profile(profile);
+  std::vector<StudyConfig> cells;
+  for (size_t i = 0; i < toml.cell_count(); ++i) {
+    toml.use_cell(i);
+    StudyConfig c = read_cell(toml, path, profile, db_override, dir_override);
+    c.cell = toml.cell_values(i);
+    c.cell_name = toml.cell_name(i);
+    if (!cells.empty()) {
+      SlurmJobSpec probe;
+      probe.command = {"lmk"};
+      if (slurm_script(c.slurm, probe) != slurm_script(cells.front().slurm, probe))
+        throw input_error(path + ": sweep", "the [slurm] options cannot differ between cells");
+      for (const char* key : {"name", "dir", "db"}) {
+        const std::string& a = std::string(key) == "name"  ? c.name
+                               : std::string(key) == "dir" ? c.dir
+                                                           : c.db;
+        const std::string& b = std::string(key) == "name"  ? cells.front().name
+                               : std::string(key) == "dir" ? cells.front().dir
+                                                           : cells.front().db;
+        if (a != b)
+          throw input_error(toml.where("study", key),
+                            "cannot differ between sweep cells (one study, one folder, one store)");
+      }
+    }
+    cells.push_back(std::move(c));
+  }
+  return cells;
+}
+
+StudyConfig read_study_config(const std::string& path, const std::string& profile,
+                              const std::string& db_override, const std::string& dir_override) {
+  return read_study_grid(path, profile, db_override, dir_override).front();
+}
+
+namespace {
+
+// One cell's steps. Placeholders: @OUT@ is the step's own folder (DIR/ID/KEY, known once its
+// key is), @RUN@ the name of the run it records (known once the cells are merged); neither
+// enters the key, so a step's key is the same in every cell that has it.
+std::vector<StudyStep> plan_cell(const StudyConfig& c, const std::string& experiment) {
   const fs::path dir(c.dir);
-  auto path = [&](const std::string& relative) { return (dir / relative).string(); };
   const std::string seed = std::to_string(c.seed);
-  std::vector<StudyStep>& steps = plan.steps;
-  auto add = [&](StudyStep step) { steps.push_back(std::move(step)); };
+  std::vector<StudyStep> steps;
+  std::map<std::string, std::string> dirs;  // step id -> its folder
+  auto out = [&](const std::string& id) { return dirs.at(id); };
+  auto add = [&](StudyStep step) {
+    std::string text;
+    for (const std::string& a : step.args) text += a + '\x1f';
+    for (const auto& [file, content] : step.files) text += file + '\x1e' + content + '\x1f';
+    for (const std::string& o : step.outputs) text += o + '\x1c';
+    for (const std::string& dep : step.deps) {
+      const auto it =
+          std::find_if(steps.begin(), steps.end(), [&](const StudyStep& s) { return s.id == dep; });
+      if (it == steps.end()) throw std::logic_error("study step " + step.id + " before " + dep);
+      text += it->key + '\x1d';
+    }
+    step.key = hash_text(text);
+    step.dir = (dir / step.id / step.key.substr(0, 12)).string();
+    auto fill = [&](std::string& value) {
+      for (size_t at; (at = value.find("@OUT@")) != std::string::npos;)
+        value.replace(at, 5, step.dir);
+    };
+    for (std::string& a : step.args) fill(a);
+    for (auto& [file, content] : step.files) {
+      fill(file);
+      fill(content);
+    }
+    for (std::string& o : step.outputs) fill(o);
+    const std::string& command = step.args.front();
+    step.kind = command == "train" || command == "pretrain" || command == "eval" ? command : "step";
+    dirs[step.id] = step.dir;
+    steps.push_back(std::move(step));
+  };
 
   std::string corpus = c.corpus;
   std::vector<std::string> corpus_dep;
   if (c.corpus == "builtin") {
-    corpus = path("corpus");
     add({"corpus",
-         {"data", "manpages", "--out", corpus, "--limit", std::to_string(c.corpus_limit)},
+         {"data", "manpages", "--out", "@OUT@", "--limit", std::to_string(c.corpus_limit)},
          {},
-         {corpus},
+         {"@OUT@"},
          "",
          {}});
+    corpus = out("corpus");
     corpus_dep = {"corpus"};
   }
-  const std::string tokenizer = path("tokenizer.model");
   add({"tokenizer",
        {"tokenizer-train", "--input", corpus, "--vocab-size", std::to_string(c.vocab_size), "--out",
-        tokenizer},
+        "@OUT@/tokenizer.model"},
        {},
-       {tokenizer},
+       {"@OUT@/tokenizer.model"},
        "",
        corpus_dep});
+  const std::string tokenizer = out("tokenizer") + "/tokenizer.model";
   add({"data/corpus",
-       {"data", "corpus", "--source", corpus, "--out", path("data"), "--seed", seed},
+       {"data", "corpus", "--source", corpus, "--out", "@OUT@", "--seed", seed},
        {},
-       {path("data/documents/dataset.json"), path("data/passages/dataset.json")},
+       {"@OUT@/documents/dataset.json", "@OUT@/passages/dataset.json"},
        "",
        corpus_dep});
+  const std::string data = out("data/corpus");
   add({"data/pairs",
-       {"data", "pairs", "--source", corpus, "--out", path("pairs.jsonl"), "--seed", seed,
+       {"data", "pairs", "--source", corpus, "--out", "@OUT@/pairs.jsonl", "--seed", seed,
         "--negatives", std::to_string(c.negatives), "--examples-per-document",
         std::to_string(c.examples_per_document)},
        {},
-       {path("pairs.jsonl")},
+       {"@OUT@/pairs.jsonl"},
        "",
        corpus_dep});
+  const std::string pairs = out("data/pairs") + "/pairs.jsonl";
   auto benchmark = [&](const std::string& b) {
     return std::find(c.benchmarks.begin(), c.benchmarks.end(), b) != c.benchmarks.end();
   };
   for (const std::string task : {"passkey", "needle"}) {
     if (!benchmark(task)) continue;
     StudyStep step{"data/" + task,
-                   {"data", task, "--tokenizer", tokenizer, "--out", path(task), "--lengths",
+                   {"data", task, "--tokenizer", tokenizer, "--out", "@OUT@", "--lengths",
                     join(c.lengths), "--queries", std::to_string(c.queries), "--documents",
                     std::to_string(c.documents), "--seed", seed},
                    {},
-                   {path(task)},
+                   {"@OUT@"},
                    "",
                    {"tokenizer"}};
     if (std::string(task) == "needle") {
@@ -353,7 +423,7 @@ StudyPlan plan_study(const StudyConfig& c) {
   // Length histograms of what the models read (paper, Figure 2).
   for (const std::string part : {"documents", "passages"}) {
     StudyStep step{"stats/" + part,
-                   {"data", "stats", path("data/" + part), "--tokenizer", tokenizer, "--db", c.db,
+                   {"data", "stats", data + "/" + part, "--tokenizer", tokenizer, "--db", c.db,
                     "--name", "corpus-" + part},
                    {},
                    {},
@@ -364,7 +434,7 @@ StudyPlan plan_study(const StudyConfig& c) {
   }
 
   std::vector<std::string> init_args = {"model",       "init",    "--preset",  c.preset,
-                                        "--tokenizer", tokenizer, "--out",     path("init"),
+                                        "--tokenizer", tokenizer, "--out",     "@OUT@",
                                         "--seed",      seed,      "--pooling", "cls"};
   auto shape = [&](const char* flag, int64_t value, int64_t unset) {
     if (value != unset) init_args.insert(init_args.end(), {flag, std::to_string(value)});
@@ -376,7 +446,7 @@ StudyPlan plan_study(const StudyConfig& c) {
   shape("--local-window", c.local_window, -1);
   if (c.rope_theta > 0)
     init_args.insert(init_args.end(), {"--rope-theta", number_text(c.rope_theta)});
-  add({"init", init_args, {}, {path("init/config.json")}, "", {"tokenizer"}});
+  add({"init", init_args, {}, {"@OUT@/config.json"}, "", {"tokenizer"}});
 
   auto quoted = [](const std::string& s) {
     std::string out = "\"";
@@ -387,28 +457,35 @@ StudyPlan plan_study(const StudyConfig& c) {
     return "epochs = " + std::to_string(epochs) + "\n" +
            (steps_cap > 0 ? "max_steps = " + std::to_string(steps_cap) + "\n" : std::string());
   };
-  const std::string output =
-      "db = " + quoted(c.db) + "\nexperiment = " + quoted(plan.experiment) + "\n";
-  const std::string pretrain_toml = path("configs/pretrain.toml");
+  const std::string output = "db = " + quoted(c.db) + "\nexperiment = " + quoted(experiment) + "\n";
   add({"pretrain",
-       {"pretrain", "--config", pretrain_toml, "--overwrite"},
-       {{pretrain_toml,
-         "# written by lmk study from " + c.path + " (profile " + c.profile +
-             ")\n[model]\ninit = " + quoted(path("init")) + "\n[data]\ntrain = " + quoted(corpus) +
+       {"pretrain", "--config", "@OUT@.toml", "--auto-resume"},
+       {{"@OUT@.toml",
+         "# written by lmk study (its folder is this step's inputs)\n[model]\ninit = " +
+             quoted(out("init")) + "\n[data]\ntrain = " + quoted(corpus) +
              "\n[train]\nmax_length = " + std::to_string(c.pretrain_length) + "\nbatch_size = " +
              std::to_string(c.pretrain_batch) + "\nlearning_rate = " + number_text(c.pretrain_lr) +
              "\n" + schedule(c.pretrain_steps, c.pretrain_epochs) + "seed = " + seed +
-             "\ncheckpoint_every = 100\nlog_every = 10\n[output]\ndir = " +
-             quoted(path("pretrained")) + "\n" + output + "run_name = \"pretrain\"\n"}},
-       {path("pretrained/last/config.json")},
+             "\ncheckpoint_every = 100\nlog_every = 10\n[output]\ndir = \"@OUT@\"\n" + output +
+             "run_name = \"@RUN@\"\n"}},
+       {"@OUT@/last/config.json"},
        "pretrain",
        {"init", "tokenizer"}});
+  const std::string pretrained = out("pretrain") + "/last";
   for (const StudyVariant& v : c.variants) {
-    const std::string file = path("configs/finetune-" + v.label + ".toml");
     std::string train = "[train]\npooling = " + quoted(v.pooling) + "\n";
-    if (!v.train_landmarks.empty())
+    if (!v.train_landmarks.empty()) {
+      // The layout the saved model encodes with by default: its training's first granularity.
+      // (The evaluations below pass theirs; keeping [eval] granularity out of the fine-tuning
+      // lets a sweep over it share the fine-tuned models.)
+      const size_t colon = v.train_landmarks.find(':');
+      const std::string first =
+          colon == std::string::npos
+              ? std::to_string(c.granularity)
+              : v.train_landmarks.substr(colon + 1, v.train_landmarks.find(',', colon) - colon - 1);
       train += "train_landmarks = " + quoted(v.train_landmarks) +
-               "\neval_landmarks = " + quoted("fixed:" + std::to_string(c.granularity)) + "\n";
+               "\neval_landmarks = " + quoted("fixed:" + first) + "\n";
+    }
     train += "query_max_length = " + std::to_string(c.query_length) +
              "\npassage_max_length = " + std::to_string(c.passage_length) +
              "\nbatch_size = " + std::to_string(c.finetune_batch) +
@@ -418,24 +495,23 @@ StudyPlan plan_study(const StudyConfig& c) {
              schedule(c.finetune_steps, c.finetune_epochs) + "seed = " + seed +
              "\ncheckpoint_every = 100\nlog_every = 10\n";
     add({"finetune/" + v.label,
-         {"train", "--config", file, "--overwrite"},
-         {{file, "# written by lmk study from " + c.path + " (profile " + c.profile +
-                     ")\n[model]\ninit = " + quoted(path("pretrained/last")) +
-                     "\n[data]\ntrain = " + quoted(path("pairs.jsonl")) + "\n" + train +
-                     "[output]\ndir = " + quoted(path("finetune/" + v.label)) + "\n" + output +
-                     "run_name = " + quoted("finetune/" + v.label) + "\n"}},
-         {path("finetune/" + v.label + "/last/config.json")},
+         {"train", "--config", "@OUT@.toml", "--auto-resume"},
+         {{"@OUT@.toml",
+           "# written by lmk study (its folder is this step's inputs)\n[model]\ninit = " +
+               quoted(pretrained) + "\n[data]\ntrain = " + quoted(pairs) + "\n" + train +
+               "[output]\ndir = \"@OUT@\"\n" + output + "run_name = \"@RUN@\"\n"}},
+         {"@OUT@/last/config.json"},
          "finetune/" + v.label,
          {"pretrain", "data/pairs"}});
   }
   for (const StudyVariant& v : c.variants) {
-    const std::string model = path("finetune/" + v.label + "/last");
+    const std::string model = out("finetune/" + v.label) + "/last";
     auto eval_step = [&](const std::string& name, const std::string& dataset, int64_t max_length,
                          int64_t attention_docs, const std::string& data_dep) {
       StudyStep step{
           "eval/" + v.label + "/" + name,
           {"eval", "--model", model, "--dataset", dataset, "--pooling", v.pooling, "--db", c.db,
-           "--experiment", plan.experiment, "--run-name", v.label + "/" + name, "--attention-docs",
+           "--experiment", experiment, "--run-name", "@RUN@", "--attention-docs",
            std::to_string(attention_docs), "--query-max-length", std::to_string(c.query_length)},
           {},
           {},
@@ -448,30 +524,92 @@ StudyPlan plan_study(const StudyConfig& c) {
       add(step);
     };
     if (benchmark("passages"))
-      eval_step("passages", path("data/passages"), c.passage_length, 0, "data/corpus");
+      eval_step("passages", data + "/passages", c.passage_length, 0, "data/corpus");
     if (benchmark("corpus")) {
       for (int64_t length : c.lengths)
-        eval_step("corpus@" + std::to_string(length), path("data/documents"), length,
-                  c.attention_docs, "data/corpus");
+        eval_step("corpus@" + std::to_string(length), data + "/documents", length, c.attention_docs,
+                  "data/corpus");
     }
     for (const std::string task : {"passkey", "needle"}) {
-      if (benchmark(task)) eval_step(task, path(task), 0, c.attention_docs, "data/" + task);
+      if (benchmark(task))
+        eval_step(task, out("data/" + task), 0, c.attention_docs, "data/" + task);
     }
   }
-  // Keys: each step's inputs and its dependencies' keys, in plan order.
-  std::map<std::string, std::string> keys;
-  for (StudyStep& step : steps) {
-    std::string text;
-    for (const std::string& a : step.args) text += a + '\x1f';
-    for (const auto& [file, content] : step.files) text += file + '\x1e' + content + '\x1f';
-    for (const std::string& dep : step.deps) {
-      if (!keys.count(dep)) throw std::logic_error("study step " + step.id + " before " + dep);
-      text += keys[dep] + '\x1d';
+  return steps;
+}
+
+}  // namespace
+
+StudyPlan plan_study(const std::vector<StudyConfig>& cells) {
+  if (cells.empty()) throw std::logic_error("plan_study: no cells");
+  StudyPlan plan;
+  plan.config = cells.front();
+  plan.experiment = plan.config.name + "-" + plan.config.profile;
+  // Values of each swept label in the whole grid: a label with one value names nothing.
+  std::map<std::string, std::set<std::string>> grid_values;
+  for (const StudyConfig& c : cells)
+    for (const auto& [label, value] : c.cell) grid_values[label].insert(value);
+  std::map<std::string, size_t> by_key;  // key -> index in plan.steps
+  std::vector<std::map<std::string, std::string>> cell_ids(cells.size());  // cell id -> key
+  std::vector<std::string> base_ids, base_runs;  // per merged step: id and run name in a cell
+  for (size_t ci = 0; ci < cells.size(); ++ci) {
+    for (StudyStep& step : plan_cell(cells[ci], plan.experiment)) {
+      cell_ids[ci][step.id] = step.key;
+      const auto found = by_key.find(step.key);
+      if (found != by_key.end()) {
+        plan.steps[found->second].cells.push_back(ci);
+        continue;
+      }
+      by_key[step.key] = plan.steps.size();
+      base_ids.push_back(step.id);
+      base_runs.push_back(step.store_run);
+      for (std::string& dep : step.deps) dep = cell_ids[ci].at(dep);  // keys for now
+      step.cells = {ci};
+      plan.steps.push_back(std::move(step));
     }
-    step.key = hash_text(text);
-    keys[step.id] = step.key;
+  }
+  // Names: the swept values all users of a step share, in front of its id and run name.
+  std::map<std::string, std::string> id_of_key;
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    StudyStep& step = plan.steps[i];
+    std::string prefix;
+    for (const auto& [label, value] : cells[step.cells.front()].cell) {
+      if (grid_values[label].size() < 2) continue;
+      bool shared = true;
+      for (size_t ci : step.cells) {
+        for (const auto& [l, v] : cells[ci].cell) shared &= l != label || v == value;
+      }
+      if (shared) prefix += (prefix.empty() ? "" : ",") + label + "=" + value;
+    }
+    auto named = [&](const std::string& name) {
+      return prefix.empty() ? name : prefix + "/" + name;
+    };
+    step.id = named(base_ids[i]);
+    if (!step.store_run.empty()) step.store_run = named(base_runs[i]);
+    const std::string run = step.store_run.empty() ? step.id : step.store_run;
+    auto fill = [&](std::string& value) {
+      for (size_t at; (at = value.find("@RUN@")) != std::string::npos;) value.replace(at, 5, run);
+    };
+    for (std::string& a : step.args) fill(a);
+    for (auto& [file, content] : step.files) fill(content);
+    for (std::string& dep : step.deps) dep = id_of_key.at(dep);
+    id_of_key[step.key] = step.id;
+  }
+  for (size_t ci = 0; ci < cells.size(); ++ci) {
+    StudyCell cell{cells[ci], {}};
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      const StudyStep& step = plan.steps[i];
+      if (!base_runs[i].empty() &&
+          std::find(step.cells.begin(), step.cells.end(), ci) != step.cells.end())
+        cell.run_names[base_runs[i]] = step.store_run;
+    }
+    plan.cells.push_back(std::move(cell));
   }
   return plan;
+}
+
+StudyPlan plan_study(const StudyConfig& config) {
+  return plan_study(std::vector<StudyConfig>{config});
 }
 
 bool step_done(const StudyPlan& plan, const StudyStep& step) {
@@ -504,31 +642,67 @@ bool step_done(const StudyPlan& plan, const StudyStep& step) {
   return true;
 }
 
-namespace {
-
-// Whether a training step (lmk train / pretrain --overwrite) left a checkpoint that a run with
-// the config it is about to write would resume: the config file on disk is that config.
-bool resumable(const StudyStep& step) {
-  if (std::find(step.args.begin(), step.args.end(), "--overwrite") == step.args.end() ||
-      step.files.empty() || step.outputs.empty())
-    return false;
-  for (const auto& [file, content] : step.files) {
-    try {
-      if (read_file(file) != content) return false;
-    } catch (const std::exception&) {
-      return false;
-    }
+StudyFolderLock::StudyFolderLock(const std::string& dir) {
+  fs::create_directories(dir);
+  const std::string path = (fs::path(dir) / "study.lock").string();
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw input_error(path, "cannot open the study's lock file");
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd_);
+    throw input_error(dir, "another lmk study or lmk submit is running on this folder");
   }
-  // outputs: DIR/last/config.json; checkpoints: DIR/checkpoint (or .new / .old after a kill
-  // between the two renames).
-  const fs::path dir = fs::path(step.outputs.front()).parent_path().parent_path();
-  std::error_code ec;
-  for (const char* name : {"checkpoint", "checkpoint.new", "checkpoint.old"})
-    if (fs::exists(dir / name / "state.json", ec)) return true;
-  return false;
 }
 
-}  // namespace
+StudyFolderLock::~StudyFolderLock() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool study_folder_locked(const std::string& dir) {
+  const std::string path = (fs::path(dir) / "study.lock").string();
+  const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool held = ::flock(fd, LOCK_EX | LOCK_NB) != 0;
+  ::close(fd);
+  return held;
+}
+
+std::string step_log_path(const StudyPlan& plan, const StudyStep& step) {
+  std::string name = step.id;
+  std::replace(name.begin(), name.end(), '/', '_');
+  return (fs::path(plan.config.dir) / "logs" / (name + "-" + step.key.substr(0, 12) + ".log"))
+      .string();
+}
+
+void mark_step_done(const StudyPlan& plan, const StudyStep& step, double seconds) {
+  std::error_code ec;
+  for (const std::string& out : step.outputs) {
+    if (!fs::exists(out, ec))
+      throw InputError("study step " + step.id + " finished without writing " + out);
+  }
+  fs::create_directories(fs::path(marker_path(plan, step)).parent_path());
+  AtomicFile marker(marker_path(plan, step));
+  marker.write(step.key + "\n" + step.id + "\n" + std::to_string(seconds) + " s\n");
+  marker.commit();
+}
+
+void prepare_step(const StudyStep& step, bool fresh) {
+  std::error_code ec;
+  if (fresh) fs::remove_all(step.dir, ec);
+  // Training steps continue from a checkpoint in their folder (--auto-resume): a checkpoint
+  // there was written by the same inputs, unless `fresh`. Other steps start over.
+  const bool resumes = step.kind == "train" || step.kind == "pretrain";
+  for (const std::string& out : step.outputs) {
+    if (!resumes && (fs::is_regular_file(out, ec) || fs::is_directory(out, ec)))
+      fs::remove_all(out, ec);
+    fs::create_directories(fs::path(out).parent_path(), ec);
+  }
+  for (const auto& [file, content] : step.files) {
+    fs::create_directories(fs::path(file).parent_path());
+    AtomicFile f(file);
+    f.write(content);
+    f.commit();
+  }
+}
 
 StudyRunSummary run_study(const StudyPlan& plan, const std::string& lmk_binary,
                           const StudyReport& report, double interval_s) {
@@ -536,15 +710,7 @@ StudyRunSummary run_study(const StudyPlan& plan, const std::string& lmk_binary,
   StudyRunSummary summary;
   fs::create_directories(fs::path(plan.config.dir) / "steps");
   // One study process per folder: a second one would run the same steps into the same files.
-  const std::string lock_path = (fs::path(plan.config.dir) / "study.lock").string();
-  const int lock = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (lock < 0) throw input_error(lock_path, "cannot open the study's lock file");
-  struct Unlock {
-    int fd;
-    ~Unlock() { ::close(fd); }
-  } unlock{lock};
-  if (::flock(lock, LOCK_EX | LOCK_NB) != 0)
-    throw input_error(plan.config.dir, "another lmk study is running on this folder");
+  const StudyFolderLock lock(plan.config.dir);
   fs::create_directories(fs::path(plan.config.dir) / "logs");
   std::set<std::string> ran;
   const size_t total = plan.steps.size();
@@ -559,42 +725,29 @@ StudyRunSummary run_study(const StudyPlan& plan, const std::string& lmk_binary,
       continue;
     }
     std::error_code ec;
-    for (const std::string& out : step.outputs) {
-      // Outputs that are files inside a folder the step writes go with the folder (lmk
-      // train / pretrain clear their own folders with --overwrite).
-      if (fs::is_regular_file(out, ec) || fs::is_directory(out, ec)) fs::remove_all(out, ec);
-    }
     fs::remove(marker_path(plan, step), ec);
-    // A training step stopped part-way (killed, Ctrl-C) with the same config and unchanged
-    // inputs continues from its last checkpoint instead of starting again.
-    std::vector<std::string> args = step.args;
-    if (!dep_ran && resumable(step)) {
-      std::replace(args.begin(), args.end(), std::string("--overwrite"), std::string("--resume"));
-      report("study " + counter + " " + step.id + ": continuing from its checkpoint", false);
+    // A training step stopped part-way (killed, Ctrl-C) continues from its last checkpoint, as
+    // its folder is its inputs' (DIR/ID/KEY); after a dependency ran again it starts afresh.
+    if (!dep_ran && (step.kind == "train" || step.kind == "pretrain")) {
+      for (const char* name : {"checkpoint", "checkpoint.new", "checkpoint.old"}) {
+        if (fs::exists(fs::path(step.dir) / name / "state.json", ec)) {
+          report("study " + counter + " " + step.id + ": continuing from its checkpoint", false);
+          break;
+        }
+      }
     }
-    for (const auto& [file, content] : step.files) {
-      fs::create_directories(fs::path(file).parent_path());
-      AtomicFile out(file);
-      out.write(content);
-      out.commit();
-    }
-    const std::string log = log_path(plan, step);
+    prepare_step(step, dep_ran);
+    const std::string log = step_log_path(plan, step);
     report("study " + counter + " " + step.id + " (log: " + log + ")", false);
     const auto step_start = std::chrono::steady_clock::now();
-    const int status = run_child(lmk_binary, args, log, step.id, report, interval_s);
+    const int status = run_child(lmk_binary, step.args, log, step.id, report, interval_s);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
     if (status != 0) {
       throw InputError("study step " + step.id + " failed (exit " + std::to_string(status) +
-                       "); the end of " + log + ":\n" + tail_lines(log, 12));
+                       "); the end of " + log + ":\n" + log_tail(log, 12));
     }
-    for (const std::string& out : step.outputs) {
-      if (!fs::exists(out, ec))
-        throw InputError("study step " + step.id + " finished without writing " + out);
-    }
-    AtomicFile marker(marker_path(plan, step));
-    marker.write(step.key + "\n" + std::to_string(seconds) + " s\n");
-    marker.commit();
+    mark_step_done(plan, step, seconds);
     ran.insert(step.id);
     ++summary.ran;
     report("study " + counter + " " + step.id + ": done in " + format_seconds(seconds), false);
@@ -603,14 +756,11 @@ StudyRunSummary run_study(const StudyPlan& plan, const std::string& lmk_binary,
   return summary;
 }
 
-std::string study_table(const StudyPlan& plan, const ResultsStore& store) {
-  const StudyConfig& c = plan.config;
-  RunFilter filter;
-  filter.experiment = plan.experiment;
-  filter.status = RunStatus::Finished;
-  filter.kind = "eval";
-  std::map<std::string, int64_t> latest;  // run name -> newest finished run
-  for (const RunRecord& run : store.list_runs(filter)) latest[run.name] = run.id;
+namespace {
+
+std::string cell_table(const StudyCell& cell, const std::map<std::string, int64_t>& latest,
+                       const ResultsStore& store) {
+  const StudyConfig& c = cell.config;
   // Columns: (header, run name suffix, metric, group kind, group value).
   struct Column {
     std::string header, run, metric, group_kind, group_value;
@@ -636,7 +786,8 @@ std::string study_table(const StudyPlan& plan, const ResultsStore& store) {
     std::vector<std::string> row = {v.label};
     std::vector<double> numbers;
     for (const Column& col : columns) {
-      const auto run = latest.find(v.label + "/" + col.run);
+      const auto name = cell.run_names.find(v.label + "/" + col.run);
+      const auto run = name == cell.run_names.end() ? latest.end() : latest.find(name->second);
       double value = -1;
       if (run != latest.end()) {
         for (const EvalResult& r : store.eval_results(run->second)) {
@@ -687,6 +838,24 @@ std::string study_table(const StudyPlan& plan, const ResultsStore& store) {
       << "passkey and needle: nDCG@1 per document length; * best in the column; corpus@L "
          "truncates documents to L tokens)\n";
   return out.str();
+}
+
+}  // namespace
+
+std::string study_table(const StudyPlan& plan, const ResultsStore& store) {
+  RunFilter filter;
+  filter.experiment = plan.experiment;
+  filter.status = RunStatus::Finished;
+  filter.kind = "eval";
+  std::map<std::string, int64_t> latest;  // run name -> newest finished run
+  for (const RunRecord& run : store.list_runs(filter)) latest[run.name] = run.id;
+  std::string out;
+  for (const StudyCell& cell : plan.cells) {
+    if (!cell.config.cell_name.empty())
+      out += (out.empty() ? "" : "\n") + cell.config.cell_name + ":\n";
+    out += cell_table(cell, latest, store);
+  }
+  return out;
 }
 
 }  // namespace lmk

@@ -9,13 +9,22 @@
 // results store; study_table() reads it back as pooling x benchmark x length.
 //
 // Config (TOML, experiments/pooling-vs-length.toml): [study] [tokenizer] [model] [pretrain]
-// [finetune] [eval], and [profile.micro|quick|full.SECTION] tables overriding any key.
+// [finetune] [eval], [profile.micro|quick|full.SECTION] tables overriding any key, and a
+// [sweep] table (core/util/toml_config.h) making a grid of cells that each override some keys
+// (experiments/granularity-sweep.toml).
+//
+// Layout: a step writes into DIR/ID/KEY (KEY: the first 12 hex digits of the hash of its
+// inputs, its dependencies' keys included), so identical steps of different cells are one
+// step whose outputs they share, and a changed input gives a new folder instead of a stale one.
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "core/jobs/slurm.h"
 
 namespace lmk {
 
@@ -30,6 +39,10 @@ struct StudyVariant {
 
 struct StudyConfig {
   std::string path, profile = "full";
+  // The sweep cell: its (label, value) pairs and name ("granularity=16,seed=1"); empty
+  // without a sweep.
+  std::vector<std::pair<std::string, std::string>> cell;
+  std::string cell_name;
   // [study]
   std::string name = "study", dir, db;
   std::string corpus = "builtin";  // "builtin" (man pages) or a folder of .txt files
@@ -55,12 +68,20 @@ struct StudyConfig {
   std::vector<int64_t> lengths;  // default: 1x, 4x and 16x the training length
   int64_t granularity = 32;      // landmark granularity at evaluation
   int64_t queries = 50, documents = 50, attention_docs = 2;
+  // [slurm]: how lmk submit --executor slurm submits the steps (the same in every cell)
+  SlurmOptions slurm;
 };
 
 // Reads a study config with the profile's overrides; errors name file and key (exit 2).
 // dir_override / db_override replace [study] dir / db. Relative paths in the file resolve
 // against the config's folder; the default dir is ../build/studies/NAME-PROFILE from there
 // (build/studies/... of the checkout for experiments/*.toml), the default db DIR/results.db.
+// A config with a [sweep] is every cell's config, each checked in full before any is used (an
+// error names the cell); all cells share name, dir and db.
+std::vector<StudyConfig> read_study_grid(const std::string& path, const std::string& profile,
+                                         const std::string& db_override = "",
+                                         const std::string& dir_override = "");
+// The single config of a file without a sweep (the first cell's otherwise).
 StudyConfig read_study_config(const std::string& path, const std::string& profile,
                               const std::string& db_override = "",
                               const std::string& dir_override = "");
@@ -74,15 +95,57 @@ struct StudyStep {
   std::vector<std::string> deps;     // ids of steps whose results it reads
   std::string store_histogram = "";  // a length histogram of this name it leaves in the store
   std::string key = "";              // hash of all of the above and the deps' keys (plan_study)
+  std::string dir = "";              // DIR/ID/KEY: where it writes (its folder or files in it)
+  std::string kind = "";             // "train", "pretrain", "eval" (commands that record a run
+                                     // of that kind), else "step"
+  std::vector<size_t> cells = {};    // indices of the sweep cells that use it
+};
+
+// A sweep cell's view of a plan: its config and the store run name of each of its steps'
+// runs, by the name the step has in a study without a sweep ("finetune/cls", "cls/passages").
+struct StudyCell {
+  StudyConfig config;
+  std::map<std::string, std::string> run_names;
 };
 
 struct StudyPlan {
-  StudyConfig config;
+  StudyConfig config;      // the first cell's (name, dir, db, profile: the same in all)
   std::string experiment;  // experiment name in the store: NAME-PROFILE
   std::vector<StudyStep> steps;
+  std::vector<StudyCell> cells;
 };
 
+// The steps of every cell, identical ones (same key) once, in an order where each step comes
+// after its dependencies. A step used by some cells only has their common swept values in
+// front of its id and run name ("granularity=16/eval/lmk-16/passkey").
+StudyPlan plan_study(const std::vector<StudyConfig>& cells);
 StudyPlan plan_study(const StudyConfig& config);
+
+// Holds DIR/study.lock (flock) while it lives: one process — lmk study, or lmk submit's local
+// queue — runs a study folder's steps. Throws InputError naming the folder when another holds it.
+class StudyFolderLock {
+ public:
+  explicit StudyFolderLock(const std::string& dir);
+  ~StudyFolderLock();
+  StudyFolderLock(const StudyFolderLock&) = delete;
+  StudyFolderLock& operator=(const StudyFolderLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+// Whether a process holds the folder's lock now.
+bool study_folder_locked(const std::string& dir);
+
+// The step's log file: DIR/logs/ID-KEY.log.
+std::string step_log_path(const StudyPlan& plan, const StudyStep& step);
+// Records the step as done (its key, in DIR/steps/KEY.done), after checking its outputs exist;
+// throws InputError naming the missing output otherwise.
+void mark_step_done(const StudyPlan& plan, const StudyStep& step, double seconds);
+// Before a step runs: removes its outputs (all of DIR/ID/KEY when `fresh`, i.e. a dependency
+// runs again, so a checkpoint there is not resumed), writes its files.
+void prepare_step(const StudyStep& step, bool fresh);
+// The last `count` non-empty lines of a log (progress-bar segments split at \r), indented.
+std::string log_tail(const std::string& path, size_t count);
 
 // Whether the step's recorded completion matches its key (it is then reused).
 bool step_done(const StudyPlan& plan, const StudyStep& step);
@@ -101,7 +164,8 @@ struct StudyRunSummary {
 StudyRunSummary run_study(const StudyPlan& plan, const std::string& lmk_binary,
                           const StudyReport& report, double interval_s = 30);
 
-// The comparison table (pooling x benchmark @ length, main score of each) from the store.
+// The comparison table (pooling x benchmark @ length, main score of each) from the store; one
+// per sweep cell, under the cell's name.
 std::string study_table(const StudyPlan& plan, const ResultsStore& store);
 
 }  // namespace lmk

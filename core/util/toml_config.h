@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace lmk {
@@ -16,9 +17,24 @@ class TomlConfig {
   // Parses path; `known` lists every allowed key per section. With `profiles`, the file may
   // also hold [profile.NAME.SECTION] tables (NAME one of them) with the same keys; after
   // use_profile(NAME) a key there overrides the one of [SECTION].
+  //
+  // With `sweep`, the file may also hold a [sweep] table: each key names another key as
+  // "section.key" (quoted) and holds the array of values it takes; the grid is the product of
+  // these axes, in file order, the first varying slowest. [[sweep.zip]] tables are axes of
+  // their own whose arrays (of equal length) advance together. Every cell's values are checked
+  // by the same readers as the file's, after use_cell().
   TomlConfig(const std::string& path, const std::map<std::string, std::vector<std::string>>& known,
-             const std::vector<std::string>& profiles = {});
+             const std::vector<std::string>& profiles = {}, bool sweep = false);
   void use_profile(const std::string& name);
+  // The grid's cells (1 without a [sweep] table).
+  size_t cell_count() const;
+  // "granularity=16,seed=1": each axis key (its last part, or the whole "section.key" when two
+  // axes share it) = the cell's value; "" without a sweep.
+  std::string cell_name(size_t index) const;
+  // The cell's (label, value) pairs, in axis order (cell_name joins them).
+  std::vector<std::pair<std::string, std::string>> cell_values(size_t index) const;
+  // From now on the keys of cell `index` override the profile's and the sections' values.
+  void use_cell(size_t index);
   ~TomlConfig();
 
   // Each reader leaves `out` as it is when the key is absent.
@@ -35,6 +51,7 @@ class TomlConfig {
   std::string where(const char* section, const char* key) const;
 
  private:
+  void read_sweep(const std::map<std::string, std::vector<std::string>>& known);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

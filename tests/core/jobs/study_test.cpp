@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "core/store/results_store.h"
 #include "core/util/error.h"
@@ -136,7 +137,7 @@ TEST(StudyPlan, StepsFollowTheConfigAndKeysTrackTheirInputs) {
   ASSERT_EQ(finetune.files.size(), 1u);
   EXPECT_NE(finetune.files[0].second.find("train_landmarks = \"variable:16,32\""),
             std::string::npos);
-  EXPECT_NE(finetune.files[0].second.find("eval_landmarks = \"fixed:32\""), std::string::npos);
+  EXPECT_NE(finetune.files[0].second.find("eval_landmarks = \"fixed:16\""), std::string::npos);
   EXPECT_NE(finetune.files[0].second.find("max_steps = 5"), std::string::npos);
 
   // More pretraining steps (same folder and store): pretraining and everything after it
@@ -233,37 +234,146 @@ TEST(StudyRun, WhatAStepLeavesInTheStoreMustBeThereAndOneStudyRunsPerFolder) {
   EXPECT_EQ(run_study(plan, script, [](const std::string&, bool) {}).reused, 1u);
 }
 
-TEST(StudyRun, AnInterruptedTrainingStepContinuesFromItsCheckpoint) {
+TEST(StudyRun, AnInterruptedTrainingStepContinuesFromItsCheckpointUnlessADependencyRanAgain) {
   TempDir dir;
   const std::string path = dir.write("s.toml", kBase);
   StudyPlan plan = plan_study(read_study_config(path, "micro", "", (dir.path() / "st").string()));
-  const std::string out = plan.config.dir + "/pretrained";
-  // The fake lmk records its arguments and writes the step's output.
-  const std::string script = dir.write(
-      "args-lmk", "#!/bin/sh\necho \"$*\" >> " + (dir.path() / "calls").string() + "\nmkdir -p " +
-                      out + "/last && touch " + out + "/last/config.json\n");
-  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  StudyStep init = find_step(plan, "init");
   StudyStep pretrain = find_step(plan, "pretrain");
-  pretrain.deps.clear();
+  const std::string out = pretrain.dir;
+  EXPECT_EQ(out, plan.config.dir + "/pretrain/" + pretrain.key.substr(0, 12));
+  // The fake lmk records its arguments and whether a checkpoint is there, and writes outputs.
+  const std::string calls_file = (dir.path() / "calls").string();
+  const std::string script = dir.write(
+      "args-lmk", "#!/bin/sh\necho \"$*\" >> " + calls_file + "\n[ $1 = pretrain ] && test -e " +
+                      out + "/checkpoint/state.json && echo has-checkpoint >> " + calls_file +
+                      "\nmkdir -p " + init.dir + " " + out + "/last && touch " + init.dir +
+                      "/config.json " + out + "/last/config.json\n");
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  init.deps.clear();
+  pretrain.deps = {"init"};
   pretrain.store_run.clear();
-  plan.steps = {pretrain};
-  auto calls = [&] { return read_file((dir.path() / "calls").string()); };
-  // First run: no checkpoint, --overwrite.
-  run_study(plan, script, [](const std::string&, bool) {});
-  EXPECT_NE(calls().find("--overwrite"), std::string::npos) << calls();
-  std::filesystem::remove(dir.path() / "calls");
-  // Interrupted: marker gone, a checkpoint left, same config file: --resume.
+  plan.steps = {init, pretrain};
+  auto calls = [&] { return read_file(calls_file); };
+  std::vector<std::string> lines;
+  auto report = [&](const std::string& line, bool) { lines.push_back(line); };
+  auto said = [&](const std::string& text) {
+    for (const std::string& line : lines)
+      if (line.find(text) != std::string::npos) return true;
+    return false;
+  };
+  run_study(plan, script, report);
+  EXPECT_NE(calls().find("pretrain --config " + out + ".toml --auto-resume"), std::string::npos)
+      << calls();
+  EXPECT_EQ(read_file(out + ".toml"), pretrain.files[0].second);
+  // Interrupted (its marker gone, a checkpoint left), inputs done: continues from it.
+  std::filesystem::remove(calls_file);
+  lines.clear();
+  std::filesystem::remove(plan.config.dir + "/steps/" + pretrain.key + ".done");
+  std::filesystem::create_directories(out + "/checkpoint");
+  std::ofstream(out + "/checkpoint/state.json") << "{}";
+  run_study(plan, script, report);
+  EXPECT_TRUE(said("pretrain: continuing from its checkpoint"));
+  EXPECT_NE(calls().find("has-checkpoint"), std::string::npos) << calls();
+  EXPECT_EQ(calls().find("model init"), std::string::npos) << "init ran again: " << calls();
+  // When its dependency runs again the checkpoint (of other inputs) is not resumed.
+  std::filesystem::remove(calls_file);
+  lines.clear();
   std::filesystem::remove_all(plan.config.dir + "/steps");
   std::filesystem::create_directories(out + "/checkpoint");
   std::ofstream(out + "/checkpoint/state.json") << "{}";
-  run_study(plan, script, [](const std::string&, bool) {});
-  EXPECT_NE(calls().find("--resume"), std::string::npos) << calls();
-  std::filesystem::remove(dir.path() / "calls");
-  // The config changed on disk (another plan wrote it): start again.
-  std::filesystem::remove_all(plan.config.dir + "/steps");
-  std::ofstream(plan.steps[0].files[0].first) << "# another config\n";
-  run_study(plan, script, [](const std::string&, bool) {});
-  EXPECT_NE(calls().find("--overwrite"), std::string::npos) << calls();
+  run_study(plan, script, report);
+  EXPECT_FALSE(said("continuing from its checkpoint"));
+  EXPECT_NE(calls().find("model init"), std::string::npos) << calls();
+  EXPECT_EQ(calls().find("has-checkpoint"), std::string::npos) << calls();
+}
+
+const char* kSweep = R"(
+[sweep]
+"eval.granularity" = [16, 64]
+[[sweep.zip]]
+"finetune.steps" = [5, 10]
+"finetune.learning_rate" = [1e-4, 2e-4]
+)";
+
+TEST(StudySweep, CellsShareTheStepsTheirValuesDoNotChange) {
+  TempDir dir;
+  const std::string path = dir.write("s.toml", std::string(kBase) + kSweep);
+  const std::vector<StudyConfig> cells = read_study_grid(path, "micro");
+  ASSERT_EQ(cells.size(), 4u);
+  EXPECT_EQ(cells[0].cell_name, "granularity=16,steps=5,learning_rate=0.0001");
+  EXPECT_EQ(cells[3].cell_name, "granularity=64,steps=10,learning_rate=0.0002");
+  EXPECT_EQ(cells[1].granularity, 16);
+  EXPECT_EQ(cells[1].finetune_steps, 10);
+  EXPECT_DOUBLE_EQ(cells[1].finetune_lr, 2e-4);
+  EXPECT_EQ(cells[2].granularity, 64);
+  EXPECT_EQ(cells[2].finetune_steps, 5);
+  EXPECT_EQ(cells[2].pretrain_steps, 3);  // the profile still applies
+  const StudyPlan plan = plan_study(cells);
+  // 9 steps every cell shares (corpus ... pretrain); the 3 fine-tunings and the cls
+  // evaluations per (steps, learning rate); the LMK evaluations per cell:
+  // 9 + 2 x (3 + 3) + 4 x 2 x 3.
+  EXPECT_EQ(plan.steps.size(), 9u + 2 * 6 + 4 * 2 * 3);
+  std::set<std::string> keys, dirs;
+  for (const StudyStep& step : plan.steps) {
+    EXPECT_TRUE(keys.insert(step.key).second) << step.id;
+    EXPECT_TRUE(step.dir.empty() || dirs.insert(step.dir).second) << step.id;
+  }
+  EXPECT_EQ(find_step(plan, "pretrain").cells.size(), 4u);
+  EXPECT_EQ(find_step(plan, "pretrain").store_run, "pretrain");
+  const StudyStep& cls = find_step(plan, "steps=5,learning_rate=0.0001/finetune/cls");
+  EXPECT_EQ(cls.cells, (std::vector<size_t>{0, 2}));
+  EXPECT_EQ(cls.store_run, "steps=5,learning_rate=0.0001/finetune/cls");
+  EXPECT_EQ(cls.deps, (std::vector<std::string>{"pretrain", "data/pairs"}));
+  const StudyStep& lmk =
+      find_step(plan, "granularity=64,steps=10,learning_rate=0.0002/eval/lmk-16/passkey");
+  EXPECT_EQ(lmk.store_run, "granularity=64,steps=10,learning_rate=0.0002/lmk-16/passkey");
+  std::string args;
+  for (const std::string& a : lmk.args) args += a + " ";
+  EXPECT_NE(args.find("--granularity 64"), std::string::npos) << args;
+  EXPECT_NE(args.find("--run-name " + lmk.store_run + " "), std::string::npos) << args;
+  EXPECT_NE(args.find(find_step(plan, "steps=10,learning_rate=0.0002/finetune/lmk-16").dir),
+            std::string::npos)
+      << args;
+  // Each cell reads its own runs back.
+  EXPECT_EQ(plan.cells[2].run_names.at("cls/passkey"), "steps=5,learning_rate=0.0001/cls/passkey");
+  EXPECT_EQ(plan.cells[2].run_names.at("lmk-var/corpus@256"),
+            "granularity=64,steps=5,learning_rate=0.0001/lmk-var/corpus@256");
+  // The run name is no input: the same step in a study without the sweep has the same key.
+  const StudyPlan single =
+      plan_study(read_study_config(dir.write("one.toml", kBase), "micro", "", plan.config.dir));
+  EXPECT_EQ(find_step(single, "pretrain").key, find_step(plan, "pretrain").key);
+  EXPECT_EQ(find_step(single, "eval/cls/passkey").key,
+            find_step(plan, "steps=5,learning_rate=0.0001/eval/cls/passkey").key);
+}
+
+TEST(StudySweep, AnInvalidCellRejectsTheWholeGridNamingIt) {
+  TempDir dir;
+  auto error = [&](const std::string& name, const std::string& sweep) {
+    try {
+      read_study_grid(dir.write(name, std::string(kBase) + sweep), "micro");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    ADD_FAILURE() << "no InputError for " << sweep;
+    return std::string();
+  };
+  std::string m = error("a.toml", "[sweep]\n\"pretrain.learning_rate\" = [1e-3, -1.0]\n");
+  EXPECT_NE(m.find("sweep.\"pretrain.learning_rate\" (sweep cell learning_rate=-1)"),
+            std::string::npos)
+      << m;
+  m = error("b.toml", "[sweep]\n\"finetune.poolings\" = [[\"cls\"], [\"lmk:fixed:0\"]]\n");
+  EXPECT_NE(m.find("sweep cell poolings=[lmk:fixed:0]"), std::string::npos) << m;
+  m = error("c.toml", "[sweep]\n\"pretrain.max_lenght\" = [128, 256]\n");
+  EXPECT_NE(m.find("'pretrain.max_lenght' is not a key"), std::string::npos) << m;
+  m = error("d.toml", "[[sweep.zip]]\n\"pretrain.steps\" = [1, 2]\n\"finetune.steps\" = [1]\n");
+  EXPECT_NE(m.find("equal lengths"), std::string::npos) << m;
+  m = error("e.toml", "[sweep]\n\"study.dir\" = [\"a\", \"b\"]\n");
+  EXPECT_NE(m.find("cannot differ between sweep cells"), std::string::npos) << m;
+  m = error("f.toml", "[sweep]\n\"eval.granularity\" = []\n");
+  EXPECT_NE(m.find("non-empty array"), std::string::npos) << m;
+  m = error("g.toml", "[sweep]\n\"eval.granularity\" = [16]\n\"eval.granularity\" = [32]\n");
+  EXPECT_NE(m.find("g.toml"), std::string::npos) << m;
 }
 
 }  // namespace
