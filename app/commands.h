@@ -46,5 +46,10 @@ Runner add_export_command(CLI::App& app);
 
 // lmk study
 Runner add_study_command(CLI::App& app);
+// lmk submit / jobs / cancel / logs (job_commands.cpp).
+Runner add_submit_command(CLI::App& app);
+Runner add_jobs_command(CLI::App& app);
+Runner add_cancel_command(CLI::App& app);
+Runner add_logs_command(CLI::App& app);
 
 }  // namespace lmk::cli

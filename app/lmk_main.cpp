@@ -36,6 +36,10 @@ int main(int argc, char** argv) {
   add(lmk::cli::add_compare_command);
   add(lmk::cli::add_export_command);
   add(lmk::cli::add_study_command);
+  add(lmk::cli::add_submit_command);
+  add(lmk::cli::add_jobs_command);
+  add(lmk::cli::add_cancel_command);
+  add(lmk::cli::add_logs_command);
 
   try {
     app.parse(argc, argv);

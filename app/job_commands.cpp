@@ -1,0 +1,356 @@
+// lmk submit CONFIG --executor local|slurm, lmk jobs, lmk cancel ID, lmk logs ID: a study (and
+// its sweep) as jobs of the results store, run by a local queue or by Slurm
+// (core/jobs/executor.h).
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "app/commands.h"
+#include "core/jobs/executor.h"
+#include "core/jobs/slurm.h"
+#include "core/jobs/study.h"
+#include "core/store/results_store.h"
+#include "core/util/error.h"
+#include "core/util/file.h"
+#include "core/util/runtime.h"
+
+namespace lmk::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Where `lmk submit` notes its store, for `lmk jobs` / `cancel` / `logs` without --db.
+fs::path last_db_note() {
+  const char* state = std::getenv("XDG_STATE_HOME");
+  const char* home = std::getenv("HOME");
+  const fs::path base = state && *state ? fs::path(state)
+                        : home && *home ? fs::path(home) / ".local" / "state"
+                                        : fs::temp_directory_path();
+  return base / "lmk" / "last-db";
+}
+
+// --db, else $LMK_DB, else the store of the last lmk submit.
+std::string resolve_db(const std::string& db) {
+  if (!db.empty()) return db;
+  if (const char* env = std::getenv("LMK_DB"); env && *env) return env;
+  try {
+    std::string noted = read_file(last_db_note().string());
+    while (!noted.empty() && (noted.back() == '\n' || noted.back() == ' ')) noted.pop_back();
+    if (!noted.empty()) return noted;
+  } catch (const std::exception&) {
+  }
+  throw InputError("--db: no results store given (--db FILE or LMK_DB), and no lmk submit ran yet");
+}
+
+void note_db(const std::string& db) {
+  std::error_code ec;
+  fs::create_directories(last_db_note().parent_path(), ec);
+  std::ofstream(last_db_note()) << fs::absolute(db).string() << "\n";
+}
+
+// The Slurm client options a submission used, kept in DIR/jobs/slurm.json for later polls.
+void save_client_options(const std::string& dir, const SlurmOptions& options) {
+  fs::create_directories(fs::path(dir) / "jobs");
+  AtomicFile out((fs::path(dir) / "jobs" / "slurm.json").string());
+  out.write(nlohmann::json{{"command_prefix", options.command_prefix}, {"bin_dir", options.bin_dir}}
+                .dump() +
+            "\n");
+  out.commit();
+}
+
+SlurmOptions load_client_options(const std::string& dir) {
+  SlurmOptions options;
+  const std::string path = (fs::path(dir) / "jobs" / "slurm.json").string();
+  try {
+    const nlohmann::json j = nlohmann::json::parse(read_file(path));
+    options.command_prefix = j.at("command_prefix").get<std::vector<std::string>>();
+    options.bin_dir = j.at("bin_dir").get<std::string>();
+  } catch (const std::exception&) {
+    // Defaults: sbatch & co. on PATH.
+  }
+  return options;
+}
+
+// Polls everything unfinished once; Slurm jobs through the options of their study folder.
+void refresh_all(ResultsStore& store) {
+  refresh_local_jobs(store);
+  std::set<std::string> slurm_dirs;
+  for (const JobRecord& job : store.jobs("", /*unfinished=*/true))
+    if (job.executor == "slurm") slurm_dirs.insert(job.study_dir);
+  for (const std::string& dir : slurm_dirs) {
+    SlurmClient client(load_client_options(dir));
+    try {
+      poll_slurm_jobs(store, client, dir);
+    } catch (const SlurmError& e) {
+      // What the store knows is still worth showing; the jobs stay as they were.
+      std::cerr << "lmk: cannot poll the Slurm jobs of " << dir << ": " << e.what() << "\n";
+    }
+  }
+}
+
+// On a terminal a report's transient line is rewritten in place.
+StudyReport terminal_report(bool& pending) {
+  const bool tty = ::isatty(2);
+  return [tty, &pending](const std::string& line, bool transient) {
+    if (!tty) {
+      std::cerr << line << "\n";
+      return;
+    }
+    std::cerr << "\r\033[K";
+    if (transient)
+      std::cerr << line.substr(0, 120) << std::flush;
+    else
+      std::cerr << line << "\n";
+    pending = transient;
+  };
+}
+
+struct SubmitArgs {
+  std::string config, profile = "full", db, dir, executor = "local";
+  bool dry_run = false, wait = false;
+  int64_t max_parallel = 0;
+  double grace_s = 30;
+};
+
+int run_submit(const SubmitArgs& args) {
+  const std::vector<StudyConfig> cells =
+      read_study_grid(args.config, args.profile, args.db, args.dir);
+  const StudyPlan plan = plan_study(cells);
+  const StudyConfig& config = plan.config;
+  if (args.executor != "local" && args.executor != "slurm")
+    throw input_error("--executor", "'" + args.executor + "' is not local or slurm");
+  std::cerr << "lmk submit: " << config.name << ", profile " << config.profile << ", "
+            << plan.cells.size() << (plan.cells.size() == 1 ? " cell, " : " sweep cells, ")
+            << plan.steps.size() << " steps in " << config.dir << ", results in " << config.db
+            << " (experiment " << plan.experiment << ")\n";
+  const std::string binary = std::filesystem::read_symlink("/proc/self/exe").string();
+  if (args.dry_run) {
+    for (const StudyStep& step : plan.steps) {
+      const bool done = step_done(plan, step);
+      std::cout << (done ? "reuse " : "run   ") << step.id << "\n";
+      if (done) continue;
+      if (args.executor == "slurm") {
+        JobRecord job;
+        job.study_dir = config.dir;
+        job.step = step.id;
+        job.step_key = step.key;
+        job.command = {binary};
+        job.command.insert(job.command.end(), step.args.begin(), step.args.end());
+        job.log_path = step_log_path(plan, step);
+        const auto [options, spec] = slurm_job(job, step.kind, config.slurm);
+        std::cout << "# " << config.dir << "/jobs/RUN.sbatch\n"
+                  << slurm_script(options, spec) << "\n";
+      } else {
+        std::cout << "      " << binary;
+        for (const std::string& a : step.args) std::cout << " " << shell_quote(a);
+        std::cout << "\n";
+      }
+    }
+    return 0;
+  }
+  fs::create_directories(config.dir);
+  fs::create_directories(fs::path(config.db).parent_path());
+  ResultsStore store(config.db);
+  note_db(config.db);
+  const Submission submission = submit_study(plan, store, args.executor, binary);
+  std::cerr << "lmk submit: " << submission.runs.size() << " jobs (" << submission.already_queued
+            << " queued before), " << submission.done_before << " steps done before\n";
+  if (args.executor == "slurm") {
+    SlurmClient client(config.slurm);
+    save_client_options(config.dir, config.slurm);
+    submit_slurm_jobs(plan, store, client, config.slurm);
+    if (!args.wait) {
+      std::cout << jobs_table(store, store.jobs(config.dir, /*unfinished=*/true));
+      std::cerr << "lmk submit: submitted; watch with `lmk jobs --db " << config.db
+                << "` (add --watch 10)\n";
+      return 0;
+    }
+    install_stop_signals();
+    while (!store.jobs(config.dir, /*unfinished=*/true).empty() && !stop_requested()) {
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      refresh_all(store);
+    }
+  } else {
+    bool pending = false;
+    LocalQueueOptions options;
+    options.max_parallel = args.max_parallel;
+    options.grace_s = args.grace_s;
+    options.report = terminal_report(pending);
+    options.progress_interval_s = ::isatty(2) ? 1.0 : 30.0;
+    const size_t failed = run_local_queue(plan, store, options);
+    if (pending) std::cerr << "\r\033[K";
+    if (failed > 0) {
+      std::cerr << "lmk submit: " << failed << " jobs did not finish (lmk jobs --db " << config.db
+                << " --all shows why)\n";
+    }
+  }
+  std::vector<JobRecord> mine;
+  for (int64_t run : submission.runs)
+    if (auto job = store.job(run)) mine.push_back(*job);
+  std::cout << jobs_table(store, mine) << "\n" << study_table(plan, store);
+  for (const JobRecord& job : mine)
+    if (store.get_run(job.run_id).status != RunStatus::Finished) return 1;
+  return 0;
+}
+
+struct JobsArgs {
+  std::string db, dir;
+  bool all = false;
+  double watch_s = 0;
+};
+
+int run_jobs(const JobsArgs& args) {
+  ResultsStore store(resolve_db(args.db), ResultsStore::OpenMode::Existing);
+  const bool tty = ::isatty(1);
+  install_stop_signals();
+  for (;;) {
+    refresh_all(store);
+    const std::string dir =
+        args.dir.empty() ? "" : fs::absolute(args.dir).lexically_normal().string();
+    const std::vector<JobRecord> jobs = store.jobs(dir, /*unfinished=*/!args.all);
+    std::ostringstream out;
+    if (jobs.empty())
+      out << (args.all ? "no jobs\n" : "no unfinished jobs (--all lists the ended ones too)\n");
+    else
+      out << jobs_table(store, jobs);
+    if (args.watch_s > 0 && tty) std::cout << "\033[H\033[2J";
+    std::cout << out.str() << std::flush;
+    if (args.watch_s <= 0 || stop_requested()) return 0;
+    const auto until = std::chrono::steady_clock::now() +
+                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                           std::chrono::duration<double>(args.watch_s));
+    while (std::chrono::steady_clock::now() < until && !stop_requested())
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (stop_requested()) return 0;
+    if (!tty) std::cout << "\n";
+  }
+}
+
+struct CancelArgs {
+  std::string db;
+  std::vector<int64_t> runs;
+  double grace_s = 30;
+};
+
+int run_cancel(const CancelArgs& args) {
+  ResultsStore store(resolve_db(args.db), ResultsStore::OpenMode::Existing);
+  for (int64_t run : args.runs) {
+    std::optional<JobRecord> job = store.job(run);
+    std::optional<SlurmClient> client;
+    if (job && job->executor == "slurm") client.emplace(load_client_options(job->study_dir));
+    std::cout << cancel_job(store, run, client ? &*client : nullptr, args.grace_s) << "\n";
+  }
+  return 0;
+}
+
+struct LogsArgs {
+  std::string db;
+  int64_t run = 0, tail = 0;
+  bool follow = false;
+};
+
+int run_logs(const LogsArgs& args) {
+  ResultsStore store(resolve_db(args.db), ResultsStore::OpenMode::Existing);
+  const std::optional<JobRecord> job = store.job(args.run);
+  if (!job) {
+    const RunRecord run = store.get_run(args.run);  // names a missing run
+    throw InputError("run " + std::to_string(args.run) + " (" + run.name +
+                     ") has no job log (lmk submit makes jobs)");
+  }
+  std::error_code ec;
+  if (!fs::exists(job->log_path, ec)) {
+    std::cerr << "lmk logs: " << job->log_path << " does not exist yet (run "
+              << run_status_name(store.get_run(args.run).status) << ")\n";
+    if (!args.follow) return 0;
+  }
+  std::string text;
+  try {
+    text = fs::exists(job->log_path, ec) ? read_file(job->log_path) : "";
+  } catch (const std::exception&) {
+  }
+  if (args.tail > 0) {
+    size_t at = text.size();
+    for (int64_t n = 0; n <= args.tail && at != std::string::npos && at > 0; ++n)
+      at = text.rfind('\n', at - 1);
+    if (at != std::string::npos && at > 0) text = text.substr(at + 1);
+  }
+  std::cout << text << std::flush;
+  if (!args.follow) return 0;
+  size_t offset = fs::exists(job->log_path, ec) ? fs::file_size(job->log_path, ec) : 0;
+  install_stop_signals();
+  while (!stop_requested()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    const size_t size = fs::exists(job->log_path, ec) ? fs::file_size(job->log_path, ec) : 0;
+    if (size > offset) {
+      std::ifstream in(job->log_path, std::ios::binary);
+      in.seekg(static_cast<std::streamoff>(offset));
+      std::string more(size - offset, '\0');
+      in.read(more.data(), static_cast<std::streamsize>(more.size()));
+      std::cout << more << std::flush;
+      offset = size;
+    }
+    refresh_all(store);
+    if (is_terminal(store.get_run(args.run).status) && size == offset) break;
+  }
+  return 0;
+}
+
+}  // namespace
+
+Runner add_submit_command(CLI::App& app) {
+  auto args = std::make_shared<SubmitArgs>();
+  auto* cmd = app.add_subcommand(
+      "submit", "Run a study (and its sweep) as jobs: a local queue or Slurm batch jobs");
+  cmd->add_option("CONFIG", args->config, "study config (TOML)")->required();
+  cmd->add_option("--executor", args->executor, "local | slurm")->capture_default_str();
+  cmd->add_option("--profile", args->profile, "micro | quick | full")->capture_default_str();
+  cmd->add_option("--db", args->db, "results database (default: the config's)");
+  cmd->add_option("--dir", args->dir, "study folder (default: the config's)");
+  cmd->add_flag("--dry-run", args->dry_run,
+                "print the steps and the commands (Slurm: the batch scripts); submit nothing");
+  cmd->add_option("--max-parallel", args->max_parallel,
+                  "local: jobs at once (default: half the cores, at least 1)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--grace", args->grace_s, "local: seconds from SIGTERM to SIGKILL on cancel")
+      ->capture_default_str();
+  cmd->add_flag("--wait", args->wait, "slurm: poll until every job is over");
+  return [args] { return run_submit(*args); };
+}
+
+Runner add_jobs_command(CLI::App& app) {
+  auto args = std::make_shared<JobsArgs>();
+  auto* cmd = app.add_subcommand("jobs", "List jobs: status, progress, ETA (polls Slurm)");
+  cmd->add_option("--db", args->db, "results database (default: $LMK_DB, else the last submit's)");
+  cmd->add_option("--dir", args->dir, "only the jobs of this study folder");
+  cmd->add_flag("--all", args->all, "also the jobs that are over");
+  cmd->add_option("--watch", args->watch_s, "refresh every this many seconds until Ctrl-C");
+  return [args] { return run_jobs(*args); };
+}
+
+Runner add_cancel_command(CLI::App& app) {
+  auto args = std::make_shared<CancelArgs>();
+  auto* cmd = app.add_subcommand("cancel", "Cancel jobs (SIGTERM: training saves a checkpoint)");
+  cmd->add_option("ID", args->runs, "run ids of the jobs (lmk jobs)")->required();
+  cmd->add_option("--db", args->db, "results database (default: $LMK_DB, else the last submit's)");
+  cmd->add_option("--grace", args->grace_s, "local: seconds from SIGTERM to SIGKILL")
+      ->capture_default_str();
+  return [args] { return run_cancel(*args); };
+}
+
+Runner add_logs_command(CLI::App& app) {
+  auto args = std::make_shared<LogsArgs>();
+  auto* cmd = app.add_subcommand("logs", "Print a job's log");
+  cmd->add_option("ID", args->run, "run id of the job (lmk jobs)")->required();
+  cmd->add_option("--db", args->db, "results database (default: $LMK_DB, else the last submit's)");
+  cmd->add_option("--tail", args->tail, "only the last N lines");
+  cmd->add_flag("--follow,-f", args->follow, "keep printing what is appended until the job ends");
+  return [args] { return run_logs(*args); };
+}
+
+}  // namespace lmk::cli

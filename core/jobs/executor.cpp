@@ -1,0 +1,575 @@
+#include "core/jobs/executor.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iomanip>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "core/jobs/slurm.h"
+#include "core/util/error.h"
+#include "core/util/file.h"
+#include "core/util/progress.h"
+#include "core/util/runtime.h"
+
+namespace lmk {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string exit_file(const JobRecord& job) {
+  return (fs::path(job.study_dir) / "jobs" / (std::to_string(job.run_id) + ".exit")).string();
+}
+
+// The last `bytes` of a file ("" when it cannot be read).
+std::string file_tail(const std::string& path, size_t bytes) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return "";
+  std::fseek(f, 0, SEEK_END);
+  const long size = std::ftell(f);
+  const long from = size > static_cast<long>(bytes) ? size - static_cast<long>(bytes) : 0;
+  std::fseek(f, from, SEEK_SET);
+  std::string text(static_cast<size_t>(size - from), '\0');
+  text.resize(std::fread(text.data(), 1, text.size(), f));
+  std::fclose(f);
+  return text;
+}
+
+std::optional<int> read_exit_file(const JobRecord& job) {
+  std::string text;
+  try {
+    text = read_file(exit_file(job));
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  const size_t digits = text.find_first_not_of("0123456789");
+  const std::string number = text.substr(0, digits);
+  if (number.empty() || number.size() > 3) return std::nullopt;
+  return std::stoi(number);
+}
+
+std::string format_duration(double seconds) {
+  if (seconds < 0 || !std::isfinite(seconds)) return "-";
+  const auto s = static_cast<int64_t>(std::llround(seconds));
+  std::ostringstream out;
+  if (s >= 3600)
+    out << s / 3600 << "h" << std::setw(2) << std::setfill('0') << (s % 3600) / 60 << "m";
+  else if (s >= 60)
+    out << s / 60 << "m" << std::setw(2) << std::setfill('0') << s % 60 << "s";
+  else
+    out << s << "s";
+  return out.str();
+}
+
+}  // namespace
+
+bool read_job_progress(JobRecord& job) {
+  const std::optional<ProgressEvent> event = latest_progress_event(file_tail(job.log_path, 16384));
+  if (!event) return false;
+  std::string text = event->label;
+  if (!event->detail.empty()) text += (text.empty() ? "" : ": ") + event->detail;
+  for (const auto& [key, value] : event->values) {
+    if (key == "loss") {
+      std::ostringstream loss;
+      loss << "loss " << std::setprecision(4) << value;
+      if (text.find("loss") == std::string::npos) text += (text.empty() ? "" : " ") + loss.str();
+    }
+  }
+  if (event->done == job.progress_done && event->total == job.progress_total &&
+      text == job.progress_text)
+    return false;
+  job.progress_done = event->done;
+  job.progress_total = event->total;
+  job.eta_s = event->eta_s;
+  job.progress_text = text;
+  return true;
+}
+
+std::string process_start_time(int64_t pid) {
+  std::string stat;
+  try {
+    stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+  } catch (const std::exception&) {
+    return "";
+  }
+  // Fields after the command name (which may hold spaces) start after the last ')'.
+  const size_t close = stat.rfind(')');
+  if (close == std::string::npos) return "";
+  std::istringstream fields(stat.substr(close + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i) {
+    if (i == 3 && field == "Z") return "";  // a zombie has ended
+    if (i == 22) return field;
+  }
+  return "";
+}
+
+bool local_job_alive(const JobRecord& job) {
+  if (job.external_id.empty()) return false;
+  const int64_t pid = std::atoll(job.external_id.c_str());
+  if (pid <= 0) return false;
+  const std::string start = process_start_time(pid);
+  return !start.empty() && start == job.process_start;
+}
+
+int64_t default_parallel_jobs() {
+  const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
+  return std::max<int64_t>(1, (cores > 0 ? cores : 1) / 2);
+}
+
+Submission submit_study(const StudyPlan& plan, ResultsStore& store, const std::string& executor,
+                        const std::string& lmk_binary) {
+  if (executor != "local" && executor != "slurm")
+    throw InputError("--executor: '" + executor + "' is not local or slurm");
+  Submission out;
+  const int64_t experiment = store.get_or_create_experiment(
+      plan.experiment, "lmk study " + plan.config.path + " (profile " + plan.config.profile + ")");
+  // Unfinished jobs of this folder by step key: an identical step is not queued twice.
+  std::map<std::string, JobRecord> queued;
+  for (const JobRecord& job : store.jobs(plan.config.dir, /*unfinished=*/true))
+    queued[job.step_key] = job;
+  // A step queued for the other executor cannot be waited for by this one's jobs.
+  for (const StudyStep& step : plan.steps) {
+    const auto other = queued.find(step.key);
+    if (other != queued.end() && other->second.executor != executor)
+      throw InputError("step " + step.id + " is already a " + other->second.executor +
+                       " job (run " + std::to_string(other->second.run_id) +
+                       ") of this study folder; wait for it or lmk cancel it first");
+  }
+  std::map<std::string, int64_t> run_of_step;  // step id -> its run in this submission
+  std::set<std::string> fresh_ids;             // steps that run (their dependents start afresh)
+  for (const StudyStep& step : plan.steps) {
+    bool dep_runs = false;
+    for (const std::string& dep : step.deps) dep_runs |= fresh_ids.count(dep) > 0;
+    if (!dep_runs && step_done(plan, step)) {
+      ++out.done_before;
+      continue;
+    }
+    fresh_ids.insert(step.id);
+    const auto existing = queued.find(step.key);
+    if (existing != queued.end()) {
+      run_of_step[step.id] = existing->second.run_id;
+      out.runs.push_back(existing->second.run_id);
+      ++out.already_queued;
+      continue;
+    }
+    prepare_step(step, dep_runs);
+    NewRun run;
+    run.name = step.store_run.empty() ? step.id : step.store_run;
+    run.kind = step.kind;
+    run.config = {{"study", plan.config.path},
+                  {"profile", plan.config.profile},
+                  {"step", step.id},
+                  {"key", step.key},
+                  {"args", step.args}};
+    nlohmann::json cells = nlohmann::json::array();
+    for (size_t c : step.cells) cells.push_back(plan.cells[c].config.cell_name);
+    run.config["cells"] = cells;
+    JobRecord job;
+    job.run_id = store.create_run(experiment, run);
+    job.executor = executor;
+    job.study_dir = plan.config.dir;
+    job.step = step.id;
+    job.step_key = step.key;
+    job.command = {lmk_binary};
+    job.command.insert(job.command.end(), step.args.begin(), step.args.end());
+    job.log_path = step_log_path(plan, step);
+    job.outputs = step.outputs;
+    for (const std::string& dep : step.deps) {
+      const auto it = run_of_step.find(dep);
+      if (it != run_of_step.end()) job.depends_on.push_back(it->second);
+    }
+    store.add_job(job);
+    run_of_step[step.id] = job.run_id;
+    out.runs.push_back(job.run_id);
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> job_environment(const JobRecord& job,
+                                                                 const RunRecord& run) {
+  std::vector<std::pair<std::string, std::string>> env = {{"LMK_PROGRESS_JSON", "1"}};
+  // Training and evaluation commands fill the job's run instead of making their own.
+  if (run.kind == "train" || run.kind == "pretrain" || run.kind == "eval")
+    env.emplace_back("LMK_RUN_ID", std::to_string(job.run_id));
+  return env;
+}
+
+void finish_job(ResultsStore& store, const JobRecord& job, int exit_code, const std::string& why,
+                RunStatus failure) {
+  const RunRecord run = store.get_run(job.run_id);
+  JobRecord updated = job;
+  read_job_progress(updated);  // its last word (a short job may end between two polls)
+  updated.eta_s = -1;
+  updated.ended = true;
+  if (exit_code == 0) {
+    std::error_code ec;
+    std::string missing;
+    for (const std::string& out : job.outputs)
+      if (missing.empty() && !fs::exists(out, ec)) missing = out;
+    if (missing.empty()) {
+      fs::create_directories(fs::path(job.study_dir) / "steps", ec);
+      AtomicFile marker((fs::path(job.study_dir) / "steps" / (job.step_key + ".done")).string());
+      marker.write(job.step_key + "\n" + job.step + "\nrun " + std::to_string(job.run_id) + "\n");
+      marker.commit();
+      if (updated.progress_total > 0) updated.progress_done = updated.progress_total;
+      store.update_job(updated);
+      if (run.status != RunStatus::Finished) store.set_run_status(job.run_id, RunStatus::Finished);
+      return;
+    }
+    store.update_job(updated);
+    store.set_run_status(job.run_id, RunStatus::Failed,
+                         "exited 0 without writing " + missing + "; the end of " + job.log_path +
+                             ":\n" + log_tail(job.log_path, 20));
+    return;
+  }
+  store.update_job(updated);
+  if (job.cancel_requested) {
+    store.set_run_status(job.run_id, RunStatus::Killed,
+                         "cancelled" +
+                             (exit_code == kExitStopped ? std::string(" (checkpoint saved)") : "") +
+                             "; the end of " + job.log_path + ":\n" + log_tail(job.log_path, 5));
+    return;
+  }
+  std::string what = !why.empty()    ? why
+                     : exit_code < 0 ? "the process ended without an exit status (killed?)"
+                     : exit_code == kExitStopped ? "stopped by a signal (exit 75, checkpoint saved)"
+                     : exit_code >= 128 ? "killed by signal " + std::to_string(exit_code - 128)
+                                        : "exit " + std::to_string(exit_code);
+  store.set_run_status(job.run_id, exit_code == kExitStopped ? RunStatus::Killed : failure,
+                       what + "; the end of " + job.log_path + ":\n" + log_tail(job.log_path, 20));
+}
+
+namespace {
+
+// Ends a job that never ran (cancelled, or its dependency failed).
+void end_unstarted(ResultsStore& store, JobRecord job, RunStatus status, const std::string& why) {
+  job.ended = true;
+  store.update_job(job);
+  store.set_run_status(job.run_id, status, why);
+}
+
+// Starts the job: `sh -c` in a session of its own, output appended to its log, its exit
+// status written to DIR/jobs/RUN.exit by the shell (which outlives a SIGTERM to the group
+// through its trap, so the status of a job that stops gracefully is recorded).
+pid_t start_local_job(const JobRecord& job, const RunRecord& run, int64_t threads) {
+  std::error_code ec;
+  fs::create_directories(fs::path(exit_file(job)).parent_path(), ec);
+  fs::create_directories(fs::path(job.log_path).parent_path(), ec);
+  fs::remove(exit_file(job), ec);
+  const int fd = ::open(job.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) throw input_error(job.log_path, "cannot write the job's log");
+  const std::string script = "trap : TERM INT; \"$@\"; code=$?; echo $code > " +
+                             shell_quote(exit_file(job) + ".tmp") + " && mv " +
+                             shell_quote(exit_file(job) + ".tmp") + " " +
+                             shell_quote(exit_file(job)) + "; exit $code";
+  std::vector<std::string> words = {"/bin/sh", "-c", script, "lmk-job"};
+  words.insert(words.end(), job.command.begin(), job.command.end());
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  auto env = job_environment(job, run);
+  if (std::getenv("LMK_THREADS") == nullptr)
+    env.emplace_back("LMK_THREADS", std::to_string(threads));
+  const std::string header = "=== lmk job: run " + std::to_string(job.run_id) + " (" + job.step +
+                             "), attempt " + std::to_string(job.attempts + 1) + "\n";
+  (void)!::write(fd, header.data(), header.size());
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fd);
+    throw InputError("cannot start a process for job " + std::to_string(job.run_id));
+  }
+  if (pid == 0) {
+    ::setsid();
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    const int null = ::open("/dev/null", O_RDONLY);
+    if (null >= 0) ::dup2(null, 0);
+    for (const auto& [key, value] : env) ::setenv(key.c_str(), value.c_str(), 1);
+    // The queue's own stop signals must not be inherited as ignored or handled.
+    ::signal(SIGTERM, SIG_DFL);
+    ::signal(SIGINT, SIG_DFL);
+    ::signal(SIGUSR1, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::execv("/bin/sh", argv.data());
+    ::_exit(127);
+  }
+  ::close(fd);
+  return pid;
+}
+
+struct Running {
+  Clock::time_point term_sent{};
+  bool termed = false;
+  Clock::time_point last_report = Clock::now();
+};
+
+}  // namespace
+
+size_t run_local_queue(const StudyPlan& plan, ResultsStore& store,
+                       const LocalQueueOptions& options) {
+  const StudyReport report = options.report ? options.report : [](const std::string&, bool) {};
+  const int64_t parallel =
+      options.max_parallel > 0 ? options.max_parallel : default_parallel_jobs();
+  const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
+  const int64_t threads = std::max<int64_t>(1, (cores > 0 ? cores : 1) / parallel);
+  const StudyFolderLock lock(plan.config.dir);  // the lock lmk study takes too
+  std::set<std::string> keys;
+  for (const StudyStep& step : plan.steps) keys.insert(step.key);
+  install_stop_signals();
+  std::map<int64_t, Running> running;
+  size_t failed = 0;
+  bool stopping = false;
+  auto load = [&] {
+    std::vector<JobRecord> mine;
+    for (JobRecord& job : store.jobs(plan.config.dir, /*unfinished=*/true))
+      if (job.executor == "local" && keys.count(job.step_key)) mine.push_back(std::move(job));
+    return mine;
+  };
+  auto end_job = [&](const JobRecord& job, int code) {
+    running.erase(job.run_id);
+    finish_job(store, job, code);
+    const RunRecord run = store.get_run(job.run_id);
+    if (run.status != RunStatus::Finished) ++failed;
+    report("job " + std::to_string(job.run_id) + " " + job.step + ": " +
+               run_status_name(run.status) +
+               (run.status == RunStatus::Finished
+                    ? ""
+                    : " — " + run.error_text.substr(0, run.error_text.find('\n'))),
+           false);
+  };
+  for (;;) {
+    // Reap finished children (their exit files say how they ended).
+    while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+    if (stop_requested() && !stopping) {
+      stopping = true;
+      report("lmk submit: stopping — cancelling the running jobs (they save checkpoints)", false);
+    }
+    std::vector<JobRecord> jobs = load();
+    if (jobs.empty()) break;
+    size_t active = 0;
+    bool waiting = false;
+    for (JobRecord& job : jobs) {
+      // A started job ends by its exit file (its process may have set its run's status already).
+      if (!job.external_id.empty()) {
+        if (const auto code = read_exit_file(job)) {
+          end_job(job, *code);
+          continue;
+        }
+        if (!local_job_alive(job)) {
+          end_job(job, -1);
+          continue;
+        }
+        ++active;
+        if (!running.count(job.run_id)) {
+          report("job " + std::to_string(job.run_id) + " " + job.step + ": re-attached (pid " +
+                     job.external_id + ", started by an earlier queue)",
+                 false);
+        }
+        Running& r = running[job.run_id];
+        if ((job.cancel_requested || stopping) && !r.termed) {
+          if (stopping && !job.cancel_requested) {
+            job.cancel_requested = true;
+            store.update_job(job);
+          }
+          ::kill(-static_cast<pid_t>(std::atoll(job.external_id.c_str())), SIGTERM);
+          r.termed = true;
+          r.term_sent = Clock::now();
+        } else if (r.termed && std::chrono::duration<double>(Clock::now() - r.term_sent).count() >
+                                   options.grace_s) {
+          ::kill(-static_cast<pid_t>(std::atoll(job.external_id.c_str())), SIGKILL);
+        }
+        if (read_job_progress(job)) store.update_job(job);
+        if (std::chrono::duration<double>(Clock::now() - r.last_report).count() >=
+            options.progress_interval_s) {
+          r.last_report = Clock::now();
+          std::string line = "  " + job.step + ": ";
+          if (job.progress_total > 0)
+            line +=
+                std::to_string(job.progress_done) + "/" + std::to_string(job.progress_total) + " ";
+          line += job.progress_text;
+          if (job.eta_s >= 0) line += " (ETA " + format_duration(job.eta_s) + ")";
+          report(line, true);
+        }
+        continue;
+      }
+      // Not started yet.
+      if (job.cancel_requested || stopping) {
+        end_unstarted(store, job, RunStatus::Killed,
+                      stopping ? "not started: lmk submit was stopped" : "cancelled");
+        continue;
+      }
+      bool ready = true;
+      std::string blocked;
+      for (int64_t dep : job.depends_on) {
+        const RunRecord d = store.get_run(dep);
+        if (d.status == RunStatus::Failed || d.status == RunStatus::Killed)
+          blocked = d.name + " is " + run_status_name(d.status);
+        ready &= d.status == RunStatus::Finished;
+      }
+      if (!blocked.empty()) {
+        end_unstarted(store, job, RunStatus::Failed, "not run: dependency " + blocked);
+        ++failed;
+        report("job " + std::to_string(job.run_id) + " " + job.step +
+                   ": FAILED — not run: dependency " + blocked,
+               false);
+        continue;
+      }
+      waiting = true;
+      if (!ready || static_cast<int64_t>(active) >= parallel) continue;
+      const RunRecord run = store.get_run(job.run_id);
+      const pid_t pid = start_local_job(job, run, threads);
+      job.external_id = std::to_string(pid);
+      job.process_start = process_start_time(pid);
+      ++job.attempts;
+      store.update_job(job);
+      store.set_run_status(job.run_id, RunStatus::Running);
+      running[job.run_id] = Running{};
+      ++active;
+      report("job " + std::to_string(job.run_id) + " " + job.step + ": started (pid " +
+                 job.external_id + ", log " + job.log_path + ")",
+             false);
+    }
+    if (active == 0 && !waiting) continue;  // everything left was just ended
+    std::this_thread::sleep_for(std::chrono::duration<double>(options.poll_s));
+  }
+  return failed;
+}
+
+std::vector<int64_t> refresh_local_jobs(ResultsStore& store) {
+  std::vector<int64_t> ended;
+  // A folder whose queue runs is that queue's business.
+  std::map<std::string, bool> queue_alive;
+  for (JobRecord& job : store.jobs("", /*unfinished=*/true)) {
+    if (job.executor != "local" || job.external_id.empty()) continue;
+    if (!queue_alive.count(job.study_dir))
+      queue_alive[job.study_dir] = study_folder_locked(job.study_dir);
+    if (queue_alive[job.study_dir]) continue;
+    if (const auto code = read_exit_file(job)) {
+      finish_job(store, job, *code);
+      ended.push_back(job.run_id);
+    } else if (!local_job_alive(job)) {
+      finish_job(store, job, -1);
+      ended.push_back(job.run_id);
+    } else if (read_job_progress(job)) {
+      store.update_job(job);
+    }
+  }
+  return ended;
+}
+
+std::string cancel_job(ResultsStore& store, int64_t run_id, SlurmClient* slurm, double grace_s) {
+  const RunRecord run = store.get_run(run_id);
+  std::optional<JobRecord> found = store.job(run_id);
+  if (!found)
+    throw InputError("run " + std::to_string(run_id) + " (" + run.name +
+                     ") is not a job (lmk submit makes jobs)");
+  JobRecord job = *found;
+  if (job.ended)
+    return "run " + std::to_string(run_id) + " is already " + run_status_name(run.status);
+  job.cancel_requested = true;
+  store.update_job(job);
+  if (job.external_id.empty()) {
+    end_unstarted(store, job, RunStatus::Killed, "cancelled before it started");
+    return "run " + std::to_string(run_id) + " (" + job.step + "): cancelled before it started";
+  }
+  if (job.executor == "slurm") {
+    if (slurm == nullptr) throw std::logic_error("cancel_job: a Slurm job needs a client");
+    slurm->cancel(job.external_id);
+    // The next poll ends the run (KILLED) once Slurm says the job is over.
+    return "run " + std::to_string(run_id) + " (" + job.step + "): scancel " + job.external_id;
+  }
+  if (!local_job_alive(job)) {
+    const auto code = read_exit_file(job);
+    finish_job(store, job, code ? *code : -1);
+    return "run " + std::to_string(run_id) + ": its process had ended";
+  }
+  const pid_t group = static_cast<pid_t>(std::atoll(job.external_id.c_str()));
+  ::kill(-group, SIGTERM);
+  const auto start = Clock::now();
+  bool killed = false;
+  while (local_job_alive(job)) {
+    if (!killed && std::chrono::duration<double>(Clock::now() - start).count() > grace_s) {
+      ::kill(-group, SIGKILL);
+      killed = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  // The queue (when one runs) ends the job too; whoever comes first.
+  if (!store.job(run_id)->ended) {
+    const auto code = read_exit_file(job);
+    finish_job(store, job, code ? *code : -1);
+  }
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  std::ostringstream out;
+  out << "run " << run_id << " (" << job.step
+      << "): " << (killed ? "SIGKILL after " : "stopped in ") << std::fixed << std::setprecision(1)
+      << seconds << " s, " << run_status_name(store.get_run(run_id).status);
+  return out.str();
+}
+
+std::vector<int64_t> refresh_jobs(ResultsStore& store, SlurmClient* slurm) {
+  std::vector<int64_t> ended = refresh_local_jobs(store);
+  if (slurm != nullptr) {
+    const std::vector<int64_t> more = poll_slurm_jobs(store, *slurm);
+    ended.insert(ended.end(), more.begin(), more.end());
+  }
+  return ended;
+}
+
+std::string jobs_table(const ResultsStore& store, const std::vector<JobRecord>& jobs) {
+  std::vector<std::vector<std::string>> rows = {
+      {"RUN", "STEP", "EXECUTOR", "JOB", "STATUS", "PROGRESS", "ETA", "LATEST"}};
+  for (const JobRecord& job : jobs) {
+    const RunRecord run = store.get_run(job.run_id);
+    std::string progress = "-";
+    if (job.progress_total > 0) {
+      std::ostringstream p;
+      p << job.progress_done << "/" << job.progress_total << " (" << std::fixed
+        << std::setprecision(0)
+        << 100.0 * static_cast<double>(job.progress_done) / static_cast<double>(job.progress_total)
+        << "%)";
+      progress = p.str();
+    }
+    std::string latest = job.progress_text;
+    if (run.status == RunStatus::Failed || run.status == RunStatus::Killed)
+      latest = run.error_text.substr(0, run.error_text.find('\n'));
+    if (latest.size() > 60) latest = latest.substr(0, 57) + "...";
+    rows.push_back({std::to_string(job.run_id), job.step, job.executor,
+                    job.external_id.empty() ? "-" : job.external_id, run_status_name(run.status),
+                    progress, run.status == RunStatus::Running ? format_duration(job.eta_s) : "-",
+                    latest.empty() ? "-" : latest});
+  }
+  std::vector<size_t> width(rows.front().size(), 0);
+  for (const auto& row : rows)
+    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  std::ostringstream out;
+  for (const auto& row : rows) {
+    for (size_t i = 0; i < row.size(); ++i) {
+      out << row[i];
+      if (i + 1 < row.size()) out << std::string(width[i] - row[i].size() + 2, ' ');
+    }
+    out << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace lmk

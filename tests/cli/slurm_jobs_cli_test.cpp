@@ -1,0 +1,256 @@
+// lmk submit --executor slurm against a real single-node Slurm (tests/support/slurm_cluster.h):
+// the sweep of experiments/granularity-sweep.toml (micro) as batch jobs chained by afterok; a
+// two-task pretraining (srun, data parallel over Gloo) stopped by the time-limit warning,
+// requeued and resumed from its checkpoint; cancelling a running job; a job failing on the
+// cluster; and a Slurm that is missing or down.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <regex>
+#include <thread>
+
+#include "core/jobs/executor.h"
+#include "core/store/results_store.h"
+#include "core/util/file.h"
+#include "tests/support/job_tests.h"
+#include "tests/support/run_lmk.h"
+#include "tests/support/slurm_cluster.h"
+
+namespace lmk {
+namespace {
+
+using testing::job_of_step;
+using testing::Result;
+using testing::run_lmk;
+using testing::SlurmCluster;
+using testing::small_study;
+using testing::TempDir;
+using testing::wait_running;
+
+const std::string kSweep = std::string(LMK_SOURCE_DIR) + "/experiments/granularity-sweep.toml";
+
+std::string env_of(const TempDir& dir, const SlurmCluster& cluster) {
+  return testing::env_of(dir) + " SLURM_CONF=" + cluster.conf().string();
+}
+
+std::vector<std::string> start_env(const TempDir& dir, const SlurmCluster& cluster) {
+  return {"XDG_STATE_HOME=" + (dir.path() / "state").string(),
+          "SLURM_CONF=" + cluster.conf().string()};
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = 0; (at = text.find(what, at)) != std::string::npos; ++at) ++n;
+  return n;
+}
+
+#define SKIP_WITHOUT_SLURM()                                              \
+  do {                                                                    \
+    const std::string why = SlurmCluster::unavailable();                  \
+    if (!why.empty()) GTEST_SKIP() << why;                                \
+    if (::geteuid() != 0) GTEST_SKIP() << "the Slurm fixture needs root"; \
+  } while (0)
+
+TEST(SlurmJobsCli, TheSweepRunsAsBatchJobsChainedByTheirDependencies) {
+  SKIP_WITHOUT_SLURM();
+  SlurmCluster cluster;
+  TempDir dir;
+  const std::string study = (dir.path() / "sweep").string();
+  const std::string db = study + "/results.db";
+  // --dry-run prints the batch scripts and submits nothing.
+  const Result dry =
+      run_lmk("submit " + kSweep + " --profile micro --executor slurm --dry-run --dir " + study, "",
+              env_of(dir, cluster));
+  ASSERT_EQ(dry.code, 0) << dry.output;
+  EXPECT_EQ(count(dry.output, "#!/bin/bash"), 25u) << dry.output;
+  EXPECT_NE(dry.output.find("#SBATCH --time=00:10:00"), std::string::npos) << dry.output;
+  EXPECT_NE(dry.output.find("export LMK_RUN_ID='RUN'"), std::string::npos) << dry.output;
+  EXPECT_FALSE(std::filesystem::exists(db));
+
+  const auto start = std::chrono::steady_clock::now();
+  const Result r =
+      run_lmk("submit " + kSweep + " --profile micro --executor slurm --wait --dir " + study, "",
+              env_of(dir, cluster));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(r.code, 0) << r.output << "\n" << cluster.logs();
+  for (const std::string cell : {"16", "32", "64", "128"})
+    EXPECT_NE(r.output.find("granularity=" + cell + ":\npooling"), std::string::npos) << r.output;
+  const ResultsStore store(db, ResultsStore::OpenMode::Existing);
+  const std::vector<JobRecord> jobs = store.jobs(study);
+  ASSERT_EQ(jobs.size(), 25u);
+  std::set<std::string> ids;
+  for (const JobRecord& job : jobs) {
+    const RunRecord run = store.get_run(job.run_id);
+    EXPECT_EQ(job.executor, "slurm");
+    EXPECT_TRUE(std::regex_match(job.external_id, std::regex("[0-9]+"))) << job.external_id;
+    EXPECT_TRUE(ids.insert(job.external_id).second);
+    EXPECT_TRUE(job.ended);
+    EXPECT_EQ(run.status, RunStatus::Finished) << job.step << ": " << run.error_text;
+    EXPECT_TRUE(std::filesystem::exists(study + "/jobs/" + std::to_string(job.run_id) + ".sbatch"));
+    if (run.kind == "pretrain" || run.kind == "train") {
+      EXPECT_GE(store.metric_series(run.id, "loss").size(), 1u) << run.name;
+      EXPECT_EQ(job.progress_done, job.progress_total) << run.name;
+    }
+    if (run.kind == "eval") EXPECT_FALSE(store.eval_results(run.id).empty()) << run.name;
+    // The batch script's header line in the log.
+    EXPECT_NE(read_file(job.log_path).find("[lmk] job " + job.external_id + " attempt 0"),
+              std::string::npos)
+        << job.log_path;
+  }
+  std::cerr << "[ sweep through Slurm: " << jobs.size() << " jobs in " << seconds << " s ]\n";
+  // What the local queue would do now: nothing (every step done, whichever executor ran it).
+  const Result local =
+      run_lmk("submit " + kSweep + " --profile micro --dir " + study, "", testing::env_of(dir));
+  ASSERT_EQ(local.code, 0) << local.output;
+  EXPECT_NE(local.output.find("0 jobs (0 queued before), 25 steps done before"), std::string::npos)
+      << local.output;
+}
+
+TEST(SlurmJobsCli, ATwoTaskTrainingJobStoppedBeforeItsTimeLimitIsRequeuedAndResumes) {
+  SKIP_WITHOUT_SLURM();
+  SlurmCluster cluster;
+  TempDir dir;
+  const std::string config =
+      small_study(dir, "ddp", 1500, "[slurm]\nntasks_per_node = 2\nsignal_seconds = 60\n");
+  const std::string study = (dir.path() / "s").string();
+  const std::string db = study + "/results.db";
+  const std::string out = (dir.path() / "out").string(), err = (dir.path() / "err").string();
+  const pid_t submit =
+      testing::start_lmk({"submit", config, "--executor", "slurm", "--wait", "--dir", study},
+                         start_env(dir, cluster), out, err);
+  const JobRecord job = wait_running(db, "pretrain", 20);
+  // lmk jobs shows it running with its progress.
+  const Result jobs = run_lmk("jobs --db " + db, "", env_of(dir, cluster));
+  EXPECT_NE(jobs.output.find("RUNNING"), std::string::npos) << jobs.output;
+  EXPECT_NE(jobs.output.find("/1500 ("), std::string::npos) << jobs.output;
+  // The time-limit warning (what --signal=B:USR1@60 sends): the script stops the two tasks,
+  // which save a checkpoint and exit 75, and requeues the job.
+  ASSERT_EQ(cluster.run("scancel --batch --signal=USR1 " + job.external_id).code, 0);
+  // A requeued job waits until its first attempt's credential expires (BeginTime): 11 s with
+  // the fixture's cred_expire = 10, 121 s by default. (Moving its start earlier gets it killed:
+  // "Job credential revoked".)
+  ASSERT_EQ(testing::wait_lmk(submit), 0) << read_file(out) << read_file(err) << "\n"
+                                          << read_file(job.log_path);
+
+  const ResultsStore store(db, ResultsStore::OpenMode::Existing);
+  const RunRecord run = store.get_run(job.run_id);
+  EXPECT_EQ(run.status, RunStatus::Finished) << run.error_text;
+  const std::string log = read_file(job.log_path);
+  EXPECT_NE(log.find("attempt 0"), std::string::npos) << log;
+  EXPECT_NE(log.find("attempt 1"), std::string::npos) << log;
+  EXPECT_NE(log.find("requeueing"), std::string::npos) << log;
+  EXPECT_NE(log.find("stopped by SIGTERM"), std::string::npos) << log;
+  // One run across both attempts, its loss curve over all 1500 steps without a restart, and
+  // trained by two processes.
+  const std::vector<Metric> loss = store.metric_series(job.run_id, "loss");
+  ASSERT_GE(loss.size(), 2u);
+  EXPECT_EQ(loss.back().step, 1500);
+  for (size_t i = 1; i < loss.size(); ++i) EXPECT_GT(loss[i].step, loss[i - 1].step);
+  std::string pretrain_config;
+  for (size_t i = 0; i + 1 < job.command.size(); ++i)
+    if (job.command[i] == "--config") pretrain_config = job.command[i + 1];
+  ASSERT_EQ(pretrain_config.substr(pretrain_config.size() - 5), ".toml");
+  const std::string state =
+      read_file(pretrain_config.substr(0, pretrain_config.size() - 5) + "/checkpoint/state.json");
+  EXPECT_TRUE(std::regex_search(state, std::regex("\"world_size\": *2\\b")))
+      << state.substr(0, 400);
+  for (const JobRecord& j : store.jobs(study))
+    EXPECT_EQ(store.get_run(j.run_id).status, RunStatus::Finished) << j.step;
+
+  // Cancelling a running job: scancel, the run KILLED, what depends on it never runs.
+  const std::string long_config = small_study(dir, "long", 200000, "[slurm]\nsignal_seconds = 0\n");
+  const std::string long_study = (dir.path() / "l").string();
+  const pid_t second = testing::start_lmk(
+      {"submit", long_config, "--executor", "slurm", "--wait", "--dir", long_study},
+      start_env(dir, cluster), out, err);
+  const JobRecord long_job = wait_running(long_study + "/results.db", "pretrain");
+  const Result cancel =
+      run_lmk("cancel " + std::to_string(long_job.run_id) + " --db " + long_study + "/results.db",
+              "", env_of(dir, cluster));
+  ASSERT_EQ(cancel.code, 0) << cancel.output;
+  EXPECT_NE(cancel.output.find("scancel " + long_job.external_id), std::string::npos)
+      << cancel.output;
+  EXPECT_EQ(testing::wait_lmk(second), 1) << read_file(err);
+  const ResultsStore long_store(long_study + "/results.db", ResultsStore::OpenMode::Existing);
+  EXPECT_EQ(long_store.get_run(long_job.run_id).status, RunStatus::Killed);
+  for (const JobRecord& j : long_store.jobs(long_study)) {
+    EXPECT_TRUE(j.ended) << j.step;
+    if (j.step == "finetune/cls") {
+      const RunRecord later = long_store.get_run(j.run_id);
+      EXPECT_NE(later.status, RunStatus::Finished) << later.error_text;
+      EXPECT_TRUE(later.started_at.empty()) << "it ran";
+    }
+  }
+}
+
+TEST(SlurmJobsCli, AMissingOrDownSlurmKeepsRunsScheduledAndAFailingJobEndsFailedWithItsLog) {
+  SKIP_WITHOUT_SLURM();
+  SlurmCluster cluster;
+  TempDir dir;
+  // sbatch not found: a clear error, the runs recorded and still SCHEDULED.
+  const std::string empty = (dir.path() / "no-slurm-here").string();
+  std::filesystem::create_directories(empty);
+  const std::string missing =
+      small_study(dir, "missing", 10, "[slurm]\nbin_dir = \"" + empty + "\"\n");
+  const std::string study = (dir.path() / "m").string();
+  const Result r =
+      run_lmk("submit " + missing + " --executor slurm --dir " + study, "", env_of(dir, cluster));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("sbatch not found"), std::string::npos) << r.output;
+  {
+    const ResultsStore store(study + "/results.db", ResultsStore::OpenMode::Existing);
+    const auto jobs = store.jobs(study);
+    EXPECT_EQ(jobs.size(), 10u);
+    for (const JobRecord& job : jobs) {
+      EXPECT_EQ(store.get_run(job.run_id).status, RunStatus::Scheduled) << job.step;
+      EXPECT_FALSE(job.ended);
+      EXPECT_TRUE(job.external_id.empty());
+    }
+  }
+  // A job that fails on the cluster: FAILED with its exit status and the end of its log; the
+  // jobs after it never run.
+  const std::string corpus = (dir.path() / "empty-corpus").string();
+  std::filesystem::create_directories(corpus);
+  const std::string failing =
+      dir.write("failing.toml", "[study]\nname = \"f\"\ncorpus = \"" + corpus +
+                                    "\"\n[finetune]\npoolings = [\"cls\"]\n[eval]\nbenchmarks = "
+                                    "[\"passages\"]\n");
+  const std::string fstudy = (dir.path() / "f").string();
+  const Result f = run_lmk("submit " + failing + " --executor slurm --wait --dir " + fstudy, "",
+                           env_of(dir, cluster));
+  EXPECT_EQ(f.code, 1) << f.output;
+  {
+    const ResultsStore store(fstudy + "/results.db", ResultsStore::OpenMode::Existing);
+    size_t failed_with_log = 0;
+    for (const JobRecord& job : store.jobs(fstudy)) {
+      const RunRecord run = store.get_run(job.run_id);
+      EXPECT_TRUE(job.ended) << job.step;
+      EXPECT_NE(run.status, RunStatus::Finished) << job.step;
+      if (run.error_text.find("exit ") != std::string::npos &&
+          run.error_text.find("the end of " + job.log_path) != std::string::npos &&
+          run.error_text.find("lmk: error") != std::string::npos)
+        ++failed_with_log;
+    }
+    EXPECT_GE(failed_with_log, 1u);
+  }
+  // The controller down: sbatch's own reason, and the runs stay SCHEDULED for a later submit.
+  cluster.stop();
+  const std::string down = small_study(dir, "down", 10);
+  const std::string dstudy = (dir.path() / "d").string();
+  const Result d =
+      run_lmk("submit " + down + " --executor slurm --dir " + dstudy, "", env_of(dir, cluster));
+  EXPECT_EQ(d.code, 2) << d.output;
+  EXPECT_NE(d.output.find("Unable to contact slurm controller"), std::string::npos) << d.output;
+  const ResultsStore store(dstudy + "/results.db", ResultsStore::OpenMode::Existing);
+  for (const JobRecord& job : store.jobs(dstudy))
+    EXPECT_EQ(store.get_run(job.run_id).status, RunStatus::Scheduled) << job.step;
+  // lmk jobs still lists them, saying it cannot poll.
+  const Result jobs = run_lmk("jobs --db " + dstudy + "/results.db", "", env_of(dir, cluster));
+  EXPECT_EQ(jobs.code, 0) << jobs.output;
+  EXPECT_NE(jobs.output.find("SCHEDULED"), std::string::npos) << jobs.output;
+}
+
+}  // namespace
+}  // namespace lmk
