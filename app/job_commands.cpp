@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "app/commands.h"
@@ -67,12 +68,15 @@ void save_client_options(const std::string& dir, const SlurmOptions& options) {
 SlurmOptions load_client_options(const std::string& dir) {
   SlurmOptions options;
   const std::string path = (fs::path(dir) / "jobs" / "slurm.json").string();
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return options;  // sbatch & co. on PATH
   try {
     const nlohmann::json j = nlohmann::json::parse(read_file(path));
     options.command_prefix = j.at("command_prefix").get<std::vector<std::string>>();
     options.bin_dir = j.at("bin_dir").get<std::string>();
-  } catch (const std::exception&) {
-    // Defaults: sbatch & co. on PATH.
+  } catch (const std::exception& e) {
+    std::cerr << "lmk: " << path << ": unreadable (" << e.what()
+              << "); the Slurm programs are run from PATH\n";
   }
   return options;
 }
@@ -115,7 +119,7 @@ struct SubmitArgs {
   std::string config, profile = "full", db, dir, executor = "local";
   bool dry_run = false, wait = false;
   int64_t max_parallel = 0;
-  double grace_s = 30;
+  double grace_s = 30, poll_s = 10;
 };
 
 int run_submit(const SubmitArgs& args) {
@@ -156,24 +160,42 @@ int run_submit(const SubmitArgs& args) {
   }
   fs::create_directories(config.dir);
   fs::create_directories(fs::path(config.db).parent_path());
+  // One process records and runs a folder's steps at a time (lmk study takes the same lock).
+  const StudyFolderLock lock(config.dir);
   ResultsStore store(config.db);
   note_db(config.db);
+  std::optional<SlurmClient> client;
+  if (args.executor == "slurm") {
+    client.emplace(config.slurm);
+    save_client_options(config.dir, config.slurm);
+    // What happened to earlier jobs of the folder first (a dependency may have ended).
+    poll_slurm_jobs(store, *client, config.dir);
+  }
   const Submission submission = submit_study(plan, store, args.executor, binary);
   std::cerr << "lmk submit: " << submission.runs.size() << " jobs (" << submission.already_queued
             << " queued before), " << submission.done_before << " steps done before\n";
+  auto unfinished = [&] {
+    for (int64_t run : submission.runs)
+      if (!store.job(run)->ended) return true;
+    return false;
+  };
   if (args.executor == "slurm") {
-    SlurmClient client(config.slurm);
-    save_client_options(config.dir, config.slurm);
-    submit_slurm_jobs(plan, store, client, config.slurm);
+    submit_slurm_jobs(plan, store, *client, config.slurm);
     if (!args.wait) {
-      std::cout << jobs_table(store, store.jobs(config.dir, /*unfinished=*/true));
+      std::vector<JobRecord> mine;
+      for (int64_t run : submission.runs) mine.push_back(*store.job(run));
+      std::cout << jobs_table(store, mine);
       std::cerr << "lmk submit: submitted; watch with `lmk jobs --db " << config.db
-                << "` (add --watch 10)\n";
+                << " --watch 10`\n";
       return 0;
     }
     install_stop_signals();
-    while (!store.jobs(config.dir, /*unfinished=*/true).empty() && !stop_requested()) {
-      std::this_thread::sleep_for(std::chrono::seconds(1));
+    while (unfinished() && !stop_requested()) {
+      const auto until = std::chrono::steady_clock::now() +
+                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                             std::chrono::duration<double>(args.poll_s));
+      while (std::chrono::steady_clock::now() < until && !stop_requested())
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
       refresh_all(store);
     }
   } else {
@@ -183,7 +205,7 @@ int run_submit(const SubmitArgs& args) {
     options.grace_s = args.grace_s;
     options.report = terminal_report(pending);
     options.progress_interval_s = ::isatty(2) ? 1.0 : 30.0;
-    const size_t failed = run_local_queue(plan, store, options);
+    const size_t failed = run_local_queue(plan, store, lock, options);
     if (pending) std::cerr << "\r\033[K";
     if (failed > 0) {
       std::cerr << "lmk submit: " << failed << " jobs did not finish (lmk jobs --db " << config.db
@@ -275,29 +297,42 @@ int run_logs(const LogsArgs& args) {
   } catch (const std::exception&) {
   }
   if (args.tail > 0) {
-    size_t at = text.size();
-    for (int64_t n = 0; n <= args.tail && at != std::string::npos && at > 0; ++n)
+    // The last N lines, the one being written (no newline yet) included.
+    size_t end = text.size();
+    if (end > 0 && text[end - 1] == '\n') --end;
+    size_t at = end;
+    for (int64_t n = 0; n < args.tail && at != std::string::npos && at > 0; ++n)
       at = text.rfind('\n', at - 1);
-    if (at != std::string::npos && at > 0) text = text.substr(at + 1);
+    if (at != std::string::npos && at < end) text = text.substr(at + 1);
   }
   std::cout << text << std::flush;
   if (!args.follow) return 0;
   size_t offset = fs::exists(job->log_path, ec) ? fs::file_size(job->log_path, ec) : 0;
   install_stop_signals();
+  auto print_new = [&] {
+    const size_t size = fs::exists(job->log_path, ec) ? fs::file_size(job->log_path, ec) : 0;
+    if (size <= offset) return;
+    std::ifstream in(job->log_path, std::ios::binary);
+    in.seekg(static_cast<std::streamoff>(offset));
+    std::string more(size - offset, '\0');
+    in.read(more.data(), static_cast<std::streamsize>(more.size()));
+    std::cout << more << std::flush;
+    offset = size;
+  };
+  // Until the job has ended (not its run: a command may mark its run over before it exits,
+  // and a requeued Slurm job's run is KILLED between attempts); Slurm is asked every 10 s.
+  auto last_poll = std::chrono::steady_clock::now() - std::chrono::seconds(10);
   while (!stop_requested()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    const size_t size = fs::exists(job->log_path, ec) ? fs::file_size(job->log_path, ec) : 0;
-    if (size > offset) {
-      std::ifstream in(job->log_path, std::ios::binary);
-      in.seekg(static_cast<std::streamoff>(offset));
-      std::string more(size - offset, '\0');
-      in.read(more.data(), static_cast<std::streamsize>(more.size()));
-      std::cout << more << std::flush;
-      offset = size;
+    print_new();
+    if (job->executor == "local" ||
+        std::chrono::steady_clock::now() - last_poll >= std::chrono::seconds(10)) {
+      last_poll = std::chrono::steady_clock::now();
+      refresh_all(store);
     }
-    refresh_all(store);
-    if (is_terminal(store.get_run(args.run).status) && size == offset) break;
+    if (store.job(args.run)->ended) break;
   }
+  print_new();
   return 0;
 }
 
@@ -320,6 +355,9 @@ Runner add_submit_command(CLI::App& app) {
   cmd->add_option("--grace", args->grace_s, "local: seconds from SIGTERM to SIGKILL on cancel")
       ->capture_default_str();
   cmd->add_flag("--wait", args->wait, "slurm: poll until every job is over");
+  cmd->add_option("--poll", args->poll_s, "slurm --wait: seconds between polls")
+      ->capture_default_str()
+      ->check(CLI::Range(0.2, 3600.0));
   return [args] { return run_submit(*args); };
 }
 

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iomanip>
 #include <set>
@@ -123,7 +124,17 @@ bool local_job_alive(const JobRecord& job) {
   const int64_t pid = std::atoll(job.external_id.c_str());
   if (pid <= 0) return false;
   const std::string start = process_start_time(pid);
-  return !start.empty() && start == job.process_start;
+  if (!start.empty() && start == job.process_start) return true;
+  // The shell is gone (killed on its own): the job lives while its process group (the lmk
+  // command under it) has members.
+  return ::kill(-static_cast<pid_t>(pid), 0) == 0;
+}
+
+std::optional<int> local_job_exit(const JobRecord& job) {
+  if (const auto code = read_exit_file(job)) return code;
+  if (local_job_alive(job)) return std::nullopt;
+  if (const auto code = read_exit_file(job)) return code;  // written as it ended
+  return -1;
 }
 
 int64_t default_parallel_jobs() {
@@ -209,13 +220,22 @@ std::vector<std::pair<std::string, std::string>> job_environment(const JobRecord
   return env;
 }
 
-void finish_job(ResultsStore& store, const JobRecord& job, int exit_code, const std::string& why,
+bool finish_job(ResultsStore& store, const JobRecord& job, int exit_code, const std::string& why,
                 RunStatus failure) {
+  // Whoever ends a job first (its queue, lmk cancel, lmk jobs, a poller) ends its run.
+  if (!store.claim_job_end(job.run_id)) return false;
+  JobRecord last = job;
+  read_job_progress(last);  // its last word (a short job may end between two polls)
+  if (exit_code == 0 && last.progress_total > 0) last.progress_done = last.progress_total;
+  store.set_job_progress(job.run_id, last.progress_done, last.progress_total, -1,
+                         last.progress_text);
   const RunRecord run = store.get_run(job.run_id);
-  JobRecord updated = job;
-  read_job_progress(updated);  // its last word (a short job may end between two polls)
-  updated.eta_s = -1;
-  updated.ended = true;
+  // No exit status (its shell was killed on its own) but the command recorded its run
+  // FINISHED, which training and evaluation do last: its outputs decide.
+  if (exit_code < 0 && why.empty() && run.status == RunStatus::Finished) exit_code = 0;
+  // A cancel may have come after `job` was read.
+  const std::optional<JobRecord> now = store.job(job.run_id);
+  const bool cancelled = now ? now->cancel_requested : job.cancel_requested;
   if (exit_code == 0) {
     std::error_code ec;
     std::string missing;
@@ -226,24 +246,20 @@ void finish_job(ResultsStore& store, const JobRecord& job, int exit_code, const 
       AtomicFile marker((fs::path(job.study_dir) / "steps" / (job.step_key + ".done")).string());
       marker.write(job.step_key + "\n" + job.step + "\nrun " + std::to_string(job.run_id) + "\n");
       marker.commit();
-      if (updated.progress_total > 0) updated.progress_done = updated.progress_total;
-      store.update_job(updated);
       if (run.status != RunStatus::Finished) store.set_run_status(job.run_id, RunStatus::Finished);
-      return;
+      return true;
     }
-    store.update_job(updated);
     store.set_run_status(job.run_id, RunStatus::Failed,
                          "exited 0 without writing " + missing + "; the end of " + job.log_path +
                              ":\n" + log_tail(job.log_path, 20));
-    return;
+    return true;
   }
-  store.update_job(updated);
-  if (job.cancel_requested) {
+  if (cancelled) {
     store.set_run_status(job.run_id, RunStatus::Killed,
                          "cancelled" +
                              (exit_code == kExitStopped ? std::string(" (checkpoint saved)") : "") +
                              "; the end of " + job.log_path + ":\n" + log_tail(job.log_path, 5));
-    return;
+    return true;
   }
   std::string what = !why.empty()    ? why
                      : exit_code < 0 ? "the process ended without an exit status (killed?)"
@@ -252,15 +268,21 @@ void finish_job(ResultsStore& store, const JobRecord& job, int exit_code, const 
                                         : "exit " + std::to_string(exit_code);
   store.set_run_status(job.run_id, exit_code == kExitStopped ? RunStatus::Killed : failure,
                        what + "; the end of " + job.log_path + ":\n" + log_tail(job.log_path, 20));
+  return true;
+}
+
+void update_job_progress(ResultsStore& store, JobRecord& job) {
+  if (read_job_progress(job))
+    store.set_job_progress(job.run_id, job.progress_done, job.progress_total, job.eta_s,
+                           job.progress_text);
 }
 
 namespace {
 
 // Ends a job that never ran (cancelled, or its dependency failed).
-void end_unstarted(ResultsStore& store, JobRecord job, RunStatus status, const std::string& why) {
-  job.ended = true;
-  store.update_job(job);
-  store.set_run_status(job.run_id, status, why);
+void end_unstarted(ResultsStore& store, const JobRecord& job, RunStatus status,
+                   const std::string& why) {
+  if (store.claim_job_end(job.run_id)) store.set_run_status(job.run_id, status, why);
 }
 
 // Starts the job: `sh -c` in a session of its own, output appended to its log, its exit
@@ -285,6 +307,19 @@ pid_t start_local_job(const JobRecord& job, const RunRecord& run, int64_t thread
   auto env = job_environment(job, run);
   if (std::getenv("LMK_THREADS") == nullptr)
     env.emplace_back("LMK_THREADS", std::to_string(threads));
+  // The environment is built before fork(): the child only redirects, resets signals and execs.
+  std::vector<std::string> environment;
+  for (const auto& [key, value] : env) environment.push_back(key + "=" + value);
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    bool replaced = false;
+    for (const auto& [key, value] : env) replaced |= entry.rfind(key + "=", 0) == 0;
+    if (!replaced) environment.push_back(entry);
+  }
+  std::vector<char*> envp;
+  for (std::string& e : environment) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  const int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   const std::string header = "=== lmk job: run " + std::to_string(job.run_id) + " (" + job.step +
                              "), attempt " + std::to_string(job.attempts + 1) + "\n";
   (void)!::write(fd, header.data(), header.size());
@@ -292,15 +327,14 @@ pid_t start_local_job(const JobRecord& job, const RunRecord& run, int64_t thread
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(fd);
+    if (null >= 0) ::close(null);
     throw InputError("cannot start a process for job " + std::to_string(job.run_id));
   }
   if (pid == 0) {
     ::setsid();
     ::dup2(fd, 1);
     ::dup2(fd, 2);
-    const int null = ::open("/dev/null", O_RDONLY);
-    if (null >= 0) ::dup2(null, 0);
-    for (const auto& [key, value] : env) ::setenv(key.c_str(), value.c_str(), 1);
+    if (null >= 0) ::dup2(null, 0);  // dup2 clears close-on-exec on the copy
     // The queue's own stop signals must not be inherited as ignored or handled.
     ::signal(SIGTERM, SIG_DFL);
     ::signal(SIGINT, SIG_DFL);
@@ -308,10 +342,11 @@ pid_t start_local_job(const JobRecord& job, const RunRecord& run, int64_t thread
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::execv("/bin/sh", argv.data());
+    ::execve("/bin/sh", argv.data(), envp.data());
     ::_exit(127);
   }
   ::close(fd);
+  if (null >= 0) ::close(null);
   return pid;
 }
 
@@ -323,14 +358,14 @@ struct Running {
 
 }  // namespace
 
-size_t run_local_queue(const StudyPlan& plan, ResultsStore& store,
+size_t run_local_queue(const StudyPlan& plan, ResultsStore& store, const StudyFolderLock& held,
                        const LocalQueueOptions& options) {
+  (void)held;  // the caller holds the folder (taken before its jobs were recorded)
   const StudyReport report = options.report ? options.report : [](const std::string&, bool) {};
   const int64_t parallel =
       options.max_parallel > 0 ? options.max_parallel : default_parallel_jobs();
   const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
   const int64_t threads = std::max<int64_t>(1, (cores > 0 ? cores : 1) / parallel);
-  const StudyFolderLock lock(plan.config.dir);  // the lock lmk study takes too
   std::set<std::string> keys;
   for (const StudyStep& step : plan.steps) keys.insert(step.key);
   install_stop_signals();
@@ -343,9 +378,8 @@ size_t run_local_queue(const StudyPlan& plan, ResultsStore& store,
       if (job.executor == "local" && keys.count(job.step_key)) mine.push_back(std::move(job));
     return mine;
   };
-  auto end_job = [&](const JobRecord& job, int code) {
+  auto say_end = [&](const JobRecord& job) {
     running.erase(job.run_id);
-    finish_job(store, job, code);
     const RunRecord run = store.get_run(job.run_id);
     if (run.status != RunStatus::Finished) ++failed;
     report("job " + std::to_string(job.run_id) + " " + job.step + ": " +
@@ -370,12 +404,9 @@ size_t run_local_queue(const StudyPlan& plan, ResultsStore& store,
     for (JobRecord& job : jobs) {
       // A started job ends by its exit file (its process may have set its run's status already).
       if (!job.external_id.empty()) {
-        if (const auto code = read_exit_file(job)) {
-          end_job(job, *code);
-          continue;
-        }
-        if (!local_job_alive(job)) {
-          end_job(job, -1);
+        if (const auto code = local_job_exit(job)) {
+          if (finish_job(store, job, *code)) say_end(job);
+          running.erase(job.run_id);
           continue;
         }
         ++active;
@@ -385,19 +416,18 @@ size_t run_local_queue(const StudyPlan& plan, ResultsStore& store,
                  false);
         }
         Running& r = running[job.run_id];
-        if ((job.cancel_requested || stopping) && !r.termed) {
-          if (stopping && !job.cancel_requested) {
-            job.cancel_requested = true;
-            store.update_job(job);
-          }
-          ::kill(-static_cast<pid_t>(std::atoll(job.external_id.c_str())), SIGTERM);
+        const pid_t group = static_cast<pid_t>(std::atoll(job.external_id.c_str()));
+        if ((job.cancel_requested || stopping) && !r.termed && group > 0) {
+          if (!job.cancel_requested) store.request_job_cancel(job.run_id);
+          ::kill(-group, SIGTERM);
           r.termed = true;
           r.term_sent = Clock::now();
-        } else if (r.termed && std::chrono::duration<double>(Clock::now() - r.term_sent).count() >
-                                   options.grace_s) {
-          ::kill(-static_cast<pid_t>(std::atoll(job.external_id.c_str())), SIGKILL);
+        } else if (r.termed && group > 0 &&
+                   std::chrono::duration<double>(Clock::now() - r.term_sent).count() >
+                       options.grace_s) {
+          ::kill(-group, SIGKILL);
         }
-        if (read_job_progress(job)) store.update_job(job);
+        update_job_progress(store, job);
         if (std::chrono::duration<double>(Clock::now() - r.last_report).count() >=
             options.progress_interval_s) {
           r.last_report = Clock::now();
@@ -421,9 +451,11 @@ size_t run_local_queue(const StudyPlan& plan, ResultsStore& store,
       std::string blocked;
       for (int64_t dep : job.depends_on) {
         const RunRecord d = store.get_run(dep);
-        if (d.status == RunStatus::Failed || d.status == RunStatus::Killed)
+        const std::optional<JobRecord> dj = store.job(dep);
+        const bool over = !dj || dj->ended;
+        if (over && d.status != RunStatus::Finished)
           blocked = d.name + " is " + run_status_name(d.status);
-        ready &= d.status == RunStatus::Finished;
+        ready &= over && d.status == RunStatus::Finished;
       }
       if (!blocked.empty()) {
         end_unstarted(store, job, RunStatus::Failed, "not run: dependency " + blocked);
@@ -437,15 +469,18 @@ size_t run_local_queue(const StudyPlan& plan, ResultsStore& store,
       if (!ready || static_cast<int64_t>(active) >= parallel) continue;
       const RunRecord run = store.get_run(job.run_id);
       const pid_t pid = start_local_job(job, run, threads);
-      job.external_id = std::to_string(pid);
-      job.process_start = process_start_time(pid);
-      ++job.attempts;
-      store.update_job(job);
+      if (!store.mark_job_started(job.run_id, std::to_string(pid), process_start_time(pid))) {
+        // Cancelled (or ended) while it was being started.
+        ::kill(-pid, SIGKILL);
+        ::waitpid(pid, nullptr, 0);
+        end_unstarted(store, job, RunStatus::Killed, "cancelled before it started");
+        continue;
+      }
       store.set_run_status(job.run_id, RunStatus::Running);
       running[job.run_id] = Running{};
       ++active;
       report("job " + std::to_string(job.run_id) + " " + job.step + ": started (pid " +
-                 job.external_id + ", log " + job.log_path + ")",
+                 std::to_string(pid) + ", log " + job.log_path + ")",
              false);
     }
     if (active == 0 && !waiting) continue;  // everything left was just ended
@@ -456,21 +491,25 @@ size_t run_local_queue(const StudyPlan& plan, ResultsStore& store,
 
 std::vector<int64_t> refresh_local_jobs(ResultsStore& store) {
   std::vector<int64_t> ended;
-  // A folder whose queue runs is that queue's business.
-  std::map<std::string, bool> queue_alive;
-  for (JobRecord& job : store.jobs("", /*unfinished=*/true)) {
-    if (job.executor != "local" || job.external_id.empty()) continue;
-    if (!queue_alive.count(job.study_dir))
-      queue_alive[job.study_dir] = study_folder_locked(job.study_dir);
-    if (queue_alive[job.study_dir]) continue;
-    if (const auto code = read_exit_file(job)) {
-      finish_job(store, job, *code);
-      ended.push_back(job.run_id);
-    } else if (!local_job_alive(job)) {
-      finish_job(store, job, -1);
-      ended.push_back(job.run_id);
-    } else if (read_job_progress(job)) {
-      store.update_job(job);
+  std::map<std::string, std::vector<JobRecord>> by_folder;
+  for (JobRecord& job : store.jobs("", /*unfinished=*/true))
+    if (job.executor == "local" && !job.external_id.empty())
+      by_folder[job.study_dir].push_back(std::move(job));
+  for (auto& [dir, jobs] : by_folder) {
+    // A folder whose queue runs is that queue's business; holding its lock meanwhile keeps a
+    // queue from starting on it while these jobs are ended.
+    std::optional<StudyFolderLock> lock;
+    try {
+      lock.emplace(dir, /*wait_s=*/0);
+    } catch (const InputError&) {
+      continue;
+    }
+    for (JobRecord& job : jobs) {
+      if (const auto code = local_job_exit(job)) {
+        if (finish_job(store, job, *code)) ended.push_back(job.run_id);
+      } else {
+        update_job_progress(store, job);
+      }
     }
   }
   return ended;
@@ -478,16 +517,15 @@ std::vector<int64_t> refresh_local_jobs(ResultsStore& store) {
 
 std::string cancel_job(ResultsStore& store, int64_t run_id, SlurmClient* slurm, double grace_s) {
   const RunRecord run = store.get_run(run_id);
-  std::optional<JobRecord> found = store.job(run_id);
+  const std::optional<JobRecord> found = store.job(run_id);
   if (!found)
     throw InputError("run " + std::to_string(run_id) + " (" + run.name +
                      ") is not a job (lmk submit makes jobs)");
-  JobRecord job = *found;
-  if (job.ended)
+  if (!store.request_job_cancel(run_id))
     return "run " + std::to_string(run_id) + " is already " + run_status_name(run.status);
-  job.cancel_requested = true;
-  store.update_job(job);
+  const JobRecord job = *store.job(run_id);
   if (job.external_id.empty()) {
+    // Not started (a queue that starts it now sees the request and does not).
     end_unstarted(store, job, RunStatus::Killed, "cancelled before it started");
     return "run " + std::to_string(run_id) + " (" + job.step + "): cancelled before it started";
   }
@@ -497,27 +535,31 @@ std::string cancel_job(ResultsStore& store, int64_t run_id, SlurmClient* slurm, 
     // The next poll ends the run (KILLED) once Slurm says the job is over.
     return "run " + std::to_string(run_id) + " (" + job.step + "): scancel " + job.external_id;
   }
-  if (!local_job_alive(job)) {
-    const auto code = read_exit_file(job);
-    finish_job(store, job, code ? *code : -1);
+  if (const auto code = local_job_exit(job)) {
+    finish_job(store, job, *code);
     return "run " + std::to_string(run_id) + ": its process had ended";
   }
   const pid_t group = static_cast<pid_t>(std::atoll(job.external_id.c_str()));
-  ::kill(-group, SIGTERM);
+  if (group <= 0 || (::kill(-group, SIGTERM) != 0 && errno != ESRCH))
+    throw InputError("run " + std::to_string(run_id) + ": cannot signal process group " +
+                     job.external_id + ": " + std::strerror(errno));
   const auto start = Clock::now();
   bool killed = false;
-  while (local_job_alive(job)) {
-    if (!killed && std::chrono::duration<double>(Clock::now() - start).count() > grace_s) {
+  std::optional<int> code;
+  while (!(code = local_job_exit(job))) {
+    const double waited = std::chrono::duration<double>(Clock::now() - start).count();
+    if (!killed && waited > grace_s) {
       ::kill(-group, SIGKILL);
       killed = true;
     }
+    if (waited > grace_s + 30)
+      throw InputError("run " + std::to_string(run_id) + ": process group " + job.external_id +
+                       " is still there " + std::to_string(static_cast<int>(waited)) +
+                       " s after SIGTERM and SIGKILL");
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  // The queue (when one runs) ends the job too; whoever comes first.
-  if (!store.job(run_id)->ended) {
-    const auto code = read_exit_file(job);
-    finish_job(store, job, code ? *code : -1);
-  }
+  // The queue (when one runs) may end the job first; either way it ends once.
+  finish_job(store, job, *code);
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   std::ostringstream out;
   out << "run " << run_id << " (" << job.step

@@ -61,11 +61,11 @@ struct LocalQueueOptions {
 // The default number of jobs at once here, and the threads each then gets (LMK_THREADS).
 int64_t default_parallel_jobs();
 
-// Runs the local jobs of the plan's study folder that are not over, until all are; holds
-// DIR/study.lock meanwhile (as lmk study does) (a second queue on the folder is an InputError).
-// Re-attaches jobs still running from a queue that died. Stops on SIGINT / SIGTERM after cancelling
-// what runs. Returns the number of jobs that did not finish (failed or killed).
-size_t run_local_queue(const StudyPlan& plan, ResultsStore& store,
+// Runs the local jobs of the plan's study folder that are not over, until all are; the caller
+// holds the folder's lock (taken before submit_study recorded the jobs). Re-attaches jobs
+// still running from a queue that died. Stops on SIGINT / SIGTERM after cancelling what runs.
+// Returns the number of jobs that did not finish (failed or killed).
+size_t run_local_queue(const StudyPlan& plan, ResultsStore& store, const StudyFolderLock& held,
                        const LocalQueueOptions& options);
 
 // Submits the plan's Slurm jobs not submitted yet (each after the jobs of its dependencies,
@@ -92,8 +92,14 @@ std::vector<int64_t> refresh_local_jobs(ResultsStore& store);
 // Ends a job and its run from its exit status (see the header comment); `exit_code` < 0:
 // unknown. A failure is `failure` (FAILED, or KILLED for a job Slurm cancelled), with `why`
 // (default: the exit status) and the end of the log.
-void finish_job(ResultsStore& store, const JobRecord& job, int exit_code,
+// Only the first caller for a job ends it (ResultsStore::claim_job_end); false for the others.
+bool finish_job(ResultsStore& store, const JobRecord& job, int exit_code,
                 const std::string& why = "", RunStatus failure = RunStatus::Failed);
+// Reads the job's progress from its log into it and, when it changed, into the store.
+void update_job_progress(ResultsStore& store, JobRecord& job);
+// How a started local job ended: its exit status, -1 when its process is gone without one;
+// nothing while it runs.
+std::optional<int> local_job_exit(const JobRecord& job);
 
 // Cancels the run's job: a SCHEDULED one ends KILLED at once (a submitted Slurm job is
 // scancelled), a running local one gets SIGTERM, then SIGKILL after grace_s, a running Slurm

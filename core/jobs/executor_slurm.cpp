@@ -2,7 +2,9 @@
 // dependencies, and one batched poll that brings their runs up to date.
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <set>
+#include <thread>
 
 #include "core/jobs/executor.h"
 #include "core/util/error.h"
@@ -63,17 +65,18 @@ std::pair<SlurmOptions, SlurmJobSpec> slurm_job(const JobRecord& job, const std:
 
 void submit_slurm_jobs(const StudyPlan& plan, ResultsStore& store, SlurmClient& slurm,
                        const SlurmOptions& options) {
-  (void)options;
   fs::create_directories(fs::path(plan.config.dir) / "jobs");
-  for (JobRecord job : store.jobs(plan.config.dir, /*unfinished=*/true)) {
-    if (job.executor != "slurm" || !job.external_id.empty()) continue;
+  std::set<std::string> keys;
+  for (const StudyStep& step : plan.steps) keys.insert(step.key);
+  for (const JobRecord& job : store.jobs(plan.config.dir, /*unfinished=*/true)) {
+    if (job.executor != "slurm" || !job.external_id.empty() || !keys.count(job.step_key)) continue;
     const RunRecord run = store.get_run(job.run_id);
     std::vector<std::string> after;
     std::string blocked;
     for (int64_t dep : job.depends_on) {
       const std::optional<JobRecord> d = store.job(dep);
       const RunRecord dep_run = store.get_run(dep);
-      if (dep_run.status == RunStatus::Failed || dep_run.status == RunStatus::Killed)
+      if (d && d->ended && dep_run.status != RunStatus::Finished)
         blocked = dep_run.name + " is " + run_status_name(dep_run.status);
       else if (d && !d->ended && d->executor == "slurm" && !d->external_id.empty())
         after.push_back(d->external_id);
@@ -81,20 +84,41 @@ void submit_slurm_jobs(const StudyPlan& plan, ResultsStore& store, SlurmClient& 
         blocked = dep_run.name + " was not submitted";
     }
     if (!blocked.empty()) {
-      job.ended = true;
-      store.update_job(job);
-      store.set_run_status(job.run_id, RunStatus::Failed, "not run: dependency " + blocked);
+      if (store.claim_job_end(job.run_id))
+        store.set_run_status(job.run_id, RunStatus::Failed, "not run: dependency " + blocked);
       continue;
     }
     auto [step_options, spec] = slurm_job(job, run.kind, options);
     spec.after_ok = after;
     const std::string script =
         (fs::path(plan.config.dir) / "jobs" / (std::to_string(job.run_id) + ".sbatch")).string();
-    job.external_id = slurm.submit(spec, script, step_options);
-    job.attempts = 1;
-    store.update_job(job);
+    const std::string id = slurm.submit(spec, script, step_options);
+    if (!store.mark_job_started(job.run_id, id, "")) slurm.cancel(id);  // cancelled meanwhile
   }
 }
+
+namespace {
+
+// The exit status the batch script reported for its last attempt ("[lmk] the command exited
+// with N"), for a job Slurm has forgotten.
+std::optional<int> logged_exit(const JobRecord& job) {
+  std::string text;
+  try {
+    text = read_file(job.log_path);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  const std::string mark = "[lmk] the command exited with ";
+  const size_t at = text.rfind(mark);
+  if (at == std::string::npos || text.find("[lmk] job ", at) != std::string::npos)
+    return std::nullopt;
+  const std::string digits = text.substr(at + mark.size(), 3);
+  const size_t used = digits.find_first_not_of("0123456789");
+  if (used == 0) return std::nullopt;
+  return std::stoi(digits.substr(0, used));
+}
+
+}  // namespace
 
 std::vector<int64_t> poll_slurm_jobs(ResultsStore& store, SlurmClient& slurm,
                                      const std::string& study_dir) {
@@ -107,11 +131,22 @@ std::vector<int64_t> poll_slurm_jobs(ResultsStore& store, SlurmClient& slurm,
   }
   std::vector<int64_t> ended;
   if (ids.empty()) return ended;
-  const std::map<std::string, SlurmJobState> states = slurm.poll(ids);
+  std::map<std::string, SlurmJobState> states = slurm.poll(ids);
+  // Terminal states seen while Slurm requeues a job (preemption, or the script's own requeue)
+  // pass: ask once more for those before ending anything.
+  std::vector<std::string> again;
+  for (const JobRecord& job : jobs) {
+    const SlurmStatus status = states[job.external_id].status;
+    if (status == SlurmStatus::Failed || status == SlurmStatus::Killed ||
+        status == SlurmStatus::Unknown)
+      again.push_back(job.external_id);
+  }
+  if (!again.empty()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    for (auto& [id, state] : slurm.poll(again)) states[id] = state;
+  }
   for (JobRecord& job : jobs) {
-    const auto found = states.find(job.external_id);
-    const SlurmJobState state = found == states.end() ? SlurmJobState{} : found->second;
-    const RunRecord run = store.get_run(job.run_id);
+    const SlurmJobState state = states[job.external_id];
     const std::string slurm_words = "Slurm job " + job.external_id + " " +
                                     (state.state.empty() ? "unknown" : state.state) +
                                     (state.reason.empty() ? "" : " (" + state.reason + ")");
@@ -119,40 +154,49 @@ std::vector<int64_t> poll_slurm_jobs(ResultsStore& store, SlurmClient& slurm,
                           state.status == SlurmStatus::Killed ||
                           state.status == SlurmStatus::Unknown;
     if (terminal && !job.cancel_requested && being_requeued(job)) continue;
-    switch (state.status) {
-      case SlurmStatus::Finished:
-        finish_job(store, job, 0);
-        ended.push_back(job.run_id);
-        break;
-      case SlurmStatus::Failed:
-        finish_job(store, job, state.exit_code > 0 ? state.exit_code : -1,
-                   slurm_words + (state.exit_code > 0 ? ", exit " + std::to_string(state.exit_code)
-                                                      : std::string()));
-        ended.push_back(job.run_id);
-        break;
-      case SlurmStatus::Killed:
-        finish_job(store, job, -1, slurm_words, RunStatus::Killed);
-        ended.push_back(job.run_id);
-        break;
-      case SlurmStatus::Unknown:
-        finish_job(store, job, -1, slurm_words + ": Slurm no longer knows the job");
-        ended.push_back(job.run_id);
-        break;
-      case SlurmStatus::Running:
-        // RUNNING, or again after a requeue (the stopped attempt had set it KILLED).
-        if (run.status == RunStatus::Scheduled || run.status == RunStatus::Killed)
-          store.set_run_status(job.run_id, RunStatus::Running);
-        [[fallthrough]];
-      case SlurmStatus::Pending:
-        if (state.reason == "DependencyNeverSatisfied") {
-          slurm.cancel(job.external_id);
-          finish_job(store, job, -1, "not run: " + slurm_words, RunStatus::Failed);
-          ended.push_back(job.run_id);
+    bool done = false;
+    if (state.reason == "DependencyNeverSatisfied") {
+      // A dependency failed: Slurm cancels it (kill-on-invalid-dep), or it would wait forever.
+      if (state.status == SlurmStatus::Pending) slurm.cancel(job.external_id);
+      done = finish_job(store, job, -1, "not run: a dependency failed (" + slurm_words + ")",
+                        job.cancel_requested ? RunStatus::Killed : RunStatus::Failed);
+    } else {
+      switch (state.status) {
+        case SlurmStatus::Finished:
+          done = finish_job(store, job, 0);
+          break;
+        case SlurmStatus::Failed:
+          done = finish_job(
+              store, job, state.exit_code > 0 ? state.exit_code : -1,
+              slurm_words +
+                  (state.exit_code > 0 ? ", exit " + std::to_string(state.exit_code) : ""));
+          break;
+        case SlurmStatus::Killed:
+          done = finish_job(store, job, -1, slurm_words, RunStatus::Killed);
+          break;
+        case SlurmStatus::Unknown:
+          // Forgotten (no accounting, ended long ago): the batch script's own last word.
+          if (const auto code = logged_exit(job))
+            done = finish_job(store, job, *code, *code == 0 ? "" : "exit " + std::to_string(*code));
+          else
+            done = finish_job(store, job, -1, slurm_words + ": Slurm no longer knows the job");
+          break;
+        case SlurmStatus::Running: {
+          // RUNNING, or again after a requeue (the stopped attempt had set it KILLED).
+          const RunRecord run = store.get_run(job.run_id);
+          const std::optional<JobRecord> now = store.job(job.run_id);
+          if (now && !now->ended &&
+              (run.status == RunStatus::Scheduled || run.status == RunStatus::Killed))
+            store.set_run_status(job.run_id, RunStatus::Running);
+          update_job_progress(store, job);
           break;
         }
-        if (read_job_progress(job)) store.update_job(job);
-        break;
+        case SlurmStatus::Pending:
+          update_job_progress(store, job);
+          break;
+      }
     }
+    if (done) ended.push_back(job.run_id);
   }
   return ended;
 }

@@ -642,14 +642,20 @@ bool step_done(const StudyPlan& plan, const StudyStep& step) {
   return true;
 }
 
-StudyFolderLock::StudyFolderLock(const std::string& dir) {
+StudyFolderLock::StudyFolderLock(const std::string& dir, double wait_s) {
   fs::create_directories(dir);
   const std::string path = (fs::path(dir) / "study.lock").string();
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) throw input_error(path, "cannot open the study's lock file");
-  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-    ::close(fd_);
-    throw input_error(dir, "another lmk study or lmk submit is running on this folder");
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(wait_s));
+  while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      ::close(fd_);
+      throw input_error(dir, "another lmk study or lmk submit is running on this folder");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
 }
 

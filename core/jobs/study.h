@@ -121,11 +121,12 @@ struct StudyPlan {
 StudyPlan plan_study(const std::vector<StudyConfig>& cells);
 StudyPlan plan_study(const StudyConfig& config);
 
-// Holds DIR/study.lock (flock) while it lives: one process — lmk study, or lmk submit's local
-// queue — runs a study folder's steps. Throws InputError naming the folder when another holds it.
+// Holds DIR/study.lock (flock) while it lives: one process — lmk study, or lmk submit — runs or
+// records a study folder's steps at a time (lmk jobs takes it briefly to end jobs whose queue
+// died). Tries for wait_s seconds, then throws InputError naming the folder.
 class StudyFolderLock {
  public:
-  explicit StudyFolderLock(const std::string& dir);
+  explicit StudyFolderLock(const std::string& dir, double wait_s = 3);
   ~StudyFolderLock();
   StudyFolderLock(const StudyFolderLock&) = delete;
   StudyFolderLock& operator=(const StudyFolderLock&) = delete;

@@ -697,6 +697,54 @@ void ResultsStore::update_job(const JobRecord& job) {
   });
 }
 
+namespace {
+
+// Runs one UPDATE in a write transaction; whether it changed a row.
+template <typename... Args>
+bool update_one(sqlite3* db, const std::string& path, const char* sql, const Args&... args) {
+  bool changed = false;
+  write_transaction(db, path, [&] {
+    Statement(db, path, sql).bind(args...).run();
+    changed = sqlite3_changes(db) > 0;
+  });
+  return changed;
+}
+
+}  // namespace
+
+bool ResultsStore::claim_job_end(int64_t run_id) {
+  return update_one(db_.get(), path_,
+                    "UPDATE jobs SET ended = 1, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', "
+                    "'now') WHERE run_id = ? AND ended = 0",
+                    run_id);
+}
+
+bool ResultsStore::mark_job_started(int64_t run_id, const std::string& external_id,
+                                    const std::string& process_start) {
+  return update_one(db_.get(), path_,
+                    "UPDATE jobs SET external_id = ?, process_start = ?, attempts = attempts + 1, "
+                    "updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
+                    "WHERE run_id = ? AND ended = 0 AND cancel_requested = 0",
+                    external_id, process_start, run_id);
+}
+
+bool ResultsStore::request_job_cancel(int64_t run_id) {
+  return update_one(db_.get(), path_,
+                    "UPDATE jobs SET cancel_requested = 1, updated_at = "
+                    "strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE run_id = ? AND ended = 0",
+                    run_id);
+}
+
+void ResultsStore::set_job_progress(int64_t run_id, int64_t done, int64_t total, double eta_s,
+                                    const std::string& text) {
+  update_one(db_.get(), path_,
+             "UPDATE jobs SET progress_done = ?, progress_total = ?, eta_s = ?, "
+             "progress_text = ?, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
+             "WHERE run_id = ?",
+             done, total, eta_s < 0 ? std::numeric_limits<double>::quiet_NaN() : eta_s, text,
+             run_id);
+}
+
 std::optional<JobRecord> ResultsStore::job(int64_t run_id) const {
   Statement row(db_.get(), path_, std::string(kJobColumns) + "WHERE j.run_id = ?");
   if (!row.bind(run_id).next()) return std::nullopt;

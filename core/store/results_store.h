@@ -204,6 +204,16 @@ class ResultsStore {
   // run_id (and stamps updated_at).
   void add_job(const JobRecord& job);
   void update_job(const JobRecord& job);
+  // Single-column changes that several processes (a queue, lmk cancel, lmk jobs, a Slurm
+  // poller) may race for; each applies only to a job not ended and says whether it did.
+  // Claims the end of the job (ended = 1): exactly one caller gets true and ends its run.
+  bool claim_job_end(int64_t run_id);
+  // Records a start (its process or Slurm job, attempts + 1) unless it was cancelled meanwhile.
+  bool mark_job_started(int64_t run_id, const std::string& external_id,
+                        const std::string& process_start);
+  bool request_job_cancel(int64_t run_id);
+  void set_job_progress(int64_t run_id, int64_t done, int64_t total, double eta_s,
+                        const std::string& text);
   // The run's job, if it has one.
   std::optional<JobRecord> job(int64_t run_id) const;
   // Jobs by run id; of one study folder when given; only those not ended when `unfinished`.

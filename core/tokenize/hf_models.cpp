@@ -100,9 +100,12 @@ class BpeModel : public VocabularyModel {
     fuse_unk_ = ju::optional<bool>(j, "fuse_unk", where, false);
     byte_fallback_ = ju::optional<bool>(j, "byte_fallback", where, false);
     ignore_merges_ = ju::optional<bool>(j, "ignore_merges", where, false);
-    if (j.contains("dropout") && !j["dropout"].is_null() && j["dropout"].get<double>() > 0.0) {
-      throw input_error(ju::member_path(where, "dropout"),
-                        "BPE dropout is not supported (it makes encoding random)");
+    if (j.contains("dropout") && !j["dropout"].is_null()) {
+      if (!j["dropout"].is_number())
+        throw input_error(ju::member_path(where, "dropout"), "must be a number or null");
+      if (j["dropout"].get<double>() > 0.0)
+        throw input_error(ju::member_path(where, "dropout"),
+                          "BPE dropout is not supported (it makes encoding random)");
     }
     load_merges(ju::required(j, "merges", where), ju::member_path(where, "merges"));
     if (byte_fallback_) {

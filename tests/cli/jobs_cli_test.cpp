@@ -166,6 +166,11 @@ TEST(JobsCli, AQueueThatDiesLeavesItsJobsRunningForTheNextOrEndsThemFailedWhenTh
     ::kill(queue, SIGKILL);
     testing::wait_lmk(queue);
     EXPECT_TRUE(local_job_alive(job));
+    // Its shell killed too (the pid lmk jobs shows): the lmk command under it goes on, and so
+    // does the job (its run's own FINISHED will stand in for the lost exit status).
+    ::kill(static_cast<pid_t>(std::stoll(job.external_id)), SIGKILL);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_TRUE(local_job_alive(job));
     // With no queue, lmk jobs shows it running.
     const Result jobs = run_lmk("jobs --db " + db, "", env_of(dir));
     EXPECT_NE(jobs.output.find("RUNNING"), std::string::npos) << jobs.output;

@@ -69,9 +69,9 @@ TEST(SlurmJobsCli, TheSweepRunsAsBatchJobsChainedByTheirDependencies) {
   EXPECT_FALSE(std::filesystem::exists(db));
 
   const auto start = std::chrono::steady_clock::now();
-  const Result r =
-      run_lmk("submit " + kSweep + " --profile micro --executor slurm --wait --dir " + study, "",
-              env_of(dir, cluster));
+  const Result r = run_lmk(
+      "submit " + kSweep + " --profile micro --executor slurm --wait --poll 1 --dir " + study, "",
+      env_of(dir, cluster));
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_EQ(r.code, 0) << r.output << "\n" << cluster.logs();
@@ -117,9 +117,9 @@ TEST(SlurmJobsCli, ATwoTaskTrainingJobStoppedBeforeItsTimeLimitIsRequeuedAndResu
   const std::string study = (dir.path() / "s").string();
   const std::string db = study + "/results.db";
   const std::string out = (dir.path() / "out").string(), err = (dir.path() / "err").string();
-  const pid_t submit =
-      testing::start_lmk({"submit", config, "--executor", "slurm", "--wait", "--dir", study},
-                         start_env(dir, cluster), out, err);
+  const pid_t submit = testing::start_lmk(
+      {"submit", config, "--executor", "slurm", "--wait", "--poll", "1", "--dir", study},
+      start_env(dir, cluster), out, err);
   const JobRecord job = wait_running(db, "pretrain", 20);
   // lmk jobs shows it running with its progress.
   const Result jobs = run_lmk("jobs --db " + db, "", env_of(dir, cluster));
@@ -163,7 +163,7 @@ TEST(SlurmJobsCli, ATwoTaskTrainingJobStoppedBeforeItsTimeLimitIsRequeuedAndResu
   const std::string long_config = small_study(dir, "long", 200000, "[slurm]\nsignal_seconds = 0\n");
   const std::string long_study = (dir.path() / "l").string();
   const pid_t second = testing::start_lmk(
-      {"submit", long_config, "--executor", "slurm", "--wait", "--dir", long_study},
+      {"submit", long_config, "--executor", "slurm", "--wait", "--poll", "1", "--dir", long_study},
       start_env(dir, cluster), out, err);
   const JobRecord long_job = wait_running(long_study + "/results.db", "pretrain");
   const Result cancel =
@@ -218,8 +218,9 @@ TEST(SlurmJobsCli, AMissingOrDownSlurmKeepsRunsScheduledAndAFailingJobEndsFailed
                                     "\"\n[finetune]\npoolings = [\"cls\"]\n[eval]\nbenchmarks = "
                                     "[\"passages\"]\n");
   const std::string fstudy = (dir.path() / "f").string();
-  const Result f = run_lmk("submit " + failing + " --executor slurm --wait --dir " + fstudy, "",
-                           env_of(dir, cluster));
+  const Result f =
+      run_lmk("submit " + failing + " --executor slurm --wait --poll 1 --dir " + fstudy, "",
+              env_of(dir, cluster));
   EXPECT_EQ(f.code, 1) << f.output;
   {
     const ResultsStore store(fstudy + "/results.db", ResultsStore::OpenMode::Existing);

@@ -198,6 +198,24 @@ TEST(ResultsStoreTest, KeepsJobsWithTheirRuns) {
   store.update_job(read);
   EXPECT_EQ(store.jobs("", /*unfinished=*/true).size(), 1u);
   EXPECT_EQ(store.jobs("", true).front().run_id, b);
+  // Contested changes apply to a job not ended, once: a start after a cancel is refused, an
+  // end is claimed by one caller only, progress writes touch progress only.
+  EXPECT_TRUE(store.request_job_cancel(b));
+  EXPECT_FALSE(store.mark_job_started(b, "77", "1"));
+  EXPECT_TRUE(store.job(b)->external_id.empty());
+  store.set_job_progress(b, 3, 9, -1, "x");
+  EXPECT_TRUE(store.job(b)->cancel_requested);
+  EXPECT_EQ(store.job(b)->progress_done, 3);
+  EXPECT_EQ(store.job(b)->eta_s, -1);
+  EXPECT_TRUE(store.claim_job_end(b));
+  EXPECT_FALSE(store.claim_job_end(b));
+  EXPECT_FALSE(store.request_job_cancel(b));
+  const int64_t c = store.create_run(experiment, NewRun{"c", "step", {}, {}});
+  other.run_id = c;
+  store.add_job(other);
+  EXPECT_TRUE(store.mark_job_started(c, "88", "123"));
+  EXPECT_EQ(store.job(c)->attempts, 1);
+  EXPECT_EQ(store.job(c)->external_id, "88");
   // A job of a run that does not exist, or an update of a job never added: errors.
   job.run_id = 999;
   EXPECT_THROW(store.add_job(job), InputError);

@@ -279,6 +279,13 @@ TEST(HfTokenizerErrorsTest, NameTheFileAndField) {
   expect_error(j.dump(), "model.merges[0]");
   j["model"]["merges"] = {"ab"};
   expect_error(j.dump(), "model.merges[0]");
+  // A dropout that is not a number (found by the tokenizer.json fuzzer: it was an uncaught
+  // JSON type error) or is above 0.
+  j["model"]["merges"] = json::array();
+  j["model"]["dropout"] = true;
+  expect_error(j.dump(), "model.dropout");
+  j["model"]["dropout"] = 0.1;
+  expect_error(j.dump(), "model.dropout");
   j = good;
   j["model"]["vocab"]["w0"] = "five";
   expect_error(j.dump(), "model.vocab");
