@@ -17,8 +17,9 @@
 // a checkpoint and exits 75), SIGKILL after the grace period; the run ends KILLED.
 //
 // Statuses: a step that exits 0 and left its outputs is FINISHED (and marked done for
-// reuse); otherwise FAILED with the exit status and the end of its log; a job whose
-// dependency failed or was cancelled is FAILED without running.
+// reuse); one stopped by a signal (exit 75) or cancelled is KILLED; otherwise FAILED with the
+// exit status and the end of its log; a job whose dependency failed or was cancelled is FAILED
+// without running. Processes that race to end a job (queue, lmk cancel, lmk jobs) end it once.
 
 #include <cstdint>
 #include <functional>
@@ -41,8 +42,9 @@ struct Submission {
 };
 
 // Records the plan's steps not done yet as jobs of `executor` ("local" or "slurm") with
-// command `lmk_binary ARGS`, writing their config files. With dry_run nothing is written and
-// the runs are 0.
+// command `lmk_binary ARGS`, writing their config files (the caller holds the folder's
+// StudyFolderLock). A step already queued for the other executor is an InputError, raised
+// before anything is recorded.
 Submission submit_study(const StudyPlan& plan, ResultsStore& store, const std::string& executor,
                         const std::string& lmk_binary);
 
