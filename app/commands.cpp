@@ -1,5 +1,8 @@
 #include "app/commands.h"
 
+#include <unistd.h>
+
+#include <iostream>
 #include <sstream>
 
 #include "core/util/error.h"
@@ -25,6 +28,22 @@ std::vector<int64_t> parse_int_list(const std::string& text, const std::string& 
   }
   if (values.empty()) throw input_error(flag, "empty list");
   return values;
+}
+
+std::function<void(const std::string& line, bool transient)> terminal_report(bool& pending) {
+  const bool tty = ::isatty(2);
+  return [tty, &pending](const std::string& line, bool transient) {
+    if (!tty) {
+      std::cerr << line << "\n";
+      return;
+    }
+    std::cerr << "\r\033[K";
+    if (transient)
+      std::cerr << line.substr(0, 120) << std::flush;
+    else
+      std::cerr << line << "\n";
+    pending = transient;
+  };
 }
 
 }  // namespace lmk::cli

@@ -14,6 +14,11 @@ namespace lmk::cli {
 std::vector<int64_t> parse_int_list(const std::string& text, const std::string& flag,
                                     int64_t min_value, const std::string& what);
 
+// Prints a long command's progress lines on stderr: on a terminal a transient line (the running
+// step's latest) is rewritten in place by the next one, elsewhere every line is printed.
+// `pending` says whether a transient line is on screen (clear it with "\r\033[K" at the end).
+std::function<void(const std::string& line, bool transient)> terminal_report(bool& pending);
+
 // Each command registers its subcommand and returns what runs it (its exit code).
 using Runner = std::function<int()>;
 

@@ -98,21 +98,13 @@ void refresh_all(ResultsStore& store) {
   }
 }
 
-// On a terminal a report's transient line is rewritten in place.
-StudyReport terminal_report(bool& pending) {
-  const bool tty = ::isatty(2);
-  return [tty, &pending](const std::string& line, bool transient) {
-    if (!tty) {
-      std::cerr << line << "\n";
-      return;
-    }
-    std::cerr << "\r\033[K";
-    if (transient)
-      std::cerr << line.substr(0, 120) << std::flush;
-    else
-      std::cerr << line << "\n";
-    pending = transient;
-  };
+// Waits `seconds`, or less when a stop signal (Ctrl-C) comes.
+void sleep_unless_stopped(double seconds) {
+  const auto until = std::chrono::steady_clock::now() +
+                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                         std::chrono::duration<double>(seconds));
+  while (std::chrono::steady_clock::now() < until && !stop_requested())
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
 }
 
 struct SubmitArgs {
@@ -191,11 +183,7 @@ int run_submit(const SubmitArgs& args) {
     }
     install_stop_signals();
     while (unfinished() && !stop_requested()) {
-      const auto until = std::chrono::steady_clock::now() +
-                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                             std::chrono::duration<double>(args.poll_s));
-      while (std::chrono::steady_clock::now() < until && !stop_requested())
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      sleep_unless_stopped(args.poll_s);
       refresh_all(store);
     }
   } else {
@@ -244,11 +232,7 @@ int run_jobs(const JobsArgs& args) {
     if (args.watch_s > 0 && tty) std::cout << "\033[H\033[2J";
     std::cout << out.str() << std::flush;
     if (args.watch_s <= 0 || stop_requested()) return 0;
-    const auto until = std::chrono::steady_clock::now() +
-                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                           std::chrono::duration<double>(args.watch_s));
-    while (std::chrono::steady_clock::now() < until && !stop_requested())
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    sleep_unless_stopped(args.watch_s);
     if (stop_requested()) return 0;
     if (!tty) std::cout << "\n";
   }

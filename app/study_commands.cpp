@@ -50,20 +50,8 @@ int run_study_command(const StudyArgs& args) {
     // otherwise it is printed every 30 s.
     const bool tty = ::isatty(2);
     bool pending = false;  // a transient line is on screen
-    auto report = [&](const std::string& line, bool transient) {
-      if (!tty) {
-        std::cerr << line << "\n";
-        return;
-      }
-      std::cerr << "\r\033[K";
-      if (transient) {
-        std::cerr << line.substr(0, 120) << std::flush;
-      } else {
-        std::cerr << line << "\n";
-      }
-      pending = transient;
-    };
-    const StudyRunSummary summary = run_study(plan, binary, report, tty ? 1.0 : 30.0);
+    const StudyRunSummary summary =
+        run_study(plan, binary, terminal_report(pending), tty ? 1.0 : 30.0);
     if (pending) std::cerr << "\r\033[K";
     std::cerr << "lmk study: " << summary.ran << " steps run, " << summary.reused << " reused, in "
               << static_cast<int64_t>(summary.seconds) << " s\n";

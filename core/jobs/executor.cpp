@@ -35,20 +35,6 @@ std::string exit_file(const JobRecord& job) {
   return (fs::path(job.study_dir) / "jobs" / (std::to_string(job.run_id) + ".exit")).string();
 }
 
-// The last `bytes` of a file ("" when it cannot be read).
-std::string file_tail(const std::string& path, size_t bytes) {
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return "";
-  std::fseek(f, 0, SEEK_END);
-  const long size = std::ftell(f);
-  const long from = size > static_cast<long>(bytes) ? size - static_cast<long>(bytes) : 0;
-  std::fseek(f, from, SEEK_SET);
-  std::string text(static_cast<size_t>(size - from), '\0');
-  text.resize(std::fread(text.data(), 1, text.size(), f));
-  std::fclose(f);
-  return text;
-}
-
 std::optional<int> read_exit_file(const JobRecord& job) {
   std::string text;
   try {
@@ -78,7 +64,8 @@ std::string format_duration(double seconds) {
 }  // namespace
 
 bool read_job_progress(JobRecord& job) {
-  const std::optional<ProgressEvent> event = latest_progress_event(file_tail(job.log_path, 16384));
+  const std::optional<ProgressEvent> event =
+      latest_progress_event(read_file_tail(job.log_path, 16384));
   if (!event) return false;
   std::string text = event->label;
   if (!event->detail.empty()) text += (text.empty() ? "" : ": ") + event->detail;
@@ -565,15 +552,6 @@ std::string cancel_job(ResultsStore& store, int64_t run_id, SlurmClient* slurm, 
       << "): " << (killed ? "SIGKILL after " : "stopped in ") << std::fixed << std::setprecision(1)
       << seconds << " s, " << run_status_name(store.get_run(run_id).status);
   return out.str();
-}
-
-std::vector<int64_t> refresh_jobs(ResultsStore& store, SlurmClient* slurm) {
-  std::vector<int64_t> ended = refresh_local_jobs(store);
-  if (slurm != nullptr) {
-    const std::vector<int64_t> more = poll_slurm_jobs(store, *slurm);
-    ended.insert(ended.end(), more.begin(), more.end());
-  }
-  return ended;
 }
 
 std::string jobs_table(const ResultsStore& store, const std::vector<JobRecord>& jobs) {

@@ -76,20 +76,19 @@ size_t run_local_queue(const StudyPlan& plan, ResultsStore& store, const StudyFo
 void submit_slurm_jobs(const StudyPlan& plan, ResultsStore& store, SlurmClient& slurm,
                        const SlurmOptions& options);
 
-// Brings the store up to date with what happens to the jobs: one batched Slurm poll for the
-// unfinished Slurm jobs (when `slurm` is given), local jobs whose process ended while no queue
-// watched them, and every running job's progress from its log. Returns the runs it ended.
-std::vector<int64_t> refresh_jobs(ResultsStore& store, SlurmClient* slurm);
-
-// One batched poll of the unfinished Slurm jobs into the store (part of refresh_jobs).
+// Bringing the store up to date with what happens to the jobs (lmk jobs, submit --wait) is
+// these two: one batched poll per study folder of its unfinished Slurm jobs (ending those that
+// are over, the others' progress from their logs), ...
 std::vector<int64_t> poll_slurm_jobs(ResultsStore& store, SlurmClient& slurm,
                                      const std::string& study_dir = "");
+// ... and ending the local jobs whose process ended while no queue watched them (the progress
+// of the live ones from their logs). Both return the runs they ended.
+std::vector<int64_t> refresh_local_jobs(ResultsStore& store);
+
 // The batch job of a job whose run is of `kind`, and the options it is submitted with (steps
 // that are not training run as one task whatever the options say). run_id 0: a dry run.
 std::pair<SlurmOptions, SlurmJobSpec> slurm_job(const JobRecord& job, const std::string& kind,
                                                 const SlurmOptions& options);
-// Ends the local jobs whose process ended while no queue watched them (part of refresh_jobs).
-std::vector<int64_t> refresh_local_jobs(ResultsStore& store);
 
 // Ends a job and its run from its exit status (see the header comment); `exit_code` < 0:
 // unknown. A failure is `failure` (FAILED, or KILLED for a job Slurm cancelled), with `why`

@@ -84,16 +84,7 @@ std::string marker_path(const StudyPlan& plan, const StudyStep& step) {
 
 // The last non-empty line of a file (progress bars end lines with \r: the last segment).
 std::string last_line(const std::string& path) {
-  std::error_code ec;
-  const auto size = fs::file_size(path, ec);
-  if (ec || size == 0) return "";
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return "";
-  const long from = static_cast<long>(size > 4096 ? size - 4096 : 0);
-  std::fseek(f, from, SEEK_SET);
-  std::string tail(static_cast<size_t>(size) - static_cast<size_t>(from), '\0');
-  tail.resize(std::fread(tail.data(), 1, tail.size(), f));
-  std::fclose(f);
+  std::string tail = read_file_tail(path, 4096);
   std::replace(tail.begin(), tail.end(), '\r', '\n');
   std::istringstream lines(tail);
   std::string line, last;
@@ -661,15 +652,6 @@ StudyFolderLock::StudyFolderLock(const std::string& dir, double wait_s) {
 
 StudyFolderLock::~StudyFolderLock() {
   if (fd_ >= 0) ::close(fd_);
-}
-
-bool study_folder_locked(const std::string& dir) {
-  const std::string path = (fs::path(dir) / "study.lock").string();
-  const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd < 0) return false;
-  const bool held = ::flock(fd, LOCK_EX | LOCK_NB) != 0;
-  ::close(fd);
-  return held;
 }
 
 std::string step_log_path(const StudyPlan& plan, const StudyStep& step) {

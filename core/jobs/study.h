@@ -134,8 +134,6 @@ class StudyFolderLock {
  private:
   int fd_ = -1;
 };
-// Whether a process holds the folder's lock now.
-bool study_folder_locked(const std::string& dir);
 
 // The step's log file: DIR/logs/ID-KEY.log.
 std::string step_log_path(const StudyPlan& plan, const StudyStep& step);

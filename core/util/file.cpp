@@ -57,6 +57,19 @@ std::string read_file(const std::string& path) {
   return buffer.str();
 }
 
+std::string read_file_tail(const std::string& path, size_t bytes) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return "";
+  std::fseek(f, 0, SEEK_END);
+  const long size = std::ftell(f);
+  const long from = size > static_cast<long>(bytes) ? size - static_cast<long>(bytes) : 0;
+  std::fseek(f, from, SEEK_SET);
+  std::string text(static_cast<size_t>(size > from ? size - from : 0), '\0');
+  text.resize(std::fread(text.data(), 1, text.size(), f));
+  std::fclose(f);
+  return text;
+}
+
 std::string shell_quote(const std::string& text) {
   std::string out = "'";
   for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);

@@ -26,6 +26,9 @@ class AtomicFile {
 
 // Reads a whole file; throws InputError naming it when it cannot.
 std::string read_file(const std::string& path);
+// The last `bytes` bytes of a file (all of a shorter one); "" when it cannot be read (a log
+// that is not there yet).
+std::string read_file_tail(const std::string& path, size_t bytes);
 
 // 'text' as one sh word, whatever it holds (single-quoted, quotes escaped).
 std::string shell_quote(const std::string& text);
