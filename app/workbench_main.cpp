@@ -1,0 +1,80 @@
+// lmk-workbench: the Landmark Workbench GUI. Thin: options, the main window, screenshots.
+//   lmk-workbench [--db FILE] [--screenshot DIR]
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QFileInfo>
+#include <QSettings>
+#include <QTextStream>
+
+#include <exception>
+
+#include "widgets/main_window.h"
+#include "widgets/store_connection.h"
+
+int main(int argc, char** argv) {
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName(QStringLiteral("lmk"));
+  QApplication::setApplicationName(QStringLiteral("lmk-workbench"));
+  QApplication::setApplicationVersion(QStringLiteral("0.1.0"));
+
+  QCommandLineParser parser;
+  parser.setApplicationDescription(QStringLiteral(
+      "Landmark Workbench: design pooling studies, watch their jobs, browse results"));
+  parser.addHelpOption();
+  parser.addVersionOption();
+  const QCommandLineOption db_option(
+      QStringLiteral("db"), QStringLiteral("results store to open (default: the last one)"),
+      QStringLiteral("FILE"));
+  const QCommandLineOption screenshot_option(
+      QStringLiteral("screenshot"),
+      QStringLiteral("render every view to DIR/NN-view.png and exit (works offscreen)"),
+      QStringLiteral("DIR"));
+  const QCommandLineOption size_option(QStringLiteral("size"),
+                                       QStringLiteral("window size for screenshots (1400x900)"),
+                                       QStringLiteral("WxH"), QStringLiteral("1400x900"));
+  parser.addOptions({db_option, screenshot_option, size_option});
+  parser.process(app);
+
+  QTextStream err(stderr);
+  QString db = parser.value(db_option);
+  if (!db.isEmpty() && !QFileInfo(db).isFile()) {
+    err << "lmk-workbench: " << db << ": no such results store\n";
+    return 2;
+  }
+  if (db.isEmpty() && !parser.isSet(screenshot_option)) {
+    const QStringList recent = QSettings().value(QStringLiteral("recent_stores")).toStringList();
+    if (!recent.isEmpty() && QFileInfo(recent.first()).isFile()) db = recent.first();
+  }
+
+  if (!db.isEmpty()) {
+    try {
+      lmk::widgets::store_connection(db);
+    } catch (const lmk::widgets::StoreError& e) {
+      err << "lmk-workbench: " << e.what() << "\n";
+      if (parser.isSet(screenshot_option)) return 2;
+    }
+  }
+
+  lmk::widgets::MainWindow window;
+  if (parser.isSet(screenshot_option)) {
+    const QStringList size = parser.value(size_option).split('x');
+    if (size.size() != 2 || size[0].toInt() < 200 || size[1].toInt() < 200) {
+      err << "lmk-workbench: --size " << parser.value(size_option)
+          << ": expected WxH, e.g. 1400x900\n";
+      return 2;
+    }
+    window.resize(size[0].toInt(), size[1].toInt());
+  }
+  window.show();
+  if (!db.isEmpty()) window.open_store(db);
+  if (!parser.isSet(screenshot_option)) return QApplication::exec();
+
+  try {
+    for (const QString& path : window.save_screenshots(parser.value(screenshot_option)))
+      QTextStream(stdout) << path << "\n";
+  } catch (const std::exception& e) {
+    err << "lmk-workbench: " << e.what() << "\n";
+    return 2;
+  }
+  return 0;
+}

@@ -1,0 +1,334 @@
+// The experiment designer against real study configs and the real lmk: a config survives a
+// load / save round trip (every form field and every TOML value), an edit lands on the key the
+// profile reads, lmk's dry run names a bad key within seconds and the field shows it, and what
+// the designer saves is accepted by `lmk submit --dry-run`.
+
+#include <toml++/toml.h>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QFile>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QProcess>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cmath>
+
+#include "tests/widgets/form_input.h"
+#include "widgets/designer_view.h"
+#include "widgets/store_connection.h"
+
+using lmk::widgets::DesignerView;
+using lmk::widgets::StudyDocument;
+using lmk::widgets::testing::child;
+using lmk::widgets::testing::type_into;
+
+namespace {
+
+QString experiment(const char* name) {
+  return QStringLiteral(LMK_SOURCE_DIR "/experiments/%1").arg(QLatin1String(name));
+}
+
+toml::table parse(const QString& path) {
+  return toml::parse_file(path.toStdString());
+}
+
+// The value the profile reads for section.key, straight from toml++ (not the designer's code).
+const toml::node* effective(const toml::table& table, const std::string& profile,
+                            const std::string& section, const std::string& key) {
+  if (const toml::node* node = table["profile"][profile][section][key].node()) return node;
+  return table[section][key].node();
+}
+
+// Whether the form's text shows the TOML value.
+bool shows(const QString& text, const toml::node* node) {
+  if (node == nullptr) return text.isEmpty();
+  if (const auto* s = node->as_string()) return text == QString::fromStdString(s->get());
+  if (const auto* i = node->as_integer()) return text == QString::number(i->get());
+  if (const auto* f = node->as_floating_point()) {
+    bool ok = false;
+    const double shown = text.toDouble(&ok);
+    return ok && std::abs(shown - f->get()) <= 1e-12 * std::abs(f->get());
+  }
+  if (const auto* a = node->as_array()) {
+    const QStringList parts = text.split(QStringLiteral(", "), Qt::SkipEmptyParts);
+    if (parts.size() != static_cast<int>(a->size())) return false;
+    for (size_t i = 0; i < a->size(); ++i)
+      if (!shows(parts[static_cast<int>(i)], a->get(i))) return false;
+    return true;
+  }
+  return false;
+}
+
+int dry_run(const QString& config, const QString& profile, const QString& db, QString* output) {
+  QProcess process;
+  process.start(lmk::widgets::lmk_program(),
+                {QStringLiteral("submit"), config, QStringLiteral("--dry-run"),
+                 QStringLiteral("--profile"), profile, QStringLiteral("--db"), db});
+  process.waitForFinished(60000);
+  *output = QString::fromUtf8(process.readAllStandardError() + process.readAllStandardOutput());
+  return process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
+}
+
+}  // namespace
+
+class DesignerTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QSettings().clear();
+  }
+
+  void round_trip_keeps_every_value();
+  void round_trip_keeps_the_sweep();
+  void edits_land_where_the_profile_reads_them();
+  void invalid_value_names_the_key();
+  void saved_file_passes_the_dry_run();
+  void model_shape_comes_from_a_hugging_face_folder();
+
+ private:
+  QTemporaryDir dir_;
+};
+
+void DesignerTest::round_trip_keeps_every_value() {
+  const QString source = experiment("pooling-vs-length.toml");
+  const toml::table original = parse(source);
+  for (const QString& profile : {QStringLiteral("micro"), QStringLiteral("full")}) {
+    DesignerView designer;
+    designer.set_profile(profile);
+    QVERIFY(designer.open_file(source));
+    const QMap<QString, QString> shown = designer.field_values();
+    // Every one-line field shows the value the profile reads.
+    int checked = 0;
+    for (auto it = shown.begin(); it != shown.end(); ++it) {
+      const QStringList parts = it.key().split(QChar('.'));
+      if (parts.size() != 2 || parts[1] == QLatin1String("poolings") ||
+          parts[1] == QLatin1String("benchmarks") || parts[1] == QLatin1String("preset"))
+        continue;
+      const toml::node* node = effective(original, profile.toStdString(), parts[0].toStdString(),
+                                         parts[1].toStdString());
+      QVERIFY2(shows(it.value(), node),
+               qPrintable(QStringLiteral("%1 (%2) shows '%3'").arg(it.key(), profile, it.value())));
+      ++checked;
+    }
+    QVERIFY(checked > 25);
+    QCOMPARE(shown.value(QStringLiteral("finetune.poolings")),
+             QStringLiteral("cls; mean; lmk:fixed:32; lmk:variable:32,64,128,256"));
+    QCOMPARE(shown.value(QStringLiteral("eval.benchmarks")),
+             QStringLiteral("passages; corpus; passkey; needle"));
+    QCOMPARE(shown.value(QStringLiteral("model.preset")), QStringLiteral("small"));
+
+    const QString copy = dir_.filePath(QStringLiteral("round-trip-%1.toml").arg(profile));
+    QVERIFY(designer.save_as(copy));
+    QVERIFY(parse(copy) == original);
+    // The file's comments stay (its opening lines, and a header's own comment).
+    QFile saved(copy), read(source);
+    QVERIFY(saved.open(QIODevice::ReadOnly) && read.open(QIODevice::ReadOnly));
+    const QByteArray saved_text = saved.readAll();
+    QCOMPARE(saved_text.left(200), read.readAll().left(200));
+    QVERIFY(saved_text.contains("[profile.micro.study]     # <= 3 min"));
+
+    DesignerView reloaded;
+    reloaded.set_profile(profile);
+    QVERIFY(reloaded.open_file(copy));
+    QCOMPARE(reloaded.field_values(), shown);
+  }
+}
+
+void DesignerTest::round_trip_keeps_the_sweep() {
+  const QString source = experiment("granularity-sweep.toml");
+  DesignerView designer;
+  designer.set_profile(QStringLiteral("micro"));
+  QVERIFY(designer.open_file(source));
+  QCOMPARE(designer.field_values().value(QStringLiteral("sweep")),
+           QStringLiteral("eval.granularity = 16, 32, 64, 128 []"));
+  const QString copy = dir_.filePath(QStringLiteral("sweep.toml"));
+  QVERIFY(designer.save_as(copy));
+  QVERIFY(parse(copy) == parse(source));
+
+  // A zip axis added in the table becomes a [[sweep.zip]].
+  auto* table = child<QTableWidget>(designer, QStringLiteral("sweep_table"));
+  for (const auto& [key, values] :
+       {std::pair<QString, QString>{QStringLiteral("pretrain.max_length"),
+                                    QStringLiteral("128, 256")},
+        {QStringLiteral("eval.lengths"), QStringLiteral("[128, 512], [256, 1024]")}}) {
+    const int row = table->rowCount();
+    table->insertRow(row);
+    table->setItem(row, 0, new QTableWidgetItem(key));
+    table->setItem(row, 1, new QTableWidgetItem(values));
+    table->setItem(row, 2, new QTableWidgetItem(QStringLiteral("1")));
+  }
+  QVERIFY(designer.save());
+  const toml::table saved = parse(copy);
+  const toml::array* zips = saved["sweep"]["zip"].as_array();
+  QVERIFY(zips != nullptr && zips->size() == 1);
+  const toml::table& zip = *zips->get(0)->as_table();
+  QCOMPARE(zip["pretrain.max_length"][1].value_or(int64_t{0}), int64_t{256});
+  QCOMPARE(zip["eval.lengths"][1][1].value_or(int64_t{0}), int64_t{1024});
+  QCOMPARE(saved["sweep"]["eval.granularity"][3].value_or(int64_t{0}), int64_t{128});
+  QString output;
+  QCOMPARE(dry_run(copy, QStringLiteral("micro"), dir_.filePath(QStringLiteral("s.db")), &output),
+           0);
+  QVERIFY2(output.contains(QStringLiteral("8 sweep cells")), qPrintable(output));
+}
+
+void DesignerTest::edits_land_where_the_profile_reads_them() {
+  const QString source = experiment("pooling-vs-length.toml");
+  const toml::table original = parse(source);
+  DesignerView designer;
+  designer.show();
+  designer.set_profile(QStringLiteral("micro"));
+  QVERIFY(designer.open_file(source));
+  const QString copy = dir_.filePath(QStringLiteral("edited.toml"));
+  QVERIFY(designer.save_as(copy));
+
+  // micro overrides pretrain.steps: the override changes, [pretrain] does not.
+  type_into(child<QLineEdit>(designer, QStringLiteral("pretrain.steps")), QStringLiteral("77"));
+  // micro does not override the learning rate: [pretrain] changes.
+  type_into(child<QLineEdit>(designer, QStringLiteral("pretrain.learning_rate")),
+            QStringLiteral("0.002"));
+  child<QCheckBox>(designer, QStringLiteral("finetune.poolings.cls"))->click();
+  type_into(child<QLineEdit>(designer, QStringLiteral("finetune.poolings.fixed_g")),
+            QStringLiteral("16"));
+  child<QCheckBox>(designer, QStringLiteral("finetune.poolings.sentence"))->click();
+  child<QCheckBox>(designer, QStringLiteral("eval.benchmarks.needle"))->click();
+  type_into(child<QLineEdit>(designer, QStringLiteral("eval.lengths")),
+            QStringLiteral("128, 1024"));
+  // Emptying a field removes the key (its default applies).
+  type_into(child<QLineEdit>(designer, QStringLiteral("finetune.temperature")), QString());
+  QVERIFY(designer.document().modified());
+  QVERIFY(designer.save());
+
+  const toml::table saved = parse(copy);
+  QCOMPARE(saved["profile"]["micro"]["pretrain"]["steps"].value_or(int64_t{0}), int64_t{77});
+  QCOMPARE(saved["pretrain"]["steps"].value_or(int64_t{0}),
+           original["pretrain"]["steps"].value_or(int64_t{-1}));
+  QCOMPARE(saved["pretrain"]["learning_rate"].value_or(0.0), 0.002);
+  QVERIFY(saved["profile"]["micro"]["pretrain"]["learning_rate"].node() == nullptr);
+  std::vector<std::string> poolings;
+  for (const toml::node& p : *saved["finetune"]["poolings"].as_array())
+    poolings.push_back(p.value_or(std::string()));
+  QCOMPARE(poolings, (std::vector<std::string>{"mean", "lmk:fixed:16", "lmk:variable:32,64,128,256",
+                                               "lmk:sentence"}));
+  QCOMPARE(saved["eval"]["benchmarks"].as_array()->size(), size_t{3});
+  // micro overrides eval.lengths too.
+  QCOMPARE(saved["profile"]["micro"]["eval"]["lengths"][1].value_or(int64_t{0}), int64_t{1024});
+  QVERIFY(saved["finetune"]["temperature"].node() == nullptr);
+  // The keys nobody touched are as they were.
+  QCOMPARE(saved["model"]["hidden_size"].value_or(int64_t{0}),
+           original["model"]["hidden_size"].value_or(int64_t{-1}));
+  QCOMPARE(saved["profile"]["quick"]["pretrain"]["steps"].value_or(int64_t{0}),
+           original["profile"]["quick"]["pretrain"]["steps"].value_or(int64_t{-1}));
+
+  // Another profile shows its own values; the base ones for keys it does not override.
+  designer.set_profile(QStringLiteral("full"));
+  QCOMPARE(child<QLineEdit>(designer, QStringLiteral("pretrain.steps"))->text(),
+           QString::number(original["pretrain"]["steps"].value_or(int64_t{0})));
+  QCOMPARE(child<QLineEdit>(designer, QStringLiteral("pretrain.learning_rate"))->text(),
+           QStringLiteral("0.002"));
+}
+
+void DesignerTest::invalid_value_names_the_key() {
+  DesignerView designer;
+  designer.show();
+  designer.set_profile(QStringLiteral("micro"));
+  QVERIFY(designer.open_file(experiment("pooling-vs-length.toml")));
+  QTRY_VERIFY_WITH_TIMEOUT(designer.validation_text().startsWith(QStringLiteral("✓")), 15000);
+  QVERIFY(designer.validation_error().isEmpty());
+
+  auto* rate = child<QLineEdit>(designer, QStringLiteral("pretrain.learning_rate"));
+  type_into(rate, QStringLiteral("-1"));
+  QTRY_VERIFY_WITH_TIMEOUT(!designer.validation_error().isEmpty(), 10000);
+  QVERIFY2(designer.validation_error().contains(QStringLiteral("pretrain.learning_rate")),
+           qPrintable(designer.validation_error()));
+  QVERIFY(designer.validation_text().contains(QStringLiteral("pretrain.learning_rate")));
+  QCOMPARE(designer.marked_key(), QStringLiteral("pretrain.learning_rate"));
+  QVERIFY(!rate->styleSheet().isEmpty());
+  QVERIFY(
+      child<QLineEdit>(designer, QStringLiteral("pretrain.batch_size"))->styleSheet().isEmpty());
+
+  // An integer field given text: lmk says which key wants an integer (a profile's override).
+  type_into(rate, QStringLiteral("0.001"));
+  type_into(child<QLineEdit>(designer, QStringLiteral("eval.queries")), QStringLiteral("many"));
+  QTRY_VERIFY_WITH_TIMEOUT(designer.marked_key() == QStringLiteral("eval.queries"), 10000);
+  QVERIFY(rate->styleSheet().isEmpty());
+
+  // Fixed: the error and the mark go.
+  type_into(child<QLineEdit>(designer, QStringLiteral("eval.queries")), QStringLiteral("8"));
+  QTRY_VERIFY_WITH_TIMEOUT(designer.validation_text().startsWith(QStringLiteral("✓")), 10000);
+  QVERIFY(designer.marked_key().isEmpty());
+
+  // A bad value in a sweep axis marks its row.
+  auto* table = child<QTableWidget>(designer, QStringLiteral("sweep_table"));
+  table->insertRow(0);
+  table->setItem(0, 0, new QTableWidgetItem(QStringLiteral("pretrain.learning_rate")));
+  table->setItem(0, 1, new QTableWidgetItem(QStringLiteral("1e-3, -1")));
+  table->setItem(0, 2, new QTableWidgetItem(QString()));
+  QTRY_VERIFY_WITH_TIMEOUT(designer.marked_key() == QStringLiteral("sweep:pretrain.learning_rate"),
+                           10000);
+  QVERIFY(designer.validation_error().contains(QStringLiteral("learning_rate=-1")));
+}
+
+void DesignerTest::saved_file_passes_the_dry_run() {
+  DesignerView designer;
+  designer.show();
+  designer.set_profile(QStringLiteral("micro"));
+  QVERIFY(designer.open_file(experiment("pooling-vs-length.toml")));
+  type_into(child<QLineEdit>(designer, QStringLiteral("eval.granularity")), QStringLiteral("64"));
+  child<QCheckBox>(designer, QStringLiteral("finetune.poolings.mean"))->click();
+  const QString copy = dir_.filePath(QStringLiteral("dry-run.toml"));
+  QVERIFY(designer.save_as(copy));
+  QString output;
+  QCOMPARE(dry_run(copy, QStringLiteral("micro"), dir_.filePath(QStringLiteral("d.db")), &output),
+           0);
+  // The edit reached lmk's plan: no mean fine-tuning, evaluation at g = 64.
+  QVERIFY2(!output.contains(QStringLiteral("finetune/mean")), qPrintable(output));
+  QVERIFY2(output.contains(QStringLiteral("finetune/cls")), qPrintable(output));
+  QVERIFY2(output.contains(QStringLiteral("'--granularity' '64'")), qPrintable(output));
+  QVERIFY2(!output.contains(QStringLiteral("'--granularity' '32'")), qPrintable(output));
+}
+
+void DesignerTest::model_shape_comes_from_a_hugging_face_folder() {
+  // A ModernBERT config.json as Hugging Face writes it.
+  const QString folder = dir_.filePath(QStringLiteral("hf-model"));
+  QVERIFY(QDir().mkpath(folder));
+  QFile config(folder + QStringLiteral("/config.json"));
+  QVERIFY(config.open(QIODevice::WriteOnly));
+  config.write(R"({"architectures": ["ModernBertModel"], "model_type": "modernbert",
+    "hidden_size": 96, "num_hidden_layers": 3, "num_attention_heads": 6,
+    "intermediate_size": 192, "local_attention": 32, "global_rope_theta": 80000.0,
+    "vocab_size": 50368})");
+  config.close();
+  DesignerView designer;
+  designer.show();
+  designer.set_profile(QStringLiteral("full"));
+  QVERIFY(designer.open_file(experiment("pooling-vs-length.toml")));
+  designer.use_model_folder(folder);
+  QVERIFY(child<QPlainTextEdit>(designer, QStringLiteral("model.config_json"))
+              ->toPlainText()
+              .contains(QStringLiteral("ModernBertModel")));
+  const StudyDocument& document = designer.document();
+  QCOMPARE(document.value({QStringLiteral("model"), QStringLiteral("hidden_size")}).toLongLong(),
+           96);
+  QCOMPARE(document.value({QStringLiteral("model"), QStringLiteral("layers")}).toLongLong(), 3);
+  QCOMPARE(document.value({QStringLiteral("model"), QStringLiteral("heads")}).toLongLong(), 6);
+  QCOMPARE(
+      document.value({QStringLiteral("model"), QStringLiteral("intermediate_size")}).toLongLong(),
+      192);
+  QCOMPARE(document.value({QStringLiteral("model"), QStringLiteral("local_window")}).toLongLong(),
+           32);
+  QCOMPARE(document.value({QStringLiteral("model"), QStringLiteral("rope_theta")}).toDouble(),
+           80000.0);
+  QCOMPARE(child<QLineEdit>(designer, QStringLiteral("model.layers"))->text(), QStringLiteral("3"));
+  QTRY_VERIFY_WITH_TIMEOUT(designer.validation_text().startsWith(QStringLiteral("✓")), 10000);
+}
+
+QTEST_MAIN(DesignerTest)
+#include "designer_test.moc"

@@ -1,0 +1,102 @@
+// The workbench window over a real store (the micro study built by the core): every view
+// loads, --screenshot renders each of them, bad files leave the views empty with a reason, and
+// the recent-files list lives in QSettings.
+#include <QApplication>
+#include <QFile>
+#include <QImage>
+#include <QProcess>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "widgets/main_window.h"
+#include "widgets/store_connection.h"
+#include "widgets/store_view.h"
+
+using lmk::widgets::MainWindow;
+using lmk::widgets::StoreView;
+
+class MainWindowTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QSettings().clear();
+  }
+
+  void every_view_loads_the_study_store() {
+    MainWindow window;
+    window.resize(1200, 800);
+    window.show();
+    QVERIFY(window.views().size() >= 6);
+    std::vector<std::unique_ptr<QSignalSpy>> spies;
+    for (StoreView* view : window.views())
+      spies.push_back(std::make_unique<QSignalSpy>(view, &StoreView::loaded));
+    window.open_store(LMK_WORKBENCH_STUDY_DB);
+    QCOMPARE(window.db_path(), QFileInfo(LMK_WORKBENCH_STUDY_DB).absoluteFilePath());
+    for (size_t i = 0; i < spies.size(); ++i) {
+      QVERIFY2(spies[i]->count() > 0 || spies[i]->wait(30000),
+               qPrintable(window.views()[i]->title()));
+      QCOMPARE(window.views()[i]->db_path(), window.db_path());
+    }
+    const QStringList recent = QSettings().value("recent_stores").toStringList();
+    QCOMPARE(recent.value(0), window.db_path());
+  }
+
+  void a_file_that_is_not_a_store_leaves_the_views_empty_and_says_why() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("notes.db");
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write("not a database\n");
+    file.close();
+    MainWindow window;
+    window.open_store(path);
+    QVERIFY(window.db_path().isEmpty());
+    QVERIFY2(window.statusBar()->currentMessage().contains("notes.db"),
+             qPrintable(window.statusBar()->currentMessage()));
+    for (StoreView* view : window.views()) QVERIFY(view->db_path().isEmpty());
+    QVERIFY_THROWS_EXCEPTION(lmk::widgets::StoreError, lmk::widgets::store_connection(path));
+  }
+
+  // The command README's screenshots come from: one PNG per view, of the requested size.
+  void screenshot_mode_renders_every_view_offscreen() {
+    QTemporaryDir dir;
+    QProcess workbench;
+    workbench.start(
+        QString(LMK_BINARY_DIR) + "/app/lmk-workbench",
+        {"--db", LMK_WORKBENCH_STUDY_DB, "--screenshot", dir.path(), "--size", "1000x700"});
+    QVERIFY(workbench.waitForFinished(120000));
+    QCOMPARE(workbench.exitCode(), 0);
+    const QStringList files =
+        QString::fromUtf8(workbench.readAllStandardOutput()).split('\n', Qt::SkipEmptyParts);
+    QVERIFY(files.size() >= 6);
+    for (const QString& path : files) {
+      QImage image(path);
+      QVERIFY2(!image.isNull(), qPrintable(path));
+      QCOMPARE(image.size(), QSize(1000, 700));
+      // Not a blank window: a rendered view has many colours.
+      QSet<QRgb> colours;
+      for (int y = 0; y < image.height(); y += 7)
+        for (int x = 0; x < image.width(); x += 7) colours.insert(image.pixel(x, y));
+      QVERIFY2(colours.size() > 8, qPrintable(path));
+    }
+  }
+
+  void screenshot_mode_rejects_a_missing_store_with_exit_code_2() {
+    QTemporaryDir dir;
+    QProcess workbench;
+    workbench.start(QString(LMK_BINARY_DIR) + "/app/lmk-workbench",
+                    {"--db", dir.filePath("missing.db"), "--screenshot", dir.path()});
+    QVERIFY(workbench.waitForFinished(60000));
+    QCOMPARE(workbench.exitCode(), 2);
+    QVERIFY(QString::fromUtf8(workbench.readAllStandardError()).contains("missing.db"));
+  }
+};
+
+QTEST_MAIN(MainWindowTest)
+#include "main_window_test.moc"

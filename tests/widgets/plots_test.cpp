@@ -1,0 +1,525 @@
+// The three plot views over the real study store built by the core: every heatmap cell is the
+// stored attention profile, one colour range spans both panels, the histogram bars are the stored
+// length bins with the training length marked, the curve points are the stored evaluation
+// results; exports are valid PNG / PDF / SVG and CSV; an empty store shows what to do.
+#include <qcustomplot.h>
+#include <QFile>
+#include <QImage>
+#include <QSignalSpy>
+#include <QSqlDatabase>
+#include <QSqlError>
+#include <QSqlQuery>
+#include <QStandardItemModel>
+#include <QTemporaryDir>
+#include <QToolTip>
+#include <QXmlStreamReader>
+#include <QtTest>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <map>
+
+#include "core/store/schema.h"
+#include "widgets/attention_view.h"
+#include "widgets/curves_view.h"
+#include "widgets/length_view.h"
+#include "widgets/plot_export.h"
+
+using lmk::widgets::AttentionView;
+using lmk::widgets::CurvesView;
+using lmk::widgets::LengthBin;
+using lmk::widgets::LengthView;
+using lmk::widgets::PlotView;
+using lmk::widgets::StoreView;
+
+namespace {
+
+// The test's own connection to the fixture store: expected values come from here, not from
+// the views' queries.
+QSqlQuery query(const QString& sql, const QVariantList& bindings = {}) {
+  QSqlDatabase db = QSqlDatabase::database(QStringLiteral("expected"));
+  QSqlQuery q(db);
+  if (!q.prepare(sql)) qFatal("prepare: %s", qPrintable(q.lastError().text()));
+  for (const QVariant& value : bindings) q.addBindValue(value);
+  if (!q.exec()) qFatal("exec: %s", qPrintable(q.lastError().text()));
+  return q;
+}
+
+QStringList strings(const QString& sql, const QVariantList& bindings = {}) {
+  QSqlQuery q = query(sql, bindings);
+  QStringList out;
+  while (q.next()) out << q.value(0).toString();
+  return out;
+}
+
+// Runs `action` and waits for the view's loaded().
+bool loads(StoreView& view, const std::function<void()>& action) {
+  QSignalSpy spy(&view, &StoreView::loaded);
+  action();
+  return spy.count() > 0 || spy.wait(30000);
+}
+
+QString series(const QString& run_name) {
+  return run_name.left(run_name.lastIndexOf('/'));
+}
+
+double middle(const QString& range) {
+  const QStringList parts = QString(range).remove('%').split('-');
+  return (parts[0].toDouble() + parts[1].toDouble()) / 2;
+}
+
+using Points = std::map<QString, std::map<double, double>>;  // series -> x -> y
+
+Points curve_points(const CurvesView& view, CurvesView::Panel panel) {
+  Points points;
+  for (const QString& name : view.curve_names(panel))
+    for (const QPointF& p : view.curve(panel, name)) points[name][p.x()] = p.y();
+  return points;
+}
+
+// The stored weights of one profile, by bin: (start, end, weight).
+QVector<std::array<double, 3>> stored_profile(qint64 run_id, const QString& dataset,
+                                              const QString& length_group, int layer, int head) {
+  QSqlQuery q = query(
+      "SELECT bin_start, bin_end, weight FROM attention_profiles WHERE run_id = ? AND dataset = ? "
+      "AND length_group = ? AND layer = ? AND head = ? ORDER BY bin",
+      {run_id, dataset, length_group, layer, head});
+  QVector<std::array<double, 3>> bins;
+  while (q.next())
+    bins.append({q.value(0).toDouble(), q.value(1).toDouble(), q.value(2).toDouble()});
+  return bins;
+}
+
+void check_png(const QString& path, int width, int height) {
+  QFile file(path);
+  QVERIFY2(file.open(QIODevice::ReadOnly), qPrintable(path));
+  QVERIFY(file.read(4) == QByteArray("\x89PNG", 4));
+  QImage image(path);
+  QVERIFY(!image.isNull());
+  QCOMPARE(image.size(), QSize(width, height));
+  // Something is drawn: more than a handful of colours.
+  QSet<QRgb> colours;
+  for (int y = 0; y < image.height(); y += 7)
+    for (int x = 0; x < image.width(); x += 7) colours.insert(image.pixel(x, y));
+  QVERIFY2(colours.size() > 8, qPrintable(QString::number(colours.size())));
+}
+
+void check_exports(PlotView& view, const QString& folder, const QString& name) {
+  const QString png = folder + "/" + name + ".png";
+  view.export_to(png, 900, 500);
+  check_png(png, 900, 500);
+  const QString pdf = folder + "/" + name + ".pdf";
+  view.export_to(pdf, 900, 500);
+  QFile pdf_file(pdf);
+  QVERIFY(pdf_file.open(QIODevice::ReadOnly));
+  QVERIFY(pdf_file.read(5) == "%PDF-");
+  QVERIFY(pdf_file.size() > 1000);
+  const QString svg = folder + "/" + name + ".svg";
+  view.export_to(svg, 900, 500);
+  QFile svg_file(svg);
+  QVERIFY(svg_file.open(QIODevice::ReadOnly));
+  QXmlStreamReader xml(&svg_file);
+  bool saw_svg = false;
+  int elements = 0;
+  while (!xml.atEnd()) {
+    if (xml.readNext() == QXmlStreamReader::StartElement) {
+      ++elements;
+      if (elements == 1) saw_svg = xml.name() == QLatin1String("svg");
+    }
+  }
+  QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
+  QVERIFY(saw_svg);
+  QVERIFY(elements > 20);
+}
+
+}  // namespace
+
+class PlotsTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() {
+    QVERIFY2(QFileInfo::exists(LMK_WORKBENCH_STUDY_DB),
+             "the fixture store is missing: ctest -R workbench_fixture_study");
+    QSqlDatabase db = QSqlDatabase::addDatabase("QSQLITE", "expected");
+    db.setDatabaseName(LMK_WORKBENCH_STUDY_DB);
+    db.setConnectOptions("QSQLITE_OPEN_READONLY");
+    QVERIFY(db.open());
+  }
+
+  // Every cell of every row, for every stored dataset, is the stored bin's weight; the rows of a
+  // panel are exactly the stored profiles of its pooling.
+  void attention_cells_equal_the_stored_profiles() {
+    AttentionView view;
+    view.resize(1200, 700);
+    view.show();
+    QVERIFY(loads(view, [&] { view.set_store(LMK_WORKBENCH_STUDY_DB); }));
+    QVERIFY(view.message().isEmpty());
+    const QStringList poolings = strings(
+        "SELECT DISTINCT p.value FROM params p JOIN attention_profiles a "
+        "ON a.run_id = p.run_id WHERE p.key = 'pooling' ORDER BY 1");
+    QVERIFY(poolings.contains("cls"));
+    QCOMPARE(view.pooling(0), QString("cls"));
+    QCOMPARE(view.pooling(1), poolings.contains("lmk") ? QString("lmk") : poolings.value(1));
+    const QStringList datasets = strings("SELECT DISTINCT dataset FROM attention_profiles");
+    QVERIFY(datasets.size() >= 2);
+    int checked_cells = 0;
+    for (const QString& dataset : datasets) {
+      QSqlQuery choice = query(
+          "SELECT MAX(layer), MIN(head) FROM attention_profiles WHERE dataset = ?", {dataset});
+      QVERIFY(choice.next());
+      const int layer = choice.value(0).toInt();
+      const int head = choice.value(1).toInt();
+      if (view.dataset() != dataset) QVERIFY(loads(view, [&] { view.set_dataset(dataset); }));
+      // CLS on the left; every other pooling in turn on the right.
+      for (const QString& pooling : poolings) {
+        const int panel = pooling == "cls" ? 0 : 1;
+        view.set_pooling(panel, pooling);
+        QCOMPARE(view.pooling(panel), pooling);
+        QSqlQuery rows = query(
+            "SELECT COUNT(DISTINCT a.run_id || '/' || a.length_group) FROM attention_profiles a "
+            "JOIN params p ON p.run_id = a.run_id AND p.key = 'pooling' "
+            "WHERE a.dataset = ? AND a.layer = ? AND a.head = ? AND p.value = ?",
+            {dataset, layer, head, pooling});
+        QVERIFY(rows.next());
+        QCOMPARE(view.row_count(panel), rows.value(0).toInt());
+        QVERIFY(view.row_count(panel) > 0);
+        for (int r = 0; r < view.row_count(panel); ++r) {
+          const auto& row = view.row(panel, r);
+          QCOMPARE(row.pooling, pooling);
+          const auto stored = stored_profile(row.run_id, dataset, row.length_group, layer, head);
+          QCOMPARE(view.cell_count(panel), stored.size());
+          for (int b = 0; b < stored.size(); ++b) {
+            QCOMPARE(view.cell_value(panel, r, b), stored[b][2]);
+            ++checked_cells;
+          }
+          const QString name = strings("SELECT name FROM runs WHERE id = ?", {row.run_id}).value(0);
+          QCOMPARE(view.row_labels(panel)[r],
+                   row.length_group == "all" ? name : name + "@" + row.length_group);
+        }
+      }
+    }
+    QVERIFY(checked_cells > 100);
+    QVERIFY(poolings.size() >= 2);
+  }
+
+  // One colour scale: both maps use it and its range, zero to the largest share shown.
+  void attention_panels_share_one_colour_range() {
+    AttentionView view;
+    view.resize(1200, 700);
+    QVERIFY(loads(view, [&] { view.set_store(LMK_WORKBENCH_STUDY_DB); }));
+    double largest = 0;
+    // The largest stored weight over the rows shown, from the store.
+    for (int panel = 0; panel < 2; ++panel)
+      for (int r = 0; r < view.row_count(panel); ++r) {
+        QSqlQuery q = query(
+            "SELECT MAX(weight) FROM attention_profiles WHERE run_id = ? AND "
+            "length_group = ? AND layer = (SELECT MAX(layer) FROM "
+            "attention_profiles WHERE run_id = ?) AND head = -1",
+            {view.row(panel, r).run_id, view.row(panel, r).length_group,
+             view.row(panel, r).run_id});
+        QVERIFY(q.next());
+        largest = std::max(largest, q.value(0).toDouble());
+      }
+    QVERIFY(largest > 0);
+    QCOMPARE(view.color_range(0), view.color_range(1));
+    QCOMPARE(view.color_range(0), view.color_scale()->dataRange());
+    QCOMPARE(view.color_range(0).lower, 0.0);
+    QCOMPARE(view.color_range(0).upper, largest);
+    const auto maps = view.plot()->findChildren<QCPColorMap*>();
+    QCOMPARE(maps.size(), 2);
+    for (QCPColorMap* map : maps) QCOMPARE(map->colorScale(), view.color_scale());
+  }
+
+  // On a log axis every cell shows the stored bin its centre falls in; the length-group choice
+  // keeps that group's rows only; hovering names the run, bin and exact weight.
+  void attention_log_axis_groups_and_hover() {
+    AttentionView view;
+    view.resize(1200, 700);
+    QVERIFY(loads(view, [&] { view.set_store(LMK_WORKBENCH_STUDY_DB); }));
+    const QString dataset =
+        strings("SELECT dataset FROM attention_profiles WHERE length_group != 'all' LIMIT 1")
+            .value(0);
+    QVERIFY(!dataset.isEmpty());
+    QVERIFY(loads(view, [&] { view.set_dataset(dataset); }));
+    const QStringList groups = strings(
+        "SELECT DISTINCT length_group FROM attention_profiles WHERE dataset = ? "
+        "ORDER BY CAST(length_group AS INTEGER) DESC",
+        {dataset});
+    view.set_length_group(groups.front());
+    QVERIFY(view.row_count(0) > 0);
+    for (int panel = 0; panel < 2; ++panel)
+      for (const QString& label : view.row_labels(panel))
+        QVERIFY2(label.endsWith("@" + groups.front()), qPrintable(label));
+
+    view.set_log_x(true);
+    QCOMPARE(
+        view.plot()->findChildren<QCPAxisRect*>().front()->axis(QCPAxis::atBottom)->scaleType(),
+        QCPAxis::stLogarithmic);
+    int checked = 0;
+    for (int panel = 0; panel < 2; ++panel) {
+      QVERIFY(view.cell_count(panel) > 20);
+      for (int r = 0; r < view.row_count(panel); ++r) {
+        const auto& row = view.row(panel, r);
+        QSqlQuery layer =
+            query("SELECT MAX(layer) FROM attention_profiles WHERE dataset = ?", {dataset});
+        QVERIFY(layer.next());
+        const auto stored =
+            stored_profile(row.run_id, dataset, row.length_group, layer.value(0).toInt(), -1);
+        for (int c = 0; c < view.cell_count(panel); ++c) {
+          const double x = view.cell_center(panel, c);
+          double expected = std::numeric_limits<double>::quiet_NaN();
+          for (const auto& bin : stored)
+            if (bin[0] <= x && x < bin[1]) expected = bin[2];
+          QVERIFY(!std::isnan(expected));
+          QCOMPARE(view.cell_value(panel, r, c), expected);
+          ++checked;
+        }
+        const QString hover = view.describe(panel, (stored[3][0] + stored[3][1]) / 2, r);
+        QVERIFY2(hover.contains(row.label()) && hover.contains("bin 4 of") &&
+                     hover.contains(QString::number(stored[3][2], 'g', 5)),
+                 qPrintable(hover));
+      }
+    }
+    QVERIFY(checked > 100);
+    QVERIFY(view.describe(0, 0.5, view.row_count(0)).isEmpty());
+
+    // A real mouse move over a cell of the right panel shows that cell's text as the tooltip.
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.plot()->replot();
+    QCPAxisRect* right = view.plot()->axisRects().at(1);
+    const double x = view.cell_center(1, view.cell_count(1) / 2);
+    const QPoint pixel(qRound(right->axis(QCPAxis::atBottom)->coordToPixel(x)),
+                       qRound(right->axis(QCPAxis::atLeft)->coordToPixel(1)));
+    QTest::mouseMove(view.plot(), pixel);
+    QTRY_COMPARE(QToolTip::text(), view.describe(1, x, 1));
+    QVERIFY(!QToolTip::text().isEmpty());
+  }
+
+  // The bars are the stored bins (bounds and counts), on a log axis; the training length of the
+  // fine-tuning / pretraining runs is marked; the percentiles are listed.
+  void histogram_bars_equal_the_stored_bins() {
+    LengthView view;
+    view.resize(1000, 600);
+    QVERIFY(loads(view, [&] { view.set_store(LMK_WORKBENCH_STUDY_DB); }));
+    QVERIFY(view.message().isEmpty());
+    QCOMPARE(view.plot()->xAxis->scaleType(), QCPAxis::stLogarithmic);
+    const QStringList datasets =
+        strings("SELECT DISTINCT dataset FROM length_histograms ORDER BY dataset");
+    QVERIFY(datasets.size() >= 2);
+    QCOMPARE(view.datasets_shown(), datasets);
+    for (const QString& dataset : datasets) {
+      QSqlQuery q = query(
+          "SELECT lo, hi, count FROM length_histograms WHERE dataset = ? "
+          "ORDER BY bin_index",
+          {dataset});
+      QVector<LengthBin> expected;
+      while (q.next())
+        expected.append(
+            {q.value(0).toLongLong(), q.value(1).toLongLong(), q.value(2).toLongLong()});
+      const QVector<LengthBin> bars = view.bars(dataset);
+      QCOMPARE(bars.size(), expected.size());
+      for (int i = 0; i < bars.size(); ++i) {
+        QCOMPARE(bars[i].lo, expected[i].lo);
+        QCOMPARE(bars[i].hi, expected[i].hi);
+        QCOMPARE(bars[i].count, expected[i].count);
+      }
+      QSqlQuery p = query(
+          "SELECT value FROM length_percentiles WHERE dataset = ? AND "
+          "percentile = 50",
+          {dataset});
+      QVERIFY(p.next());
+      QVERIFY2(view.percentile_text().contains(QString("%1: ").arg(dataset)) &&
+                   view.percentile_text().contains(
+                       QString("p50 %1").arg(p.value(0).toDouble(), 0, 'f', 0)),
+               qPrintable(view.percentile_text()));
+    }
+    // Each drawn bar spans its bin: centre ± half its width.
+    for (int i = 0; i < view.plot()->plottableCount(); ++i) {
+      auto* bars = qobject_cast<QCPBars*>(view.plot()->plottable(i));
+      QVERIFY(bars);
+      const double lo = bars->property("lo").toDouble();
+      const double hi = bars->property("hi").toDouble();
+      const double key = bars->data()->constBegin()->key;
+      QVERIFY(std::abs(key - bars->width() / 2 - lo) <= 1e-9 * hi + 1e-9);
+      QVERIFY(std::abs(key + bars->width() / 2 - hi) <= 1e-9 * hi);
+    }
+    const QStringList trained = strings(
+        "SELECT DISTINCT CAST(p.value AS INTEGER) FROM params p JOIN runs r ON r.id = p.run_id "
+        "WHERE (r.kind = 'train' AND p.key = 'train.passage_max_length') "
+        "   OR (r.kind = 'pretrain' AND p.key = 'train.max_length') ORDER BY 1");
+    QVERIFY(!trained.isEmpty());
+    QStringList marked;
+    for (qint64 tokens : view.training_lengths_marked()) marked << QString::number(tokens);
+    QCOMPARE(marked, trained);
+    const auto lines = view.plot()->findChildren<QCPItemStraightLine*>();
+    QCOMPARE(lines.size(), trained.size());
+    QCOMPARE(lines.front()->point1->key(), trained.front().toDouble());
+
+    view.set_dataset(datasets.back());
+    QCOMPARE(view.datasets_shown(), QStringList{datasets.back()});
+  }
+
+  // Metric vs length: the per-length results where stored, else the whole-split results of the
+  // runs evaluated at a max_length; metric vs evidence position at each stored length.
+  void curve_points_equal_the_eval_results() {
+    CurvesView view;
+    view.resize(1200, 600);
+    QVERIFY(loads(view, [&] { view.set_store(LMK_WORKBENCH_STUDY_DB); }));
+    QVERIFY(view.message().isEmpty());
+    QCOMPARE(view.metric(), QString("ndcg_at_10"));
+    QCOMPARE(view.plot()->findChildren<QCPAxisRect*>().size(), 2);
+    int checked = 0;
+    bool saw_length_groups = false;
+    bool saw_max_lengths = false;
+    for (const QString& metric : {QString("ndcg_at_10"), QString("recall_at_10")}) {
+      for (const QString& dataset :
+           strings("SELECT DISTINCT dataset FROM eval_results ORDER BY dataset")) {
+        if (view.dataset() != dataset) QVERIFY(loads(view, [&] { view.set_dataset(dataset); }));
+        if (view.metric() != metric) QVERIFY(loads(view, [&] { view.set_metric(metric); }));
+        // Expected, by length.
+        Points expected;
+        QSqlQuery length = query(
+            "SELECT r.name, e.group_value, e.value FROM eval_results e JOIN runs r "
+            "ON r.id = e.run_id WHERE e.dataset = ? AND e.metric = ? AND e.group_kind = 'length'",
+            {dataset, metric});
+        while (length.next())
+          expected[series(length.value(0).toString())][length.value(1).toDouble()] =
+              length.value(2).toDouble();
+        if (!expected.empty()) {
+          saw_length_groups = true;
+        } else {
+          QSqlQuery whole = query(
+              "SELECT r.name, CAST(p.value AS INTEGER), e.value FROM eval_results e "
+              "JOIN runs r ON r.id = e.run_id JOIN params p ON p.run_id = e.run_id "
+              "AND p.key = 'max_length' WHERE e.dataset = ? AND e.metric = ? "
+              "AND e.group_kind = 'all' AND CAST(p.value AS INTEGER) > 0",
+              {dataset, metric});
+          while (whole.next())
+            expected[series(whole.value(0).toString())][whole.value(1).toDouble()] =
+                whole.value(2).toDouble();
+          saw_max_lengths = saw_max_lengths || !expected.empty();
+        }
+        QCOMPARE(curve_points(view, CurvesView::Panel::Length), expected);
+        for (const auto& [name, points] : expected) checked += points.size();
+
+        // Expected, by evidence position at the chosen length.
+        const qint64 at = view.position_length();
+        Points by_position;
+        QSqlQuery position = query(
+            "SELECT r.name, e.group_value, e.value FROM eval_results e JOIN runs r "
+            "ON r.id = e.run_id LEFT JOIN params p ON p.run_id = e.run_id AND p.key = "
+            "'max_length' WHERE e.dataset = ? AND e.metric = ? AND "
+            "((e.group_kind = 'position' AND COALESCE(CAST(p.value AS INTEGER), 0) = ?) "
+            " OR e.group_kind = 'position@' || ?)",
+            {dataset, metric, at, at});
+        while (position.next())
+          by_position[series(position.value(0).toString())][middle(position.value(1).toString())] =
+              position.value(2).toDouble();
+        QVERIFY2(!by_position.empty(), qPrintable(dataset));
+        QCOMPARE(curve_points(view, CurvesView::Panel::Position), by_position);
+        for (const auto& [name, points] : by_position) checked += points.size();
+      }
+    }
+    QVERIFY(saw_length_groups);
+    QVERIFY(saw_max_lengths);
+    QVERIFY(checked > 100);
+    QCOMPARE(view.x_axis(CurvesView::Panel::Length)->scaleType(), QCPAxis::stLogarithmic);
+  }
+
+  void plots_export_to_png_pdf_and_svg() {
+    QTemporaryDir dir;
+    AttentionView attention;
+    LengthView lengths;
+    CurvesView curves;
+    for (PlotView* view : std::initializer_list<PlotView*>{&attention, &lengths, &curves}) {
+      view->resize(1000, 600);
+      QVERIFY(loads(*view, [&] { view->set_store(LMK_WORKBENCH_STUDY_DB); }));
+    }
+    check_exports(attention, dir.path(), "attention");
+    check_exports(lengths, dir.path(), "lengths");
+    check_exports(curves, dir.path(), "curves");
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, curves.export_to(dir.filePath("plot.bmp")));
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, curves.export_to(dir.filePath("plot")));
+    for (const char* suffix : {"png", "pdf", "svg"}) {
+      const QString unwritable = dir.filePath(QString("missing/folder/plot.") + suffix);
+      try {
+        curves.export_to(unwritable);
+        QFAIL(qPrintable("no error for " + unwritable));
+      } catch (const std::runtime_error& e) {
+        QVERIFY2(QString(e.what()).contains(unwritable), e.what());
+      }
+    }
+  }
+
+  void tables_export_as_rfc4180_csv_and_tsv() {
+    QStandardItemModel model(3, 2);
+    model.setHorizontalHeaderLabels({"run", "note, with comma"});
+    model.setItem(0, 0, new QStandardItem("cls/corpus@256"));
+    model.setItem(0, 1, new QStandardItem("plain"));
+    model.setItem(1, 0, new QStandardItem("say \"hi\""));
+    model.setItem(1, 1, new QStandardItem("two\nlines"));
+    model.setItem(2, 0, new QStandardItem(""));
+    model.setItem(2, 1, new QStandardItem("tab\there"));
+    const QString csv = lmk::widgets::table_as_csv(model);
+    QCOMPARE(csv, QString("run,\"note, with comma\"\r\n"
+                          "cls/corpus@256,plain\r\n"
+                          "\"say \"\"hi\"\"\",\"two\nlines\"\r\n"
+                          ",tab\there\r\n"));
+    QTemporaryDir dir;
+    const QString path = dir.filePath("table.csv");
+    lmk::widgets::export_table_csv(model, path);
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QCOMPARE(QString::fromUtf8(file.readAll()), csv);
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error,
+                             lmk::widgets::export_table_csv(model, dir.filePath("no/dir/t.csv")));
+
+    const QModelIndexList selection = {model.index(1, 1), model.index(2, 1), model.index(2, 0)};
+    QCOMPARE(lmk::widgets::table_as_tsv(model, selection),
+             QString("run\tnote, with comma\n\ttwo lines\n\ttab here\n"));
+    QCOMPARE(lmk::widgets::table_as_tsv(model, {model.index(0, 0)}, false),
+             QString("cls/corpus@256\n"));
+    QVERIFY(lmk::widgets::table_as_tsv(model, {}).isEmpty());
+  }
+
+  // A store with the schema and no rows (and no store at all): each view says what to do and
+  // still reports loaded().
+  void an_empty_store_shows_what_to_do() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("empty.db");
+    {
+      QSqlDatabase db = QSqlDatabase::addDatabase("QSQLITE", "empty");
+      db.setDatabaseName(path);
+      QVERIFY(db.open());
+      QSqlQuery q(db);
+      for (const auto& migration : lmk::store_schema::migrations())
+        for (const QString& statement : QString(migration.sql).split(';', Qt::SkipEmptyParts))
+          if (!statement.trimmed().isEmpty()) QVERIFY2(q.exec(statement), qPrintable(statement));
+      QVERIFY(q.exec(QString("PRAGMA application_id = %1").arg(lmk::store_schema::kApplicationId)));
+      QVERIFY(
+          q.exec(QString("PRAGMA user_version = %1").arg(lmk::store_schema::current_version())));
+      db.close();
+    }
+    QSqlDatabase::removeDatabase("empty");
+    AttentionView attention;
+    LengthView lengths;
+    CurvesView curves;
+    const std::pair<PlotView*, QString> views[] = {{&attention, "No attention profiles"},
+                                                   {&lengths, "No document-length statistics"},
+                                                   {&curves, "No evaluation results"}};
+    for (const auto& [view, text] : views) {
+      QVERIFY(loads(*view, [&] { view->set_store(path); }));
+      QVERIFY2(view->message().startsWith(text), qPrintable(view->message()));
+      QVERIFY_THROWS_EXCEPTION(std::runtime_error, view->export_to(dir.filePath("empty.png")));
+      QVERIFY(loads(*view, [&] { view->set_store(QString()); }));
+      QVERIFY2(view->message().contains("Open"), qPrintable(view->message()));
+      QVERIFY(loads(*view, [&] { view->set_store(dir.filePath("missing.db")); }));
+      QVERIFY2(view->message().contains("missing.db"), qPrintable(view->message()));
+    }
+  }
+};
+
+QTEST_MAIN(PlotsTest)
+#include "plots_test.moc"

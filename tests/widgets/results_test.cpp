@@ -1,0 +1,701 @@
+// The results browser over a copy of the real micro study store: every number the view shows is
+// compared with the store queried directly (QSqlQuery on a second connection), never with
+// numbers written down here.
+#include <QApplication>
+#include <QClipboard>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QFont>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSet>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QSqlDatabase>
+#include <QSqlError>
+#include <QSqlQuery>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cmath>
+#include <limits>
+
+#include "widgets/results_model.h"
+#include "widgets/results_view.h"
+#include "widgets/store_connection.h"
+
+using lmk::widgets::PivotRows;
+using lmk::widgets::ResultsView;
+using lmk::widgets::RunsTableModel;
+using lmk::widgets::StoreView;
+
+namespace {
+
+// A copy of the fixture store (the study may still hold its WAL), so tests can write to it.
+QString copy_fixture(const QTemporaryDir& dir, const QString& name = "results.db") {
+  const QString path = dir.filePath(name);
+  QFile::copy(LMK_WORKBENCH_STUDY_DB, path);
+  if (QFile::exists(QString(LMK_WORKBENCH_STUDY_DB) + "-wal"))
+    QFile::copy(QString(LMK_WORKBENCH_STUDY_DB) + "-wal", path + "-wal");
+  return path;
+}
+
+// A connection of the test's own, beside the view's.
+QSqlDatabase direct(const QString& path, const QString& name = "direct") {
+  QSqlDatabase db = QSqlDatabase::contains(name) ? QSqlDatabase::database(name)
+                                                 : QSqlDatabase::addDatabase("QSQLITE", name);
+  if (db.databaseName() != path) {
+    db.close();
+    db.setDatabaseName(path);
+  }
+  db.setConnectOptions("QSQLITE_BUSY_TIMEOUT=5000");
+  if (!db.isOpen()) db.open();
+  return db;
+}
+
+QSqlQuery sql(const QSqlDatabase& db, const QString& text, const QVariantList& bindings = {}) {
+  QSqlQuery query(db);
+  if (!query.prepare(text))
+    qFatal("%s: %s", qPrintable(text), qPrintable(query.lastError().text()));
+  for (const QVariant& value : bindings) query.addBindValue(value);
+  if (!query.exec()) qFatal("%s: %s", qPrintable(text), qPrintable(query.lastError().text()));
+  return query;
+}
+
+QVariant sql_value(const QSqlDatabase& db, const QString& text, const QVariantList& bindings = {}) {
+  QSqlQuery query = sql(db, text, bindings);
+  return query.next() ? query.value(0) : QVariant();
+}
+
+void load(ResultsView& view, const QString& path) {
+  QSignalSpy loaded(&view, &StoreView::loaded);
+  view.set_store(path);
+  QVERIFY(loaded.count() > 0 || loaded.wait(30000));
+}
+
+void wait_pivot(ResultsView& view, const std::function<void()>& change) {
+  QSignalSpy ready(&view, &ResultsView::pivot_ready);
+  change();
+  QVERIFY(ready.count() > 0 || ready.wait(30000));
+}
+
+// RFC 4180: quoted fields may hold commas, doubled quotes and line breaks.
+QVector<QStringList> parse_csv(const QString& text) {
+  QVector<QStringList> rows;
+  QStringList row;
+  QString field;
+  bool quoted = false;
+  for (int i = 0; i < text.size(); ++i) {
+    const QChar c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        field += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      row << field;
+      field.clear();
+    } else if (c == '\r') {
+    } else if (c == '\n') {
+      row << field;
+      rows << row;
+      row.clear();
+      field.clear();
+    } else {
+      field += c;
+    }
+  }
+  if (!field.isEmpty() || !row.isEmpty()) rows << (row << field);
+  return rows;
+}
+
+void check_csv_matches(const QAbstractItemModel& model, const QString& path) {
+  QFile file(path);
+  QVERIFY(file.open(QIODevice::ReadOnly));
+  const QVector<QStringList> rows = parse_csv(QString::fromUtf8(file.readAll()));
+  QCOMPARE(rows.size(), model.rowCount() + 1);
+  for (int c = 0; c < model.columnCount(); ++c)
+    QCOMPARE(rows[0].value(c), model.headerData(c, Qt::Horizontal).toString());
+  for (int r = 0; r < model.rowCount(); ++r) {
+    QCOMPARE(rows[r + 1].size(), model.columnCount());
+    for (int c = 0; c < model.columnCount(); ++c)
+      QCOMPARE(rows[r + 1][c], model.index(r, c).data().toString());
+  }
+}
+
+// The run's whole-set value of `metric` on `dataset` as stored; NaN when there is none.
+double stored_metric(const QSqlDatabase& db, qlonglong run, const QString& dataset,
+                     const QString& metric) {
+  const QVariant value =
+      sql_value(db,
+                "SELECT value FROM eval_results WHERE run_id = ? AND dataset = ? AND metric = ? "
+                "AND group_kind = 'all'",
+                {run, dataset, metric});
+  return value.isNull() ? std::numeric_limits<double>::quiet_NaN() : value.toDouble();
+}
+
+}  // namespace
+
+class ResultsTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QSettings().clear();
+    QVERIFY2(QFile::exists(LMK_WORKBENCH_STUDY_DB), "run ctest -R workbench_fixture_study first");
+  }
+
+  void runs_table_holds_every_run_and_its_stored_metrics() {
+    QTemporaryDir dir;
+    const QString path = copy_fixture(dir);
+    ResultsView view;
+    load(view, path);
+    QVERIFY(view.empty_state().isEmpty());
+    RunsTableModel* model = view.runs_model();
+    model->fetch_all();
+    const QSqlDatabase db = direct(path);
+    QCOMPARE(model->rowCount(), sql_value(db, "SELECT count(*) FROM runs").toInt());
+
+    // One column per dataset of the results, each cell the run's stored ndcg_at_10.
+    QSqlQuery datasets = sql(db, "SELECT DISTINCT dataset FROM eval_results");
+    int checked = 0;
+    while (datasets.next()) {
+      const QString dataset = datasets.value(0).toString();
+      const int column = model->column_of(dataset);
+      QVERIFY2(column >= 0, qPrintable(dataset));
+      QCOMPARE(model->column_kind(column), RunsTableModel::ColumnKind::Metric);
+      for (int row = 0; row < model->rowCount(); ++row) {
+        const double expected = stored_metric(db, model->run_id(row), dataset, "ndcg_at_10");
+        const QVariant shown = model->index(row, column).data(Qt::EditRole);
+        if (std::isnan(expected)) {
+          QVERIFY(shown.isNull());
+          continue;
+        }
+        QCOMPARE(shown.toDouble(), expected);
+        QCOMPARE(model->index(row, column).data().toString(), QString::number(expected, 'f', 4));
+        ++checked;
+      }
+    }
+    QCOMPARE(checked, sql_value(db,
+                                "SELECT count(*) FROM eval_results WHERE metric = "
+                                "'ndcg_at_10' AND group_kind = 'all' AND value IS NOT NULL")
+                          .toInt());
+
+    // Another metric: the same columns now hold it.
+    view.set_metric("map_at_10");
+    QCOMPARE(model->metric(), QString("map_at_10"));
+    model->fetch_all();
+    const QString dataset = sql_value(db, "SELECT dataset FROM eval_results LIMIT 1").toString();
+    const int column = model->column_of(dataset);
+    for (int row = 0; row < model->rowCount(); ++row) {
+      const double expected = stored_metric(db, model->run_id(row), dataset, "map_at_10");
+      if (!std::isnan(expected))
+        QCOMPARE(model->index(row, column).data(Qt::EditRole).toDouble(), expected);
+    }
+
+    // Params are columns too.
+    const int pooling = model->column_of("pooling");
+    QVERIFY(pooling >= 0);
+    for (int row = 0; row < model->rowCount(); ++row)
+      QCOMPARE(model->index(row, pooling).data().toString(),
+               sql_value(db, "SELECT value FROM params WHERE run_id = ? AND key = 'pooling'",
+                         {model->run_id(row)})
+                   .toString());
+  }
+
+  void filters_select_exactly_the_matching_runs() {
+    QTemporaryDir dir;
+    const QString path = copy_fixture(dir);
+    ResultsView view;
+    load(view, path);
+    const QSqlDatabase db = direct(path);
+    auto ids_shown = [&] {
+      view.runs_model()->fetch_all();
+      QSet<qlonglong> ids;
+      for (int row = 0; row < view.runs_model()->rowCount(); ++row)
+        ids.insert(view.runs_model()->run_id(row));
+      return ids;
+    };
+    auto ids_of = [&](const QString& where, const QVariantList& bindings = {}) {
+      QSet<qlonglong> ids;
+      QSqlQuery query = sql(db,
+                            "SELECT r.id FROM runs r JOIN experiments e ON e.id = "
+                            "r.experiment_id WHERE " +
+                                where,
+                            bindings);
+      while (query.next()) ids.insert(query.value(0).toLongLong());
+      return ids;
+    };
+    struct Case {
+      QString filter, where;
+    };
+    const QVector<Case> cases = {
+        {"pooling=cls",
+         "r.id IN (SELECT run_id FROM params WHERE key = 'pooling' AND value = 'cls')"},
+        {"pooling=cls max_length=512",
+         "r.id IN (SELECT run_id FROM params WHERE key = 'pooling' AND value = 'cls') AND r.id IN "
+         "(SELECT run_id FROM params WHERE key = 'max_length' AND value = '512')"},
+        {"max_length>=512",
+         "r.id IN (SELECT run_id FROM params WHERE key = 'max_length' AND CAST(value AS REAL) "
+         ">= 512)"},
+        {"pooling!=cls",
+         "r.id NOT IN (SELECT run_id FROM params WHERE key = 'pooling' AND "
+         "value = 'cls')"},
+        {"*pooling=lmk",
+         "r.id IN (SELECT run_id FROM params WHERE key GLOB '*pooling' AND "
+         "value = 'lmk')"},
+        {"name=lmk-*/corpus@*", "r.name GLOB 'lmk-*/corpus@*'"},
+        {"kind=eval status=finished", "r.kind = 'eval' AND r.status = 'FINISHED'"},
+        {"PASSKEY", "instr(lower(r.name), 'passkey') > 0 OR instr(lower(e.name), 'passkey') > 0"},
+        // Values are bound, never pasted into SQL: this matches nothing and breaks nothing.
+        {"pooling=\"cls' OR '1'='1\"", "0"},
+    };
+    for (const Case& c : cases) {
+      view.set_filter_text(c.filter);
+      const QSet<qlonglong> expected = ids_of(c.where);
+      QVERIFY2(c.where == "0" || !expected.isEmpty(), qPrintable(c.filter));
+      QCOMPARE(ids_shown(), expected);
+    }
+    // The combos add to the text.
+    view.set_filter_text("");
+    QCOMPARE(ids_shown(), ids_of("1"));
+  }
+
+  void sorting_by_a_metric_column_orders_the_rows_in_sql() {
+    QTemporaryDir dir;
+    const QString path = copy_fixture(dir);
+    ResultsView view;
+    load(view, path);
+    RunsTableModel* model = view.runs_model();
+    const QSqlDatabase db = direct(path);
+    const QString dataset =
+        sql_value(db, "SELECT dataset FROM eval_results GROUP BY dataset ORDER BY count(*) DESC")
+            .toString();
+    const int column = model->column_of(dataset);
+    QVERIFY(column >= 0);
+    for (Qt::SortOrder order : {Qt::DescendingOrder, Qt::AscendingOrder}) {
+      view.runs_table()->sortByColumn(column, order);
+      model->fetch_all();
+      QCOMPARE(model->rowCount(), sql_value(db, "SELECT count(*) FROM runs").toInt());
+      bool seen_null = false;
+      double previous = order == Qt::DescendingOrder ? 1e300 : -1e300;
+      for (int row = 0; row < model->rowCount(); ++row) {
+        const QVariant value = model->index(row, column).data(Qt::EditRole);
+        if (value.isNull()) {
+          seen_null = true;  // runs without the benchmark come last either way
+          continue;
+        }
+        QVERIFY(!seen_null);
+        if (order == Qt::DescendingOrder)
+          QVERIFY(value.toDouble() <= previous);
+        else
+          QVERIFY(value.toDouble() >= previous);
+        previous = value.toDouble();
+      }
+      const QString extreme = order == Qt::DescendingOrder ? "MAX" : "MIN";
+      QCOMPARE(model->index(0, column).data(Qt::EditRole).toDouble(),
+               sql_value(db,
+                         QString("SELECT %1(value) FROM eval_results WHERE dataset = ? AND metric "
+                                 "= 'ndcg_at_10' AND group_kind = 'all'")
+                             .arg(extreme),
+                         {dataset})
+                   .toDouble());
+    }
+    // A param column sorts numbers by value (128 < 512 < 2048), not as text.
+    const int length = model->column_of("max_length");
+    view.runs_table()->sortByColumn(length, Qt::AscendingOrder);
+    model->fetch_all();
+    double previous = -1;
+    for (int row = 0; row < model->rowCount(); ++row) {
+      const QVariant value = model->index(row, length).data(Qt::EditRole);
+      if (value.isNull()) break;
+      QVERIFY(value.toDouble() >= previous);
+      previous = value.toDouble();
+    }
+  }
+
+  void pivot_holds_the_stored_values_and_marks_the_best() {
+    QTemporaryDir dir;
+    const QString path = copy_fixture(dir);
+    ResultsView view;
+    load(view, path);
+    const QSqlDatabase db = direct(path);
+    wait_pivot(view, [&] { view.set_pivot_rows(PivotRows::Pooling); });
+    const lmk::widgets::PivotModel* pivot = view.pivot_model();
+
+    // Expected cells from SQL: per pooling, the mean over its runs of each benchmark, where a
+    // benchmark is dataset@L for per-length groups, dataset@max_length for datasets run at
+    // several max_length, else the dataset.
+    QHash<QString, QHash<QString, double>> expected;  // column -> pooling -> value
+    QSqlQuery whole =
+        sql(db,
+            "SELECT p.value, er.dataset, ml.value, AVG(er.value), "
+            "(SELECT count(DISTINCT m.value) FROM params m JOIN eval_results x ON x.run_id = "
+            "m.run_id AND m.key = 'max_length' WHERE x.dataset = er.dataset AND x.metric = "
+            "'ndcg_at_10' AND x.group_kind = 'all') "
+            "FROM eval_results er JOIN params p ON p.run_id = er.run_id AND p.key = 'pooling' "
+            "JOIN params ml ON ml.run_id = er.run_id AND ml.key = 'max_length' "
+            "WHERE er.metric = 'ndcg_at_10' AND er.group_kind = 'all' AND er.dataset NOT IN "
+            "(SELECT dataset FROM eval_results WHERE group_kind = 'length') GROUP BY 1, 2, 3");
+    while (whole.next()) {
+      const QString column = whole.value(4).toInt() > 1
+                                 ? whole.value(1).toString() + "@" + whole.value(2).toString()
+                                 : whole.value(1).toString();
+      expected[column][whole.value(0).toString()] = whole.value(3).toDouble();
+    }
+    QSqlQuery per_length =
+        sql(db,
+            "SELECT p.value, er.dataset, er.group_value, AVG(er.value) FROM eval_results er "
+            "JOIN params p ON p.run_id = er.run_id AND p.key = 'pooling' "
+            "WHERE er.metric = 'ndcg_at_10' AND er.group_kind = 'length' GROUP BY 1, 2, 3");
+    while (per_length.next())
+      expected[per_length.value(1).toString() + "@" + per_length.value(2).toString()]
+              [per_length.value(0).toString()] = per_length.value(3).toDouble();
+
+    QVERIFY(expected.size() >= 4);
+    QCOMPARE(pivot->table().columns.size(), expected.size());
+    const QStringList poolings = {"cls", "mean", "lmk"};
+    QCOMPARE(QSet<QString>(pivot->table().rows.begin(), pivot->table().rows.end()),
+             QSet<QString>(poolings.begin(), poolings.end()));
+    int best_marked = 0;
+    for (auto column = expected.begin(); column != expected.end(); ++column) {
+      double best = -1;
+      QString best_pooling;
+      for (auto cell = column->begin(); cell != column->end(); ++cell) {
+        QVERIFY2(std::abs(pivot->pivot_value(cell.key(), column.key()) - cell.value()) < 1e-12,
+                 qPrintable(cell.key() + " " + column.key()));
+        if (cell.value() > best) best = cell.value(), best_pooling = cell.key();
+      }
+      const QString marked = pivot->best_row(column.key());
+      if (marked.isEmpty()) {  // only when every pooling ties
+        for (double value : *column) QCOMPARE(value, best);
+        continue;
+      }
+      QCOMPARE(pivot->pivot_value(marked, column.key()), best);
+      const int row = pivot->table().rows.indexOf(marked);
+      const int col = pivot->table().columns.indexOf(column.key()) + 1;
+      const QModelIndex index = pivot->index(row, col);
+      QVERIFY(index.data().toString().endsWith("*"));
+      QVERIFY(index.data(Qt::FontRole).value<QFont>().bold());
+      ++best_marked;
+      // No other row carries the mark unless it ties.
+      for (int other = 0; other < pivot->rowCount(); ++other)
+        if (pivot->index(other, col).data().toString().endsWith("*"))
+          QCOMPARE(pivot->index(other, col).data(Qt::EditRole).toDouble(), best);
+    }
+    QVERIFY(best_marked > 0);
+
+    // Variant rows: one run per cell, the run name's first part (cls, mean, lmk-32, lmk-var).
+    wait_pivot(view, [&] { view.set_pivot_rows(PivotRows::Variant); });
+    QSqlQuery runs = sql(db,
+                         "SELECT r.name, er.dataset, ml.value, er.value FROM runs r "
+                         "JOIN eval_results er ON er.run_id = r.id JOIN params ml ON ml.run_id = "
+                         "r.id AND ml.key = 'max_length' WHERE er.metric = 'ndcg_at_10' AND "
+                         "er.group_kind = 'all' AND r.name GLOB '*/corpus@*'");
+    int variants = 0;
+    while (runs.next()) {
+      const QString variant = runs.value(0).toString().section('/', 0, 0);
+      const QString column = runs.value(1).toString() + "@" + runs.value(2).toString();
+      QCOMPARE(pivot->pivot_value(variant, column), runs.value(3).toDouble());
+      ++variants;
+    }
+    QVERIFY(variants >= 8);
+
+    // The pivot follows the filter.
+    wait_pivot(view, [&] { view.set_filter_text("pooling=mean"); });
+    QCOMPARE(pivot->table().rows, QStringList{"mean"});
+  }
+
+  void config_diff_lists_exactly_the_differing_keys() {
+    QTemporaryDir dir;
+    const QString path = copy_fixture(dir);
+    ResultsView view;
+    load(view, path);
+    const QSqlDatabase db = direct(path);
+    auto id_of = [&](const QString& name) {
+      return sql_value(db, "SELECT id FROM runs WHERE name = ?", {name}).toLongLong();
+    };
+    // Two eval runs (same keys, some values differ), then a training run beside an eval run
+    // (keys the other lacks, among them empty values: "" is not the same as missing).
+    const QVector<QPair<QString, QString>> pairs = {{"cls/corpus@128", "lmk-32/corpus@512"},
+                                                    {"finetune/cls", "cls/passages"}};
+    for (const auto& pair : pairs) {
+      const qlonglong a = std::min(id_of(pair.first), id_of(pair.second));
+      const qlonglong b = std::max(id_of(pair.first), id_of(pair.second));
+      QVERIFY(a > 0 && b > 0);
+      QSignalSpy ready(&view, &ResultsView::diff_ready);
+      view.select_runs({a, b});
+      QCOMPARE(view.selected_run_ids(), (QList<qlonglong>{a, b}));
+      QVERIFY(ready.wait(10000));
+
+      QStringList expected;
+      QSqlQuery keys = sql(db,
+                           "SELECT key FROM params WHERE run_id IN (?, ?) GROUP BY key "
+                           "HAVING count(*) < 2 OR count(DISTINCT value) > 1 ORDER BY key",
+                           {a, b});
+      while (keys.next()) expected << keys.value(0).toString();
+      QCOMPARE(view.diff_model()->shown_keys(), expected);
+      // Differing cells are highlighted, and the cells hold the stored values.
+      QVERIFY(view.diff_model()->rowCount() > 0);
+      const QModelIndex cell = view.diff_model()->index(0, 2);
+      QVERIFY(cell.data(Qt::BackgroundRole).isValid());
+      const QVariant stored =
+          sql_value(db, "SELECT value FROM params WHERE run_id = ? AND key = ?", {b, expected[0]});
+      QCOMPARE(cell.data().toString(), stored.isNull() ? QString("—") : stored.toString());
+      view.diff_model()->set_show_all(true);
+      QCOMPARE(
+          view.diff_model()->rowCount(),
+          sql_value(db, "SELECT count(DISTINCT key) FROM params WHERE run_id IN (?, ?)", {a, b})
+              .toInt());
+      view.diff_model()->set_show_all(false);
+    }
+  }
+
+  void csv_exports_read_back_cell_for_cell() {
+    QTemporaryDir dir;
+    const QString path = copy_fixture(dir);
+    ResultsView view;
+    load(view, path);
+    view.export_runs_csv(dir.filePath("runs.csv"));
+    check_csv_matches(*view.runs_model(), dir.filePath("runs.csv"));
+    QCOMPARE(view.runs_model()->rowCount(),
+             sql_value(direct(path), "SELECT count(*) FROM runs").toInt());
+    QVERIFY(view.pivot_model()->rowCount() > 0);
+    view.export_pivot_csv(dir.filePath("pivot.csv"));
+    check_csv_matches(*view.pivot_model(), dir.filePath("pivot.csv"));
+
+    // Ctrl+C on the runs table copies the selected rows as tab-separated text.
+    view.show();
+    QApplication::setActiveWindow(&view);
+    QVERIFY(QTest::qWaitForWindowActive(&view));
+    view.select_runs({view.runs_model()->run_id(1), view.runs_model()->run_id(3)});
+    view.runs_table()->setFocus();
+    QApplication::clipboard()->clear();
+    QTest::keySequence(view.runs_table(), QKeySequence::Copy);
+    const QStringList lines = QApplication::clipboard()->text().split('\n', Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), 3);  // the header, then the two rows
+    QCOMPARE(lines[1].split('\t').value(RunsTableModel::NameColumn),
+             view.runs_model()->index(1, RunsTableModel::NameColumn).data().toString());
+    QCOMPARE(lines[2].split('\t').value(RunsTableModel::IdColumn),
+             QString::number(view.runs_model()->run_id(3)));
+  }
+
+  void mteb_export_writes_the_stored_scores() {
+    QTemporaryDir dir;
+    const QString path = copy_fixture(dir);
+    ResultsView view;
+    load(view, path);
+    const QSqlDatabase db = direct(path);
+    QList<qlonglong> ids;
+    QSqlQuery evals = sql(db, "SELECT id FROM runs WHERE kind = 'eval' ORDER BY id LIMIT 3");
+    while (evals.next()) ids << evals.value(0).toLongLong();
+    view.select_runs(ids);
+    QSignalSpy exported(&view, &ResultsView::mteb_exported);
+    view.export_mteb(dir.filePath("mteb"));
+    QVERIFY(exported.wait(10000));
+    QCOMPARE(exported[0][1].toString(), QString());
+    const QStringList files = exported[0][0].toStringList();
+    QCOMPARE(files.size(),
+             sql_value(db, QString("SELECT count(*) FROM (SELECT DISTINCT run_id, dataset FROM "
+                                   "eval_results WHERE run_id IN (%1, %2, %3))")
+                               .arg(ids[0])
+                               .arg(ids[1])
+                               .arg(ids[2]))
+                 .toInt());
+    for (const QString& file_path : files) {
+      QFile file(file_path);
+      QVERIFY(file.open(QIODevice::ReadOnly));
+      QJsonParseError error;
+      const QJsonObject json = QJsonDocument::fromJson(file.readAll(), &error).object();
+      QCOMPARE(error.error, QJsonParseError::NoError);
+      const qlonglong run = json["lmk_run"].toObject()["id"].toInteger();
+      QVERIFY(ids.contains(run));
+      const QString dataset = json["mteb_dataset_name"].toString();
+      const QString split = sql_value(db,
+                                      "SELECT split FROM eval_results WHERE run_id = ? AND "
+                                      "dataset = ? LIMIT 1",
+                                      {run, dataset})
+                                .toString();
+      const QJsonObject scores = json[split].toObject();
+      QCOMPARE(scores["ndcg_at_10"].toDouble(), stored_metric(db, run, dataset, "ndcg_at_10"));
+      QCOMPARE(scores["main_score"].toDouble(), scores["ndcg_at_10"].toDouble());
+      QCOMPARE(scores.size() - 2,  // main_score, evaluation_time
+               sql_value(db,
+                         "SELECT count(*) FROM eval_results WHERE run_id = ? AND dataset = ? "
+                         "AND split = ? AND group_kind = 'all'",
+                         {run, dataset, split})
+                   .toInt());
+    }
+  }
+
+  void empty_stores_say_what_to_do() {
+    ResultsView view;
+    load(view, QString());
+    QVERIFY(view.empty_state().contains("No results store open"));
+
+    QTemporaryDir dir;
+    const QString path = copy_fixture(dir);
+    {
+      QSqlDatabase db = direct(path, "emptying");
+      sql(db, "PRAGMA foreign_keys = ON");
+      sql(db, "DELETE FROM runs");
+      QCOMPARE(sql_value(db, "SELECT count(*) FROM eval_results").toInt(), 0);
+      db.close();
+    }
+    QSqlDatabase::removeDatabase("emptying");
+    load(view, path);
+    QVERIFY2(view.empty_state().startsWith("No runs yet — design a study in the Designer tab"),
+             qPrintable(view.empty_state()));
+    QCOMPARE(view.runs_model()->rowCount(), 0);
+  }
+
+  // A run still writing (an open write transaction, then commits) while the view refreshes: no
+  // locking errors (the store is WAL), and the new runs show once committed, RUNNING included.
+  void a_concurrent_writer_does_not_disturb_refreshes() {
+    QTemporaryDir dir;
+    const QString path = copy_fixture(dir);
+    ResultsView view;
+    QSignalSpy messages(&view, &StoreView::status_message);
+    load(view, path);
+    const QSqlDatabase check = direct(path);
+    const int before = sql_value(check, "SELECT count(*) FROM runs").toInt();
+    QSqlDatabase writer = direct(path, "writer");
+    for (int i = 0; i < 5; ++i) {
+      QVERIFY(writer.transaction());
+      sql(writer,
+          "INSERT INTO runs (experiment_id, name, kind, status) SELECT id, ?, 'eval', 'RUNNING' "
+          "FROM experiments LIMIT 1",
+          {QString("writer/run-%1").arg(i)});
+      sql(writer,
+          "INSERT INTO params (run_id, key, value) VALUES (last_insert_rowid(), 'pooling', "
+          "'cls')");
+      // The view reads while the write transaction is open…
+      QSignalSpy loaded(&view, &StoreView::loaded);
+      view.refresh();
+      QVERIFY(loaded.wait(10000));
+      view.runs_model()->fetch_all();
+      QCOMPARE(view.runs_model()->rowCount(), before + i);
+      QVERIFY2(view.runs_model()->last_error().isEmpty(),
+               qPrintable(view.runs_model()->last_error()));
+      // …and the writer commits while the view holds its query.
+      QVERIFY2(writer.commit(), qPrintable(writer.lastError().text()));
+      view.refresh();
+      QVERIFY(loaded.wait(10000));
+      view.runs_model()->fetch_all();
+      QCOMPARE(view.runs_model()->rowCount(), before + i + 1);
+    }
+    view.set_filter_text("status=running");
+    view.runs_model()->fetch_all();
+    QCOMPARE(view.runs_model()->rowCount(),
+             sql_value(check, "SELECT count(*) FROM runs WHERE status = 'RUNNING'").toInt());
+    for (const QList<QVariant>& message : messages)
+      QVERIFY2(!message[0].toString().contains("lock", Qt::CaseInsensitive),
+               qPrintable(message[0].toString()));
+    writer.close();
+  }
+
+  // 10 000 runs and ~1 000 000 results: the table fetches lazily, sorts in SQL, and a writer can
+  // commit while the view holds its half-fetched query.
+  void scales_to_ten_thousand_runs() {
+    QTemporaryDir dir;
+    const QString path = copy_fixture(dir);
+    QElapsedTimer timer;
+    timer.start();
+    {
+      QSqlDatabase db = direct(path, "scale");
+      QVERIFY(db.transaction());
+      sql(db,
+          "INSERT INTO runs (id, experiment_id, name, kind, status) "
+          "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10000) "
+          "SELECT 100000 + i, (SELECT MIN(id) FROM experiments), "
+          "'scale/v' || (i % 40) || '/b' || (i % 7), 'eval', "
+          "CASE WHEN i % 97 = 0 THEN 'RUNNING' ELSE 'FINISHED' END FROM n");
+      sql(db,
+          "INSERT INTO params (run_id, key, value) "
+          "SELECT id, 'pooling', CASE id % 3 WHEN 0 THEN 'cls' WHEN 1 THEN 'mean' ELSE 'lmk' END "
+          "FROM runs WHERE id > 100000 UNION ALL "
+          "SELECT id, 'max_length', CAST(128 << (id % 3) AS TEXT) FROM runs WHERE id > 100000");
+      sql(db,
+          "INSERT INTO eval_results (run_id, dataset, split, metric, group_kind, group_value, "
+          "value) SELECT r.id, d.dataset, 'test', d.metric, 'all', '', "
+          "(abs(random()) % 100000) / 100000.0 FROM runs r, (SELECT DISTINCT dataset, metric "
+          "FROM eval_results) d WHERE r.id > 100000");
+      QVERIFY(db.commit());
+      db.close();
+    }
+    QSqlDatabase::removeDatabase("scale");
+    qInfo("built the 10 000-run store in %lld ms", timer.restart());
+
+    const QSqlDatabase check = direct(path);
+    ResultsView view;
+    view.resize(1000, 600);
+    view.show();  // a hidden view fetches every row at once (see ResultsView::hideEvent)
+    load(view, path);
+    qInfo("loaded (summary, first page, pivot) in %lld ms", timer.restart());
+    RunsTableModel* model = view.runs_model();
+    QVERIFY(model->rowCount() < 10000);  // lazily fetched: the first pages only
+    QVERIFY(model->canFetchMore());
+
+    // A writer commits while the view's query is half fetched.
+    {
+      QSqlDatabase writer = direct(path, "scale-writer");
+      QVERIFY(
+          sql(writer, "UPDATE runs SET status = 'FINISHED' WHERE id = 100097").numRowsAffected() ==
+          1);
+      writer.close();
+    }
+    QSqlDatabase::removeDatabase("scale-writer");
+
+    model->fetch_all();
+    QCOMPARE(model->rowCount(), sql_value(check, "SELECT count(*) FROM runs").toInt());
+    // Hiding the view finishes a half-fetched query (it would hold the WAL back).
+    view.runs_table()->sortByColumn(RunsTableModel::IdColumn, Qt::DescendingOrder);
+    QVERIFY(model->canFetchMore());
+    view.hide();
+    QVERIFY(!model->canFetchMore());
+    QCOMPARE(model->rowCount(), sql_value(check, "SELECT count(*) FROM runs").toInt());
+    view.show();
+    const QString dataset = sql_value(check,
+                                      "SELECT dataset FROM eval_results WHERE run_id > "
+                                      "100000 LIMIT 1")
+                                .toString();
+    const int column = model->column_of(dataset);
+    QVERIFY(column >= 0);
+    view.runs_table()->sortByColumn(column, Qt::DescendingOrder);
+    QCOMPARE(model->index(0, column).data(Qt::EditRole).toDouble(),
+             sql_value(check,
+                       "SELECT MAX(value) FROM eval_results WHERE dataset = ? AND metric = "
+                       "'ndcg_at_10' AND group_kind = 'all'",
+                       {dataset})
+                 .toDouble());
+    double previous = 2;
+    for (int row = 0; row < model->rowCount(); ++row) {
+      const QVariant value = model->index(row, column).data(Qt::EditRole);
+      if (value.isNull()) break;
+      QVERIFY(value.toDouble() <= previous);
+      previous = value.toDouble();
+    }
+    qInfo("fetched and sorted in %lld ms", timer.restart());
+    view.set_filter_text("pooling=mean max_length=512");
+    model->fetch_all();
+    QCOMPARE(model->rowCount(),
+             sql_value(check,
+                       "SELECT count(*) FROM params p JOIN params q ON q.run_id = p.run_id WHERE "
+                       "p.key = 'pooling' AND p.value = 'mean' AND q.key = 'max_length' AND "
+                       "q.value = '512'")
+                 .toInt());
+    qInfo("filtered in %lld ms", timer.restart());
+  }
+};
+
+QTEST_MAIN(ResultsTest)
+#include "results_test.moc"

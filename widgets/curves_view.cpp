@@ -1,0 +1,318 @@
+#include "widgets/curves_view.h"
+
+#include <qcustomplot.h>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+
+#include <algorithm>
+#include <cmath>
+
+namespace lmk::widgets {
+namespace {
+
+const QList<QColor>& series_colors() {
+  static const QList<QColor> colors = {
+      QColor(31, 119, 180),  QColor(214, 39, 40), QColor(44, 160, 44),   QColor(255, 127, 14),
+      QColor(148, 103, 189), QColor(140, 86, 75), QColor(227, 119, 194), QColor(127, 127, 127),
+      QColor(188, 189, 34),  QColor(23, 190, 207)};
+  return colors;
+}
+
+QString default_metric(const QStringList& metrics, const QString& kept) {
+  if (metrics.contains(kept)) return kept;
+  if (metrics.contains(QStringLiteral("ndcg_at_10"))) return QStringLiteral("ndcg_at_10");
+  return metrics.isEmpty() ? QString() : metrics.front();
+}
+
+}  // namespace
+
+CurvesView::CurvesView(QWidget* parent) : PlotView(parent) {
+  dataset_ = new QComboBox(this);
+  metric_ = new QComboBox(this);
+  position_length_ = new QComboBox(this);
+  int column = 0;
+  auto add = [this, &column](const QString& label, QWidget* widget) {
+    controls()->insertWidget(column++, new QLabel(label, this));
+    controls()->insertWidget(column++, widget);
+  };
+  add(tr("Dataset"), dataset_);
+  add(tr("Metric"), metric_);
+  add(tr("Evidence position at"), position_length_);
+
+  connect(dataset_, &QComboBox::currentIndexChanged, this, [this] {
+    const int index = dataset_->currentIndex();
+    if (index >= 0 && index < sources_.size())
+      fill_metric_control(sources_[index].metrics, metric_->currentText());
+    load_points();
+  });
+  connect(metric_, &QComboBox::currentIndexChanged, this, [this] { load_points(); });
+  connect(position_length_, &QComboBox::currentIndexChanged, this, [this] { redraw(); });
+
+  // Layout: the two panels with their titles side by side, one legend below them (a series
+  // has one colour in both panels).
+  QCustomPlot* figure = plot();
+  rects_[0] = figure->axisRect();
+  figure->plotLayout()->take(rects_[0]);
+  figure->plotLayout()->simplify();
+  rects_[0]->insetLayout()->take(figure->legend);
+  rects_[1] = new QCPAxisRect(figure);
+  auto* panels = new QCPLayoutGrid;
+  figure->plotLayout()->addElement(0, 0, panels);
+  figure->plotLayout()->addElement(1, 0, figure->legend);
+  figure->plotLayout()->setRowStretchFactor(1, 0.001);
+  figure->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+  figure->legend->setWrap(5);
+  figure->legend->setBorderPen(Qt::NoPen);
+  figure->legend->setVisible(true);
+  auto* margins = new QCPMarginGroup(figure);
+  const QFont title_font(font().family(), 11, QFont::Bold);
+  const QString titles[2] = {tr("metric vs evaluation length"), tr("metric vs evidence position")};
+  for (int i = 0; i < 2; ++i) {
+    panels->addElement(0, i, new QCPTextElement(figure, titles[i], title_font));
+    panels->addElement(1, i, rects_[i]);
+    rects_[i]->setMarginGroup(QCP::msTop | QCP::msBottom, margins);
+    notes_[i] = new QCPItemText(figure);
+    notes_[i]->setClipAxisRect(rects_[i]);
+    notes_[i]->position->setAxisRect(rects_[i]);
+    notes_[i]->position->setType(QCPItemPosition::ptAxisRectRatio);
+    notes_[i]->position->setCoords(0.5, 0.5);
+    notes_[i]->setVisible(false);
+  }
+  QCPAxis* length_axis = rects_[0]->axis(QCPAxis::atBottom);
+  length_axis->setScaleType(QCPAxis::stLogarithmic);
+  auto log2_ticker = QSharedPointer<QCPAxisTickerLog>::create();
+  log2_ticker->setLogBase(2);
+  length_axis->setTicker(log2_ticker);
+  length_axis->setNumberFormat(QStringLiteral("f"));
+  length_axis->setNumberPrecision(0);
+  length_axis->setLabel(tr("evaluation length (tokens)"));
+  QCPAxis* position_axis = rects_[1]->axis(QCPAxis::atBottom);
+  position_axis->setLabel(tr("evidence position (% of the document)"));
+  position_axis->setRange(0, 100);
+}
+
+void CurvesView::set_store(const QString& db_path) {
+  db_path_ = db_path;
+  if (db_path.isEmpty()) {
+    sources_.clear();
+    points_.clear();
+    show_message(tr("No results store open — File → Open a results database"));
+    finish_without_loading();
+    return;
+  }
+  const QString dataset = this->dataset();
+  const QString split = this->split();
+  const QString metric = this->metric();
+  struct Loaded {
+    QVector<EvalSource> sources;
+    int chosen = 0;
+    QString metric;
+    QVector<EvalPoint> points;
+  };
+  load<Loaded>(
+      [dataset, split, metric](const QSqlDatabase& db) {
+        Loaded loaded;
+        loaded.sources = read_eval_sources(db);
+        if (loaded.sources.isEmpty()) return loaded;
+        for (int i = 0; i < loaded.sources.size(); ++i)
+          if (loaded.sources[i].dataset == dataset && loaded.sources[i].split == split)
+            loaded.chosen = i;
+        const EvalSource& source = loaded.sources[loaded.chosen];
+        loaded.metric = default_metric(source.metrics, metric);
+        loaded.points = read_eval_points(db, source.dataset, source.split, loaded.metric);
+        return loaded;
+      },
+      [this](const Loaded& loaded) {
+        sources_ = loaded.sources;
+        points_ = loaded.points;
+        {
+          const QSignalBlocker block(dataset_);
+          dataset_->clear();
+          for (const EvalSource& source : sources_) {
+            const auto splits = std::count_if(
+                sources_.begin(), sources_.end(),
+                [&](const EvalSource& other) { return other.dataset == source.dataset; });
+            dataset_->addItem(splits > 1
+                                  ? QStringLiteral("%1 · %2").arg(source.dataset, source.split)
+                                  : source.dataset,
+                              QStringList{source.dataset, source.split});
+          }
+          dataset_->setCurrentIndex(sources_.isEmpty() ? -1 : loaded.chosen);
+        }
+        fill_metric_control(sources_.isEmpty() ? QStringList() : sources_[loaded.chosen].metrics,
+                            loaded.metric);
+        redraw();
+      });
+}
+
+void CurvesView::fill_metric_control(const QStringList& metrics, const QString& metric) {
+  const QSignalBlocker block(metric_);
+  metric_->clear();
+  metric_->addItems(metrics);
+  metric_->setCurrentIndex(metric_->findText(default_metric(metrics, metric)));
+}
+
+void CurvesView::load_points() {
+  const QString dataset = this->dataset();
+  const QString split = this->split();
+  const QString metric = this->metric();
+  if (dataset.isEmpty() || metric.isEmpty() || db_path_.isEmpty()) return;
+  load<QVector<EvalPoint>>(
+      [dataset, split, metric](const QSqlDatabase& db) {
+        return read_eval_points(db, dataset, split, metric);
+      },
+      [this](const QVector<EvalPoint>& points) {
+        points_ = points;
+        redraw();
+      });
+}
+
+void CurvesView::redraw() {
+  QCustomPlot* figure = plot();
+  figure->clearGraphs();
+  if (sources_.isEmpty()) {
+    show_message(
+        tr("No evaluation results in this store yet — evaluate a model "
+           "(lmk eval --db …) or design a study in the Designer tab"));
+    return;
+  }
+  {
+    const QSignalBlocker block(position_length_);
+    const QVariant kept = position_length_->currentData();
+    position_length_->clear();
+    for (qint64 length : position_lengths(points_))
+      position_length_->addItem(length > 0 ? tr("%1 tokens").arg(length) : tr("every length"),
+                                length);
+    position_length_->setCurrentIndex(std::max(0, position_length_->findData(kept)));
+  }
+  const QVector<Curve> by_length = length_curves(points_);
+  const QVector<Curve> by_position = position_length_->count() > 0
+                                         ? position_curves(points_, position_length())
+                                         : QVector<Curve>();
+  series_order_.clear();
+  for (const QVector<Curve>* curves : {&by_length, &by_position})
+    for (const Curve& curve : *curves)
+      if (!series_order_.contains(curve.name)) series_order_.append(curve.name);
+  draw_panel(Panel::Length, by_length);
+  draw_panel(Panel::Position, by_position);
+  show_plot();
+}
+
+void CurvesView::draw_panel(Panel panel, const QVector<Curve>& curves) {
+  QCustomPlot* figure = plot();
+  const int index = panel == Panel::Length ? 0 : 1;
+  QCPAxis* x_axis = rects_[index]->axis(QCPAxis::atBottom);
+  QCPAxis* y_axis = rects_[index]->axis(QCPAxis::atLeft);
+  y_axis->setLabel(metric());
+  double x_low = INFINITY, x_high = -INFINITY, y_low = INFINITY, y_high = -INFINITY;
+  for (const Curve& curve : curves) {
+    QCPGraph* graph = figure->addGraph(x_axis, y_axis);
+    graph->setName(curve.name);
+    const QColor color =
+        series_colors()[series_order_.indexOf(curve.name) % series_colors().size()];
+    graph->setPen(QPen(color, 2));
+    graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, color, Qt::white, 6));
+    // Adaptive sampling (on by default) keeps long curves fast; they are drawn decimated.
+    graph->setAdaptiveSampling(true);
+    QVector<double> keys;
+    QVector<double> values;
+    for (const QPointF& point : curve.points) {
+      keys << point.x();
+      values << point.y();
+      x_low = std::min(x_low, point.x());
+      x_high = std::max(x_high, point.x());
+      if (std::isfinite(point.y())) {
+        y_low = std::min(y_low, point.y());
+        y_high = std::max(y_high, point.y());
+      }
+    }
+    graph->setData(keys, values, true);
+    // The legend lists each series once; the other panel's line has the same colour.
+    bool listed = false;
+    for (int i = 0; i < figure->graphCount() - 1; ++i)
+      listed = listed || figure->graph(i)->name() == curve.name;
+    if (listed) graph->removeFromLegend();
+  }
+  if (panel == Panel::Length) {
+    if (x_high >= x_low && x_low > 0)
+      x_axis->setRange(x_low / 1.5, x_high * 1.5);
+    else
+      x_axis->setRange(128, 8192);
+  }
+  if (y_high >= y_low) {
+    const double pad = std::max((y_high - y_low) * 0.08, 0.02);
+    y_axis->setRange(y_low - pad, y_high + pad);
+  } else {
+    y_axis->setRange(0, 1);
+  }
+  notes_[index]->setText(panel == Panel::Length
+                             ? tr("no results at several lengths for this dataset")
+                             : tr("no results by evidence position for this dataset"));
+  notes_[index]->setVisible(curves.isEmpty());
+}
+
+void CurvesView::set_dataset(const QString& dataset, const QString& split) {
+  for (int i = 0; i < sources_.size(); ++i) {
+    if (sources_[i].dataset == dataset && (split.isEmpty() || sources_[i].split == split)) {
+      dataset_->setCurrentIndex(i);
+      return;
+    }
+  }
+}
+
+void CurvesView::set_metric(const QString& metric) {
+  metric_->setCurrentIndex(metric_->findText(metric));
+}
+
+void CurvesView::set_position_length(qint64 length) {
+  position_length_->setCurrentIndex(position_length_->findData(length));
+}
+
+QString CurvesView::dataset() const {
+  const QStringList key = dataset_->currentData().toStringList();
+  return key.size() == 2 ? key[0] : QString();
+}
+
+QString CurvesView::split() const {
+  const QStringList key = dataset_->currentData().toStringList();
+  return key.size() == 2 ? key[1] : QString();
+}
+
+QString CurvesView::metric() const {
+  return metric_->currentText();
+}
+
+qint64 CurvesView::position_length() const {
+  return position_length_->currentData().toLongLong();
+}
+
+QCPAxis* CurvesView::x_axis(Panel panel) const {
+  return rects_[panel == Panel::Length ? 0 : 1]->axis(QCPAxis::atBottom);
+}
+
+QStringList CurvesView::curve_names(Panel panel) const {
+  QStringList names;
+  QCPAxisRect* rect = rects_[panel == Panel::Length ? 0 : 1];
+  for (int i = 0; i < plot()->graphCount(); ++i)
+    if (plot()->graph(i)->keyAxis()->axisRect() == rect) names << plot()->graph(i)->name();
+  return names;
+}
+
+QVector<QPointF> CurvesView::curve(Panel panel, const QString& name) const {
+  QVector<QPointF> points;
+  QCPAxisRect* rect = rects_[panel == Panel::Length ? 0 : 1];
+  for (int i = 0; i < plot()->graphCount(); ++i) {
+    QCPGraph* graph = plot()->graph(i);
+    if (graph->keyAxis()->axisRect() != rect || graph->name() != name) continue;
+    for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it)
+      points.append({it->key, it->value});
+  }
+  return points;
+}
+
+QString CurvesView::export_name() const {
+  return QStringLiteral("curves-%1-%2").arg(dataset(), metric());
+}
+
+}  // namespace lmk::widgets

@@ -1,0 +1,913 @@
+#include "widgets/designer_view.h"
+
+#include <QButtonGroup>
+#include <QComboBox>
+#include <QDir>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFont>
+#include <QFontDatabase>
+#include <QGridLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
+#include <QLineEdit>
+#include <QLocale>
+#include <QMessageBox>
+#include <QPlainTextEdit>
+#include <QProcess>
+#include <QPushButton>
+#include <QRadioButton>
+#include <QRegularExpression>
+#include <QScrollArea>
+#include <QSettings>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include "widgets/cluster_settings_dialog.h"
+#include "widgets/job_launcher.h"
+#include "widgets/store_connection.h"
+#include "widgets/study_editors.h"
+
+namespace lmk::widgets {
+
+namespace {
+
+constexpr int kDebounceMs = 400;
+const char* const kFileKey = "designer/file";
+const char* const kProfileKey = "designer/profile";
+// core/jobs/study.cpp: kProfiles, kBenchmarks.
+const QStringList kProfiles = {QStringLiteral("micro"), QStringLiteral("quick"),
+                               QStringLiteral("full")};
+const QStringList kBenchmarks = {QStringLiteral("passages"), QStringLiteral("corpus"),
+                                 QStringLiteral("passkey"), QStringLiteral("needle")};
+const char* const kMarkStyle = "border: 1px solid #c01c28; background: #fdecee;";
+
+// The keys a sweep may name (read_study_grid's known keys, [slurm] aside).
+QStringList sweepable_keys() {
+  return {QStringLiteral("study.corpus"),
+          QStringLiteral("study.corpus_limit"),
+          QStringLiteral("study.seed"),
+          QStringLiteral("tokenizer.vocab_size"),
+          QStringLiteral("model.preset"),
+          QStringLiteral("model.hidden_size"),
+          QStringLiteral("model.layers"),
+          QStringLiteral("model.heads"),
+          QStringLiteral("model.intermediate_size"),
+          QStringLiteral("model.local_window"),
+          QStringLiteral("model.rope_theta"),
+          QStringLiteral("pretrain.max_length"),
+          QStringLiteral("pretrain.batch_size"),
+          QStringLiteral("pretrain.steps"),
+          QStringLiteral("pretrain.epochs"),
+          QStringLiteral("pretrain.learning_rate"),
+          QStringLiteral("finetune.poolings"),
+          QStringLiteral("finetune.query_max_length"),
+          QStringLiteral("finetune.passage_max_length"),
+          QStringLiteral("finetune.batch_size"),
+          QStringLiteral("finetune.negatives"),
+          QStringLiteral("finetune.steps"),
+          QStringLiteral("finetune.epochs"),
+          QStringLiteral("finetune.examples_per_document"),
+          QStringLiteral("finetune.learning_rate"),
+          QStringLiteral("finetune.temperature"),
+          QStringLiteral("eval.benchmarks"),
+          QStringLiteral("eval.lengths"),
+          QStringLiteral("eval.granularity"),
+          QStringLiteral("eval.queries"),
+          QStringLiteral("eval.documents"),
+          QStringLiteral("eval.attention_docs")};
+}
+
+// A value as one line of the form: lists comma-separated, strings without quotes.
+QString display_text(const QVariant& value) {
+  if (!value.isValid()) return {};
+  if (value.typeId() == QMetaType::QString) return value.toString();
+  if (value.typeId() == QMetaType::QVariantList) {
+    QStringList parts;
+    for (const QVariant& element : value.toList()) parts << display_text(element);
+    return parts.join(QStringLiteral(", "));
+  }
+  return StudyDocument::value_text(value);
+}
+
+QGroupBox* group(const QString& title) {
+  auto* box = new QGroupBox(title);
+  auto* grid = new QGridLayout(box);
+  grid->setColumnStretch(1, 1);
+  return box;
+}
+
+QGridLayout* grid_of(QGroupBox* box) {
+  return static_cast<QGridLayout*>(box->layout());
+}
+
+}  // namespace
+
+DesignerView::DesignerView(QWidget* parent) : StoreView(parent) {
+  launcher_ = new JobLauncher(this);
+  debounce_ = new QTimer(this);
+  debounce_->setSingleShot(true);
+  debounce_->setInterval(kDebounceMs);
+  connect(debounce_, &QTimer::timeout, this, &DesignerView::validate_now);
+
+  auto* open = new QPushButton(tr("Open…"));
+  auto* save_button = new QPushButton(tr("Save"));
+  auto* save_as_button = new QPushButton(tr("Save As…"));
+  save_button->setShortcut(QKeySequence::Save);
+  profile_ = new QComboBox;
+  profile_->setObjectName(QStringLiteral("profile"));
+  profile_->setToolTip(
+      tr("The form shows the values this profile reads; an edit of a key the "
+         "profile overrides ([profile.NAME.SECTION]) changes the override"));
+  profile_->addItems(kProfiles);
+  file_label_ = new QLabel;
+  file_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  auto* top = new QHBoxLayout;
+  top->addWidget(open);
+  top->addWidget(save_button);
+  top->addWidget(save_as_button);
+  top->addSpacing(16);
+  top->addWidget(new QLabel(tr("Profile:")));
+  top->addWidget(profile_);
+  auto* legend = new QLabel(tr("<b>bold</b>: the profile's own value · <i>italic</i>: swept"));
+  top->addWidget(legend);
+  top->addSpacing(16);
+  top->addWidget(file_label_, 1);
+
+  auto* scroll = new QScrollArea;
+  scroll->setWidgetResizable(true);
+  scroll->setWidget(build_form());
+
+  validation_ = new QLabel;
+  validation_->setObjectName(QStringLiteral("validation"));
+  validation_->setWordWrap(true);
+  validation_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  launch_message_ = new QLabel;
+  launch_message_->setObjectName(QStringLiteral("launch_message"));
+  launch_message_->setWordWrap(true);
+  launch_message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  launch_store_ = new QComboBox;
+  launch_store_->setObjectName(QStringLiteral("launch_store"));
+  launch_store_->setToolTip(
+      tr("A study reuses the steps it finds in its own store; another "
+         "store runs them again"));
+  auto* cluster = new QPushButton(tr("Cluster settings…"));
+  launch_local_ = new QPushButton(tr("Launch locally"));
+  launch_local_->setToolTip(
+      tr("lmk submit --executor local: a queue on this machine that "
+         "goes on when the workbench closes"));
+  launch_slurm_ = new QPushButton(tr("Submit to Slurm…"));
+  auto* bottom = new QHBoxLayout;
+  bottom->addWidget(new QLabel(tr("Results into:")));
+  bottom->addWidget(launch_store_, 1);
+  bottom->addWidget(cluster);
+  bottom->addWidget(launch_local_);
+  bottom->addWidget(launch_slurm_);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(top);
+  layout->addWidget(scroll, 1);
+  layout->addWidget(validation_);
+  layout->addLayout(bottom);
+  layout->addWidget(launch_message_);
+
+  connect(open, &QPushButton::clicked, this, [this] {
+    if (document_.modified() &&
+        QMessageBox::question(this, tr("Open a study"),
+                              tr("Discard the changes to %1?").arg(display_name())) !=
+            QMessageBox::Yes)
+      return;
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open a study config"),
+                                                      QFileInfo(document_.path()).absolutePath(),
+                                                      tr("Study configs (*.toml);;All files (*)"));
+    if (!path.isEmpty()) open_file(path);
+  });
+  connect(save_button, &QPushButton::clicked, this, [this] {
+    if (document_.path().isEmpty()) {
+      const QString path = QFileDialog::getSaveFileName(this, tr("Save the study"), QString(),
+                                                        tr("Study configs (*.toml)"));
+      if (!path.isEmpty()) save_as(path);
+    } else {
+      save();
+    }
+  });
+  connect(save_as_button, &QPushButton::clicked, this, [this] {
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Save the study as"), document_.path(), tr("Study configs (*.toml)"));
+    if (!path.isEmpty()) save_as(path);
+  });
+  connect(profile_, &QComboBox::currentTextChanged, this, [this](const QString& name) {
+    QSettings().setValue(QLatin1String(kProfileKey), name);
+    show_document();
+    validate_now();
+  });
+  connect(cluster, &QPushButton::clicked, this, &DesignerView::edit_cluster_settings);
+  connect(launch_local_, &QPushButton::clicked, this, [this] { launch(QStringLiteral("local")); });
+  connect(launch_slurm_, &QPushButton::clicked, this, [this] {
+    if (edit_cluster_settings()) launch(QStringLiteral("slurm"));
+  });
+  connect(
+      launcher_, &JobLauncher::submitted, this,
+      [this](const QString& db, const QString& dir, const QString& log) {
+        launch_local_->setEnabled(true);
+        launch_slurm_->setEnabled(true);
+        show_launch_message(
+            log.isEmpty()
+                ? tr("Submitted: the jobs of %1 are in %2").arg(dir, db)
+                : tr("Launched: the jobs of %1 are in %2 (queue output: %3)").arg(dir, db, log));
+        emit launched(db);
+      });
+  connect(launcher_, &JobLauncher::failed, this, [this](const QString& message) {
+    launch_local_->setEnabled(true);
+    launch_slurm_->setEnabled(true);
+    show_launch_message(tr("Not launched: %1").arg(message), true);
+  });
+  connect(launcher_, &JobLauncher::queue_ended, this,
+          [this](const QString& db, int code, const QString& line) {
+            if (code == 0)
+              show_launch_message(tr("The local queue finished every job (%1)").arg(db));
+            else
+              show_launch_message(tr("The local queue ended with exit status %1: %2 (the Jobs "
+                                     "tab shows which jobs and why)")
+                                      .arg(code)
+                                      .arg(line),
+                                  code != 1);
+          });
+
+  set_launch_store(QString());
+  QSettings settings;
+  const QString profile = settings.value(QLatin1String(kProfileKey)).toString();
+  if (kProfiles.contains(profile)) {
+    const QSignalBlocker block(profile_);
+    profile_->setCurrentText(profile);
+  }
+  // The last study, else the first study of the repository as a template (untitled).
+  const QString last = settings.value(QLatin1String(kFileKey)).toString();
+  if (!last.isEmpty() && QFileInfo::exists(last)) {
+    open_file(last);
+  } else {
+    QFile example(QStringLiteral(LMK_SOURCE_DIR "/experiments/pooling-vs-length.toml"));
+    QString error;
+    if (example.open(QIODevice::ReadOnly))
+      document_.load_text(QString::fromUtf8(example.readAll()), &error, example.fileName());
+    else
+      document_.set_value({QStringLiteral("study"), QStringLiteral("name")},
+                          QStringLiteral("my-study"));
+    show_document();
+    validate_now();
+  }
+}
+
+DesignerView::~DesignerView() {
+  if (validator_ != nullptr) {
+    validator_->disconnect(this);
+    validator_->kill();
+    validator_->waitForFinished(2000);
+  }
+}
+
+QWidget* DesignerView::build_form() {
+  QGroupBox* study = group(tr("Study"));
+  add_field(grid_of(study), 0, QStringLiteral("study"), QStringLiteral("name"), Kind::Text,
+            tr("Name"), QStringLiteral("study"));
+  add_field(grid_of(study), 1, QStringLiteral("study"), QStringLiteral("corpus"), Kind::Folder,
+            tr("Corpus"), tr("builtin (the man pages), or a folder of .txt files"));
+  add_field(grid_of(study), 2, QStringLiteral("study"), QStringLiteral("corpus_limit"),
+            Kind::Integer, tr("Documents (limit)"), tr("0: all"));
+  add_field(grid_of(study), 3, QStringLiteral("study"), QStringLiteral("seed"), Kind::Integer,
+            tr("Seed"), QStringLiteral("42"));
+  add_field(grid_of(study), 4, QStringLiteral("study"), QStringLiteral("dir"), Kind::Folder,
+            tr("Study folder"), tr("../build/studies/NAME-PROFILE from the config's folder"));
+  add_field(grid_of(study), 5, QStringLiteral("study"), QStringLiteral("db"), Kind::File,
+            tr("Results store"), tr("STUDY FOLDER/results.db"));
+
+  QGroupBox* tokenizer = group(tr("Tokenizer"));
+  add_field(grid_of(tokenizer), 0, QStringLiteral("tokenizer"), QStringLiteral("vocab_size"),
+            Kind::Integer, tr("Vocabulary size"), QStringLiteral("8000"));
+  auto* tokenizer_note = new QLabel(tr("A sentencepiece tokenizer trained on the corpus."));
+  tokenizer_note->setWordWrap(true);
+  grid_of(tokenizer)->addWidget(tokenizer_note, 1, 0, 1, 3);
+
+  QGroupBox* model = group(tr("Model"));
+  model_preset_ = new QRadioButton(tr("Preset"));
+  model_preset_->setChecked(true);
+  model_folder_ = new QRadioButton(tr("Shape of a Hugging Face model"));
+  auto* source = new QButtonGroup(model);
+  source->addButton(model_preset_);
+  source->addButton(model_folder_);
+  auto* choice = new QHBoxLayout;
+  choice->addWidget(model_preset_);
+  choice->addWidget(model_folder_);
+  choice->addStretch(1);
+  grid_of(model)->addLayout(choice, 0, 0, 1, 3);
+  add_field(grid_of(model), 1, QStringLiteral("model"), QStringLiteral("preset"), Kind::Choice,
+            tr("Preset"), QString());
+  model_folder_path_ = new QLineEdit;
+  model_folder_path_->setObjectName(QStringLiteral("model.folder"));
+  model_folder_path_->setReadOnly(true);
+  model_folder_path_->setPlaceholderText(tr("a folder with config.json"));
+  auto* browse_model = new QPushButton(tr("Browse…"));
+  auto* folder_label = new QLabel(tr("Folder"));
+  grid_of(model)->addWidget(folder_label, 2, 0);
+  grid_of(model)->addWidget(model_folder_path_, 2, 1);
+  grid_of(model)->addWidget(browse_model, 2, 2);
+  model_config_ = new QPlainTextEdit;
+  model_config_->setObjectName(QStringLiteral("model.config_json"));
+  model_config_->setReadOnly(true);
+  model_config_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  model_config_->setMaximumHeight(140);
+  model_config_->setToolTip(
+      tr("The folder's config.json (read only). The study trains a model "
+         "of this shape from scratch (lmk model init)."));
+  grid_of(model)->addWidget(model_config_, 3, 0, 1, 3);
+  const struct {
+    const char* key;
+    const char* label;
+  } shape[] = {{"hidden_size", "Hidden size"},
+               {"layers", "Layers"},
+               {"heads", "Attention heads"},
+               {"intermediate_size", "MLP size"},
+               {"local_window", "Local attention window"}};
+  int row = 4;
+  for (const auto& entry : shape)
+    add_field(grid_of(model), row++, QStringLiteral("model"), QString::fromLatin1(entry.key),
+              Kind::Integer, tr(entry.label), tr("the preset's"));
+  add_field(grid_of(model), row++, QStringLiteral("model"), QStringLiteral("rope_theta"),
+            Kind::Number, tr("RoPE θ"), tr("the preset's (160000)"));
+  auto show_source = [this, folder_label, browse_model] {
+    const bool folder = model_folder_->isChecked();
+    for (QWidget* w :
+         {static_cast<QWidget*>(folder_label), static_cast<QWidget*>(browse_model),
+          static_cast<QWidget*>(model_folder_path_), static_cast<QWidget*>(model_config_)})
+      w->setVisible(folder);
+  };
+  connect(model_folder_, &QRadioButton::toggled, this, show_source);
+  connect(browse_model, &QPushButton::clicked, this, &DesignerView::choose_model_folder);
+  show_source();
+
+  QGroupBox* pretrain = group(tr("Pretraining (MLM)"));
+  add_field(grid_of(pretrain), 0, QStringLiteral("pretrain"), QStringLiteral("max_length"),
+            Kind::Integer, tr("Training length (tokens)"), QStringLiteral("256"));
+  add_field(grid_of(pretrain), 1, QStringLiteral("pretrain"), QStringLiteral("batch_size"),
+            Kind::Integer, tr("Batch size"), QStringLiteral("16"));
+  add_field(grid_of(pretrain), 2, QStringLiteral("pretrain"), QStringLiteral("learning_rate"),
+            Kind::Number, tr("Learning rate"), QStringLiteral("0.001"));
+  add_field(grid_of(pretrain), 3, QStringLiteral("pretrain"), QStringLiteral("steps"),
+            Kind::Integer, tr("Steps"), tr("0: by epochs"));
+  add_field(grid_of(pretrain), 4, QStringLiteral("pretrain"), QStringLiteral("epochs"),
+            Kind::Integer, tr("Epochs"), QStringLiteral("1"));
+
+  QGroupBox* finetune = group(tr("Fine-tuning (contrastive)"));
+  add_field(grid_of(finetune), 0, QStringLiteral("finetune"), QStringLiteral("poolings"),
+            Kind::Poolings, tr("Poolings"), QString());
+  auto* granularity_note = new QLabel(
+      tr("g: landmark granularity at training (tokens between landmarks); at evaluation, "
+         "Evaluation → Granularity."));
+  granularity_note->setWordWrap(true);
+  grid_of(finetune)->addWidget(granularity_note, 1, 1, 1, 2);
+  const struct {
+    const char* key;
+    Kind kind;
+    const char* label;
+    const char* hint;
+  } tuning[] = {{"query_max_length", Kind::Integer, "Query length", "64"},
+                {"passage_max_length", Kind::Integer, "Passage length", "the training length"},
+                {"batch_size", Kind::Integer, "Batch size", "16"},
+                {"negatives", Kind::Integer, "Hard negatives", "1"},
+                {"learning_rate", Kind::Number, "Learning rate", "0.0001"},
+                {"temperature", Kind::Number, "Temperature", "0.05"},
+                {"steps", Kind::Integer, "Steps", "0: by epochs"},
+                {"epochs", Kind::Integer, "Epochs", "1"},
+                {"examples_per_document", Kind::Integer, "Pairs per document", "8"}};
+  row = 2;
+  for (const auto& entry : tuning)
+    add_field(grid_of(finetune), row++, QStringLiteral("finetune"), QString::fromLatin1(entry.key),
+              entry.kind, tr(entry.label), tr(entry.hint));
+
+  QGroupBox* eval = group(tr("Evaluation"));
+  add_field(grid_of(eval), 0, QStringLiteral("eval"), QStringLiteral("benchmarks"), Kind::Checklist,
+            tr("Benchmarks"), QString());
+  add_field(grid_of(eval), 1, QStringLiteral("eval"), QStringLiteral("lengths"), Kind::IntegerList,
+            tr("Document lengths"), tr("1×, 4×, 16× the training length"));
+  add_field(grid_of(eval), 2, QStringLiteral("eval"), QStringLiteral("granularity"), Kind::Integer,
+            tr("Granularity g"), QStringLiteral("32"));
+  add_field(grid_of(eval), 3, QStringLiteral("eval"), QStringLiteral("queries"), Kind::Integer,
+            tr("Queries"), QStringLiteral("50"));
+  add_field(grid_of(eval), 4, QStringLiteral("eval"), QStringLiteral("documents"), Kind::Integer,
+            tr("Documents"), QStringLiteral("50"));
+  add_field(grid_of(eval), 5, QStringLiteral("eval"), QStringLiteral("attention_docs"),
+            Kind::Integer, tr("Attention profile docs"), QStringLiteral("2"));
+
+  QGroupBox* sweep = group(tr("Sweep"));
+  sweep_ = new SweepEditor(sweepable_keys());
+  grid_of(sweep)->addWidget(sweep_, 0, 0, 1, 3);
+  connect(sweep_, &SweepEditor::edited, this, &DesignerView::apply_sweep);
+
+  // Each group's rows stay at its top when the column is taller.
+  for (QGroupBox* box : {study, tokenizer, model, pretrain, finetune, eval})
+    grid_of(box)->setRowStretch(grid_of(box)->rowCount(), 1);
+  auto* form = new QWidget;
+  auto* columns = new QGridLayout(form);
+  columns->addWidget(study, 0, 0);
+  columns->addWidget(tokenizer, 1, 0);
+  columns->addWidget(model, 2, 0);
+  columns->addWidget(pretrain, 0, 1);
+  columns->addWidget(finetune, 1, 1, 2, 1);
+  columns->addWidget(eval, 0, 2, 2, 1);
+  columns->addWidget(sweep, 2, 2);
+  columns->setRowStretch(3, 1);
+  for (int c = 0; c < 3; ++c) columns->setColumnStretch(c, 1);
+  return form;
+}
+
+void DesignerView::add_field(QGridLayout* form, int row, const QString& section, const QString& key,
+                             Kind kind, const QString& label, const QString& hint) {
+  Field field;
+  field.section = section;
+  field.key = key;
+  field.kind = kind;
+  field.label = new QLabel(label);
+  field.hint = hint;
+  const int index = static_cast<int>(fields_.size());
+  const QString name = section + QChar('.') + key;
+  QWidget* browse = nullptr;
+  switch (kind) {
+    case Kind::Poolings:
+      poolings_ = new PoolingsEditor;
+      field.editor = poolings_;
+      connect(poolings_, &PoolingsEditor::edited, this,
+              [this, index] { apply_field(fields_[index]); });
+      break;
+    case Kind::Checklist:
+      benchmarks_ = new ChecklistEditor(name, kBenchmarks);
+      field.editor = benchmarks_;
+      connect(benchmarks_, &ChecklistEditor::edited, this,
+              [this, index] { apply_field(fields_[index]); });
+      break;
+    case Kind::Choice: {
+      auto* combo = new QComboBox;
+      combo->addItems({QStringLiteral("tiny"), QStringLiteral("small"), QStringLiteral("base")});
+      combo->setToolTip(
+          tr("tiny, small, or base (ModernBERT-base's shape); the fields below "
+             "override its sizes"));
+      field.editor = combo;
+      connect(combo, &QComboBox::activated, this, [this, index] { apply_field(fields_[index]); });
+      break;
+    }
+    default: {
+      auto* line = new QLineEdit;
+      line->setPlaceholderText(hint);
+      field.editor = line;
+      connect(line, &QLineEdit::textEdited, this, [this, index] { apply_field(fields_[index]); });
+      if (kind == Kind::Folder || kind == Kind::File) {
+        auto* button = new QPushButton(tr("Browse…"));
+        browse = button;
+        connect(button, &QPushButton::clicked, this, [this, line, index, kind] {
+          const QString start =
+              line->text().isEmpty() ? QFileInfo(document_.path()).absolutePath() : line->text();
+          const QString path =
+              kind == Kind::Folder
+                  ? QFileDialog::getExistingDirectory(this, tr("Choose a folder"), start)
+                  : QFileDialog::getSaveFileName(this, tr("Results store"), start,
+                                                 tr("Results stores (*.db);;All files (*)"),
+                                                 nullptr, QFileDialog::DontConfirmOverwrite);
+          if (path.isEmpty()) return;
+          line->setText(path);
+          apply_field(fields_[index]);
+        });
+      }
+    }
+  }
+  field.editor->setObjectName(name);
+  field.label->setBuddy(field.editor);
+  form->addWidget(field.label, row, 0, kind == Kind::Poolings ? Qt::AlignTop : Qt::Alignment());
+  form->addWidget(field.editor, row, 1, 1, browse == nullptr ? 2 : 1);
+  if (browse != nullptr) form->addWidget(browse, row, 2);
+  field_of_key_.insert(name, index);
+  fields_ << field;
+}
+
+void DesignerView::set_store(const QString& db_path) {
+  db_path_ = db_path;
+  set_launch_store(launch_store_->currentData().toString().isEmpty() ? QString() : db_path);
+  QTimer::singleShot(0, this, [this] { emit loaded(); });
+}
+
+void DesignerView::set_launch_store(const QString& db_path) {
+  const QSignalBlocker block(launch_store_);
+  launch_store_->clear();
+  launch_store_->addItem(tr("the study's own store ([study] db, or its folder's results.db)"),
+                         QString());
+  if (!db_path_.isEmpty()) launch_store_->addItem(tr("the open store: %1").arg(db_path_), db_path_);
+  if (!db_path.isEmpty() && db_path != db_path_) launch_store_->addItem(db_path, db_path);
+  const int index = launch_store_->findData(db_path);
+  launch_store_->setCurrentIndex(index < 0 ? 0 : index);
+}
+
+bool DesignerView::open_file(const QString& path) {
+  QString error;
+  StudyDocument document;
+  if (!document.load(path, &error)) {
+    show_launch_message(tr("Cannot open the study: %1").arg(error), true);
+    return false;
+  }
+  document_ = document;
+  QSettings().setValue(QLatin1String(kFileKey), document_.path());
+  for (const QString& name : document_.profiles())
+    if (profile_->findText(name) < 0) profile_->addItem(name);
+  show_document();
+  show_launch_message(QString());
+  validate_now();
+  return true;
+}
+
+bool DesignerView::save() {
+  if (document_.path().isEmpty()) {
+    show_launch_message(tr("The study has no file yet: Save As…"), true);
+    return false;
+  }
+  return save_as(document_.path());
+}
+
+bool DesignerView::save_as(const QString& path) {
+  QString error;
+  if (!document_.save(path, &error)) {
+    show_launch_message(tr("Cannot save: %1").arg(error), true);
+    return false;
+  }
+  QSettings().setValue(QLatin1String(kFileKey), document_.path());
+  update_title();
+  emit status_message(tr("Saved %1").arg(document_.path()));
+  return true;
+}
+
+QString DesignerView::profile() const {
+  return profile_->currentText();
+}
+
+void DesignerView::set_profile(const QString& profile) {
+  if (profile_->findText(profile) < 0) profile_->addItem(profile);
+  profile_->setCurrentText(profile);
+}
+
+void DesignerView::show_document(bool with_sweep) {
+  showing_ = true;
+  const QList<StudyDocument::SweepAxis> axes = document_.sweep_axes();
+  QHash<QString, QString> swept;
+  for (const StudyDocument::SweepAxis& axis : axes)
+    for (int k = 0; k < axis.keys.size(); ++k) {
+      QStringList values;
+      for (const QVariant& v : axis.values.value(k)) values << display_text(v);
+      swept.insert(axis.keys[k], values.join(QStringLiteral(" | ")));
+    }
+  for (Field& field : fields_)
+    show_field(field, swept.value(field.section + QChar('.') + field.key));
+  if (with_sweep) sweep_->set_axes(axes);
+  showing_ = false;
+  mark(QString(), QString());
+  update_title();
+}
+
+void DesignerView::show_field(Field& field, const QString& swept) {
+  const QString name = profile();
+  const QVariant value = document_.effective_value(name, field.section, field.key);
+  const bool overridden = document_.overridden(name, field.section, field.key);
+  field.in_profile = overridden;
+  QFont font = field.label->font();
+  font.setBold(overridden);
+  font.setItalic(!swept.isEmpty());
+  field.label->setFont(font);
+  QString tip = overridden ? tr("[profile.%1.%2] %3 — set by profile %1; an edit changes it there")
+                                 .arg(name, field.section, field.key)
+                           : tr("[%1] %2").arg(field.section, field.key);
+  if (!swept.isEmpty()) tip += tr("\nSwept: each cell of the grid sets it to one of %1").arg(swept);
+  field.label->setToolTip(tip);
+  if (auto* line = qobject_cast<QLineEdit*>(field.editor))
+    line->setPlaceholderText(swept.isEmpty() ? field.hint : tr("swept: %1").arg(swept));
+  switch (field.kind) {
+    case Kind::Poolings:
+      poolings_->set_value(value);
+      break;
+    case Kind::Checklist:
+      benchmarks_->set_value(value);
+      break;
+    case Kind::Choice: {
+      auto* combo = static_cast<QComboBox*>(field.editor);
+      const QString text = value.isValid() ? value.toString() : QStringLiteral("small");
+      if (combo->findText(text) < 0) combo->addItem(text);
+      combo->setCurrentText(text);
+      break;
+    }
+    default:
+      static_cast<QLineEdit*>(field.editor)->setText(display_text(value));
+  }
+}
+
+QVariant DesignerView::field_value(const Field& field) const {
+  switch (field.kind) {
+    case Kind::Poolings:
+      return poolings_->value();
+    case Kind::Checklist:
+      return benchmarks_->value();
+    case Kind::Choice:
+      return static_cast<QComboBox*>(field.editor)->currentText();
+    default:
+      break;
+  }
+  const QString text = static_cast<QLineEdit*>(field.editor)->text().trimmed();
+  if (text.isEmpty()) return {};  // the key's default
+  // What does not parse stays text, so that lmk's check names the key.
+  auto integer = [](const QString& t) -> QVariant {
+    bool ok = false;
+    const qlonglong v = t.toLongLong(&ok);
+    return ok ? QVariant(v) : QVariant(t);
+  };
+  switch (field.kind) {
+    case Kind::Integer:
+      return integer(text);
+    case Kind::Number: {
+      bool ok = false;
+      const double v = QLocale::c().toDouble(text, &ok);
+      return ok ? QVariant(v) : QVariant(text);
+    }
+    case Kind::IntegerList: {
+      QVariantList list;
+      for (const QString& part :
+           text.split(QRegularExpression(QStringLiteral("[,\\s]+")), Qt::SkipEmptyParts))
+        list << integer(part);
+      return list;
+    }
+    default:
+      return text;
+  }
+}
+
+QString DesignerView::field_text(const Field& field) const {
+  switch (field.kind) {
+    case Kind::Poolings:
+    case Kind::Checklist: {
+      QStringList parts;
+      for (const QVariant& v : field_value(field).toList()) parts << v.toString();
+      return parts.join(QStringLiteral("; "));
+    }
+    case Kind::Choice:
+      return static_cast<QComboBox*>(field.editor)->currentText();
+    default:
+      return static_cast<QLineEdit*>(field.editor)->text();
+  }
+}
+
+void DesignerView::apply_field(const Field& field) {
+  if (showing_) return;
+  const QStringList keys =
+      field.in_profile ? QStringList{QStringLiteral("profile"), profile(), field.section, field.key}
+                       : QStringList{field.section, field.key};
+  document_.set_value(keys, field_value(field));
+  edited();
+}
+
+void DesignerView::apply_sweep() {
+  if (showing_) return;
+  document_.set_sweep_axes(sweep_->axes());
+  edited();
+  // The fields show which keys are swept now (the table itself is left as the user edits it).
+  show_document(/*with_sweep=*/false);
+}
+
+void DesignerView::edited() {
+  update_title();
+  debounce_->start();
+}
+
+QMap<QString, QString> DesignerView::field_values() const {
+  QMap<QString, QString> values;
+  for (const Field& field : fields_)
+    values.insert(field.section + QChar('.') + field.key, field_text(field));
+  values.insert(QStringLiteral("sweep"), sweep_->text());
+  return values;
+}
+
+QString DesignerView::validation_text() const {
+  return validation_->text();
+}
+
+QString DesignerView::launch_text() const {
+  return launch_message_->text();
+}
+
+void DesignerView::validate_now() {
+  debounce_->stop();
+  if (validator_ != nullptr) {
+    validator_->disconnect(this);
+    validator_->kill();
+    validator_->waitForFinished(1000);
+    validator_->deleteLater();
+    validator_ = nullptr;
+  }
+  if (!scratch_.isValid()) {
+    show_validation(-1, tr("no temporary folder to check the study in"), QString());
+    return;
+  }
+  // A copy elsewhere must mean the same: its relative paths are made absolute first.
+  const QString base =
+      document_.path().isEmpty() ? QDir::currentPath() : QFileInfo(document_.path()).absolutePath();
+  StudyDocument copy = document_.with_absolute_paths(base);
+  const QString path = scratch_.filePath(QStringLiteral("study.toml"));
+  QString error;
+  if (!copy.save(path, &error)) {
+    show_validation(-1, error, QString());
+    return;
+  }
+  validation_->setText(tr("Checking …"));
+  validation_->setStyleSheet(QString());
+  auto* process = new QProcess(this);
+  validator_ = process;
+  connect(process, &QProcess::finished, this,
+          [this, process](int code, QProcess::ExitStatus status) {
+            if (process != validator_) return;
+            validator_ = nullptr;
+            process->deleteLater();
+            show_validation(status == QProcess::NormalExit ? code : -1,
+                            QString::fromUtf8(process->readAllStandardError()),
+                            QString::fromUtf8(process->readAllStandardOutput()));
+          });
+  connect(process, &QProcess::errorOccurred, this, [this, process](QProcess::ProcessError e) {
+    if (e != QProcess::FailedToStart || process != validator_) return;
+    validator_ = nullptr;
+    process->deleteLater();
+    show_validation(-1, tr("cannot run %1: %2").arg(process->program(), process->errorString()),
+                    QString());
+  });
+  process->start(lmk_program(), {QStringLiteral("submit"), path, QStringLiteral("--dry-run"),
+                                 QStringLiteral("--profile"), profile(), QStringLiteral("--db"),
+                                 scratch_.filePath(QStringLiteral("check.db"))});
+}
+
+void DesignerView::show_validation(int exit_code, const QString& err, const QString& out) {
+  const QString scratch_path = scratch_.filePath(QStringLiteral("study.toml"));
+  QString errors = err;
+  errors.replace(scratch_path, display_name());
+  if (exit_code == 0) {
+    const SubmitPlan plan = JobLauncher::parse_plan(out, err);
+    static const QRegularExpression cells(QStringLiteral("(\\d+) (?:cell|sweep cells),"));
+    const QRegularExpressionMatch match = cells.match(err);
+    validation_error_.clear();
+    validation_->setText(tr("✓ lmk accepts it: %1 steps, %2 (profile %3)")
+                             .arg(plan.steps)
+                             .arg(match.hasMatch() && match.captured(1) != QLatin1String("1")
+                                      ? tr("%1 sweep cells").arg(match.captured(1))
+                                      : tr("1 configuration"))
+                             .arg(profile()));
+    validation_->setStyleSheet(QStringLiteral("color: #26803a"));
+    mark(QString(), QString());
+    emit validated(true, QString());
+    return;
+  }
+  QString message = JobLauncher::error_text(errors + out);
+  if (message.isEmpty())
+    message = tr("lmk submit --dry-run failed (exit status %1)").arg(exit_code);
+  validation_error_ = message;
+  validation_->setText(QStringLiteral("✗ ") + message);
+  validation_->setStyleSheet(QStringLiteral("color: #c01c28"));
+  // "NAME: section.key: ...", "NAME: profile.P.section.key: ...", "NAME: sweep.\"s.k\" ...".
+  QString rest = message;
+  const QString prefix = display_name() + QStringLiteral(": ");
+  if (rest.startsWith(prefix)) rest = rest.mid(prefix.size());
+  static const QRegularExpression swept(
+      QStringLiteral("^sweep(?:\\.zip\\[\\d+\\])?\\.\"([^\"]+)\""));
+  static const QRegularExpression profiled(
+      QStringLiteral("^profile\\.[^.\\s]+\\.([a-z_]+\\.[a-z_]+)\\b"));
+  static const QRegularExpression plain(QStringLiteral("^([a-z_]+\\.[a-z_]+)\\b"));
+  QString key;
+  if (const auto m = swept.match(rest); m.hasMatch())
+    key = QStringLiteral("sweep:") + m.captured(1);
+  else if (const auto m2 = profiled.match(rest); m2.hasMatch())
+    key = m2.captured(1);
+  else if (const auto m3 = plain.match(rest); m3.hasMatch())
+    key = m3.captured(1);
+  mark(key, message);
+  emit validated(false, message);
+}
+
+void DesignerView::mark(const QString& key, const QString& why) {
+  marked_key_ = key;
+  for (const Field& field : fields_) {
+    const bool marked = key == field.section + QChar('.') + field.key;
+    field.editor->setStyleSheet(marked ? QString::fromLatin1(kMarkStyle) : QString());
+    field.editor->setToolTip(marked ? why : QString());
+  }
+  sweep_->mark_key(key.startsWith(QLatin1String("sweep:")) ? key.mid(6) : QString(), why);
+}
+
+void DesignerView::choose_model_folder() {
+  const QString folder = QFileDialog::getExistingDirectory(
+      this, tr("A Hugging Face model folder (config.json)"), model_folder_path_->text());
+  if (!folder.isEmpty()) use_model_folder(folder);
+}
+
+void DesignerView::use_model_folder(const QString& folder) {
+  model_folder_->setChecked(true);
+  model_folder_path_->setText(folder);
+  QFile file(QDir(folder).filePath(QStringLiteral("config.json")));
+  if (!file.open(QIODevice::ReadOnly)) {
+    model_config_->setPlainText(tr("%1: no config.json").arg(folder));
+    return;
+  }
+  const QByteArray bytes = file.readAll();
+  const QJsonObject config = QJsonDocument::fromJson(bytes).object();
+  model_config_->setPlainText(config.isEmpty() ? QString::fromUtf8(bytes)
+                                               : QString::fromUtf8(QJsonDocument(config).toJson()));
+  if (config.isEmpty()) return;
+  // The study's shape keys from the names Hugging Face configs use (ModernBERT, BERT, GTE).
+  const struct {
+    const char* key;
+    QStringList names;
+  } shape[] = {{"hidden_size", {QStringLiteral("hidden_size")}},
+               {"layers", {QStringLiteral("num_hidden_layers")}},
+               {"heads", {QStringLiteral("num_attention_heads")}},
+               {"intermediate_size", {QStringLiteral("intermediate_size")}},
+               {"local_window", {QStringLiteral("local_attention")}},
+               {"rope_theta", {QStringLiteral("global_rope_theta"), QStringLiteral("rope_theta")}}};
+  for (const auto& entry : shape) {
+    const int index = field_of_key_.value(QStringLiteral("model.") + QLatin1String(entry.key), -1);
+    if (index < 0) continue;
+    for (const QString& name : entry.names) {
+      if (!config.contains(name)) continue;
+      const double value = config.value(name).toDouble();
+      static_cast<QLineEdit*>(fields_[index].editor)
+          ->setText(fields_[index].kind == Kind::Number
+                        ? StudyDocument::value_text(value)
+                        : QString::number(static_cast<qlonglong>(value)));
+      apply_field(fields_[index]);
+      break;
+    }
+  }
+}
+
+bool DesignerView::edit_cluster_settings() {
+  ClusterSettingsDialog dialog(this);
+  QVariantMap current;
+  for (const QString& key : ClusterSettingsDialog::keys()) {
+    const QVariant value = document_.effective_value(profile(), QStringLiteral("slurm"), key);
+    if (value.isValid()) current.insert(key, value);
+  }
+  dialog.set_values(current.isEmpty() ? ClusterSettingsDialog::remembered() : current);
+  if (dialog.exec() != QDialog::Accepted) return false;
+  const QVariantMap values = dialog.values();
+  for (const QString& key : ClusterSettingsDialog::keys())
+    document_.set_effective_value(profile(), QStringLiteral("slurm"), key, values.value(key));
+  ClusterSettingsDialog::remember(values);
+  edited();
+  return true;
+}
+
+void DesignerView::launch(const QString& executor) {
+  if (launcher_->busy()) {
+    show_launch_message(tr("A launch is still being checked"));
+    return;
+  }
+  if (document_.path().isEmpty()) {
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save the study before launching"),
+                                                      QString(), tr("Study configs (*.toml)"));
+    if (path.isEmpty() || !save_as(path)) return;
+  } else if (document_.modified() && !save()) {
+    return;
+  }
+  SubmitRequest request;
+  request.config = document_.path();
+  request.executor = executor;
+  request.profile = profile();
+  request.db = launch_store_->currentData().toString();
+  launch_local_->setEnabled(false);
+  launch_slurm_->setEnabled(false);
+  show_launch_message(tr("Submitting %1 (profile %2, %3) …")
+                          .arg(display_name(), profile(),
+                               executor == QLatin1String("slurm") ? tr("Slurm") : tr("local")));
+  launcher_->submit(request);
+}
+
+void DesignerView::show_launch_message(const QString& text, bool error) {
+  launch_message_->setText(text);
+  launch_message_->setVisible(!text.isEmpty());
+  launch_message_->setStyleSheet(error ? QStringLiteral("color: #c01c28") : QString());
+  if (!text.isEmpty()) emit status_message(text);
+}
+
+void DesignerView::update_title() {
+  const QString where = document_.path().isEmpty() ? tr("(not saved yet)")
+                                                   : QDir::toNativeSeparators(document_.path());
+  file_label_->setText(QStringLiteral("<b>%1</b>%2 — %3")
+                           .arg(display_name().toHtmlEscaped(),
+                                document_.modified() ? QStringLiteral(" *") : QString(),
+                                where.toHtmlEscaped()));
+}
+
+QString DesignerView::display_name() const {
+  return document_.path().isEmpty() ? tr("untitled.toml") : QFileInfo(document_.path()).fileName();
+}
+
+}  // namespace lmk::widgets

@@ -1,0 +1,184 @@
+#include "widgets/main_window.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDir>
+#include <QEventLoop>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFileSystemWatcher>
+#include <QKeySequence>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QRegularExpression>
+#include <QSettings>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTimer>
+
+#include <stdexcept>
+
+#include "widgets/attention_view.h"
+#include "widgets/curves_view.h"
+#include "widgets/designer_view.h"
+#include "widgets/job_monitor_view.h"
+#include "widgets/length_view.h"
+#include "widgets/results_view.h"
+#include "widgets/store_connection.h"
+#include "widgets/store_view.h"
+
+namespace lmk::widgets {
+namespace {
+
+constexpr int kMaxRecent = 8;
+const char* const kRecentKey = "recent_stores";
+
+}  // namespace
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+  setWindowTitle(QStringLiteral("Landmark Workbench"));
+  tabs_ = new QTabWidget(this);
+  tabs_->setDocumentMode(true);
+  setCentralWidget(tabs_);
+
+  auto* designer = new DesignerView(this);
+  auto* monitor = new JobMonitorView(this);
+  views_ = {designer,
+            monitor,
+            new ResultsView(this),
+            new AttentionView(this),
+            new LengthView(this),
+            new CurvesView(this)};
+
+  for (StoreView* view : views_) {
+    tabs_->addTab(view, view->title());
+    connect(view, &StoreView::status_message, this,
+            [this](const QString& text) { statusBar()->showMessage(text, 10000); });
+  }
+
+  // A launched study records its jobs in its store: show that store, on the monitor.
+  connect(designer, &DesignerView::launched, this, [this, monitor](const QString& db_path) {
+    if (QFileInfo(db_path).absoluteFilePath() != db_path_) open_store(db_path);
+    tabs_->setCurrentWidget(monitor);
+  });
+
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  file->addAction(tr("&Open results store…"), QKeySequence::Open, this, &MainWindow::choose_store);
+  recent_menu_ = file->addMenu(tr("Open &recent"));
+  file->addAction(tr("&Refresh"), QKeySequence::Refresh, this, [this] {
+    for (StoreView* view : views_) view->refresh();
+  });
+  file->addAction(tr("&Export current view…"), QKeySequence(tr("Ctrl+E")), this,
+                  &MainWindow::export_current_view);
+  file->addSeparator();
+  file->addAction(tr("&Quit"), QKeySequence::Quit, qApp, &QApplication::closeAllWindows);
+  QMenu* view_menu = menuBar()->addMenu(tr("&View"));
+  for (int i = 0; i < static_cast<int>(views_.size()); ++i)
+    view_menu->addAction(views_[i]->title(), QKeySequence(QStringLiteral("Ctrl+%1").arg(i + 1)),
+                         this, [this, i] { tabs_->setCurrentIndex(i); });
+  update_recent_menu();
+
+  // A run writing into the store changes the database or its WAL file: refresh the visible view
+  // at most every 2 s (the job monitor also polls on its own).
+  watcher_ = new QFileSystemWatcher(this);
+  refresh_timer_ = new QTimer(this);
+  refresh_timer_->setSingleShot(true);
+  refresh_timer_->setInterval(2000);
+  connect(watcher_, &QFileSystemWatcher::fileChanged, refresh_timer_, qOverload<>(&QTimer::start));
+  connect(refresh_timer_, &QTimer::timeout, this, [this] {
+    if (auto* view = qobject_cast<StoreView*>(tabs_->currentWidget())) view->refresh();
+  });
+
+  QSettings settings;
+  restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+  tabs_->setCurrentIndex(settings.value(QStringLiteral("window/tab"), 0).toInt());
+  connect(tabs_, &QTabWidget::currentChanged, this,
+          [](int index) { QSettings().setValue(QStringLiteral("window/tab"), index); });
+  statusBar()->showMessage(tr("No results store open — File → Open, or design a study"));
+}
+
+void MainWindow::open_store(const QString& db_path) {
+  db_path_ = QFileInfo(db_path).absoluteFilePath();
+  try {
+    store_connection(db_path_);
+  } catch (const StoreError& e) {
+    statusBar()->showMessage(QString::fromUtf8(e.what()));
+    // Not modal: a bad file named on the command line must not stop screenshots or tests.
+    auto* box = new QMessageBox(QMessageBox::Warning, tr("Cannot open results store"),
+                                QString::fromUtf8(e.what()), QMessageBox::Ok, this);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
+    db_path_.clear();
+  }
+  for (StoreView* view : views_) view->set_store(db_path_);
+  if (!watcher_->files().isEmpty()) watcher_->removePaths(watcher_->files());
+  if (db_path_.isEmpty()) return;
+  watcher_->addPath(db_path_);
+  if (QFileInfo::exists(db_path_ + "-wal")) watcher_->addPath(db_path_ + "-wal");
+  setWindowTitle(QStringLiteral("%1 — Landmark Workbench").arg(QFileInfo(db_path_).fileName()));
+  statusBar()->showMessage(db_path_, 5000);
+
+  QSettings settings;
+  QStringList recent = settings.value(kRecentKey).toStringList();
+  recent.removeAll(db_path_);
+  recent.prepend(db_path_);
+  while (recent.size() > kMaxRecent) recent.removeLast();
+  settings.setValue(kRecentKey, recent);
+  update_recent_menu();
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  QSettings().setValue(QStringLiteral("window/geometry"), saveGeometry());
+  QMainWindow::closeEvent(event);
+}
+
+void MainWindow::choose_store() {
+  const QString path = QFileDialog::getOpenFileName(
+      this, tr("Open results store"), QFileInfo(db_path_).absolutePath(),
+      tr("Results stores (*.db *.sqlite);;All files (*)"));
+  if (!path.isEmpty()) open_store(path);
+}
+
+void MainWindow::update_recent_menu() {
+  recent_menu_->clear();
+  const QStringList recent = QSettings().value(kRecentKey).toStringList();
+  for (const QString& path : recent)
+    recent_menu_->addAction(path, this, [this, path] { open_store(path); });
+  recent_menu_->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::export_current_view() {
+  const QString path =
+      QFileDialog::getSaveFileName(this, tr("Export view"), QString(), tr("PNG image (*.png)"));
+  if (path.isEmpty()) return;
+  if (!tabs_->currentWidget()->grab().save(path))
+    QMessageBox::warning(this, tr("Export failed"), tr("Cannot write %1").arg(path));
+}
+
+QStringList MainWindow::save_screenshots(const QString& dir, int timeout_ms) {
+  if (!QDir().mkpath(dir)) throw std::runtime_error("cannot create " + dir.toStdString());
+  QStringList written;
+  for (int i = 0; i < static_cast<int>(views_.size()); ++i) {
+    StoreView* view = views_[i];
+    tabs_->setCurrentIndex(i);
+    QEventLoop wait;
+    QTimer timeout;
+    timeout.setSingleShot(true);
+    connect(view, &StoreView::loaded, &wait, &QEventLoop::quit);
+    connect(&timeout, &QTimer::timeout, &wait, &QEventLoop::quit);
+    timeout.start(timeout_ms);
+    view->refresh();
+    wait.exec();
+    QApplication::processEvents();
+    QString name = view->title().toLower();
+    name.replace(QRegularExpression(QStringLiteral("[^a-z0-9]+")), QStringLiteral("-"));
+    const QString path =
+        QDir(dir).filePath(QStringLiteral("%1-%2.png").arg(i + 1, 2, 10, QChar('0')).arg(name));
+    if (!grab().save(path)) throw std::runtime_error("cannot write " + path.toStdString());
+    written << path;
+  }
+  return written;
+}
+
+}  // namespace lmk::widgets

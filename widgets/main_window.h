@@ -1,0 +1,55 @@
+#pragma once
+
+// The workbench's window: one tab per view (designer, jobs, results, attention, lengths, curves),
+// File menu (open a store, recent stores, export the current view), settings in QSettings.
+
+#include <QMainWindow>
+#include <QString>
+#include <QStringList>
+#include <vector>
+
+class QMenu;
+class QTabWidget;
+class QFileSystemWatcher;
+class QTimer;
+
+namespace lmk::widgets {
+
+class StoreView;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  explicit MainWindow(QWidget* parent = nullptr);
+
+  // Shows the store at `db_path` in every view and remembers it among the recent files; an
+  // unreadable store leaves the views empty and says why in the status bar.
+  void open_store(const QString& db_path);
+  const QString& db_path() const { return db_path_; }
+
+  // The views, in tab order.
+  const std::vector<StoreView*>& views() const { return views_; }
+  QTabWidget* tabs() const { return tabs_; }
+
+  // Renders every view to DIR/NN-title.png once its data is loaded (lmk-workbench --screenshot);
+  // returns the files written. Throws std::runtime_error when a file cannot be written.
+  QStringList save_screenshots(const QString& dir, int timeout_ms = 60000);
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
+
+ private:
+  void choose_store();
+  void update_recent_menu();
+  void export_current_view();
+
+  QString db_path_;
+  QTabWidget* tabs_ = nullptr;
+  QMenu* recent_menu_ = nullptr;
+  std::vector<StoreView*> views_;
+  // The store file grows while runs write: views refresh when it changes (WAL included).
+  QFileSystemWatcher* watcher_ = nullptr;
+  QTimer* refresh_timer_ = nullptr;
+};
+
+}  // namespace lmk::widgets

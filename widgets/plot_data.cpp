@@ -1,0 +1,297 @@
+#include "widgets/plot_data.h"
+
+#include <QRegularExpression>
+#include <QSqlQuery>
+#include <QVariant>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "widgets/store_connection.h"
+
+namespace lmk::widgets {
+namespace {
+
+double number_or_nan(const QVariant& value) {
+  return value.isNull() ? std::numeric_limits<double>::quiet_NaN() : value.toDouble();
+}
+
+// Length groups in length order: the named ones ("all") first, then the numeric ones ascending.
+bool length_group_before(const QString& a, const QString& b) {
+  bool a_numeric = false;
+  bool b_numeric = false;
+  const qint64 a_length = a.toLongLong(&a_numeric);
+  const qint64 b_length = b.toLongLong(&b_numeric);
+  if (a_numeric != b_numeric) return !a_numeric;
+  if (a_numeric && a_length != b_length) return a_length < b_length;
+  return a < b;
+}
+
+// Points of one curve by x; of two runs at one x, the later run's value.
+struct CurveBuilder {
+  QString pooling;
+  std::map<double, std::pair<qint64, double>> by_x;  // x -> (run id, value)
+  void add(double x, const EvalPoint& point) {
+    auto [it, inserted] = by_x.try_emplace(x, point.run_id, point.value);
+    if (!inserted && point.run_id > it->second.first) it->second = {point.run_id, point.value};
+  }
+};
+
+// Curves in the order their series first appear (run order: the study's order of poolings).
+class CurveSet {
+ public:
+  CurveBuilder& series(const EvalPoint& point) {
+    const QString name = series_name(point);
+    auto it = builders_.find(name);
+    if (it == builders_.end()) {
+      order_.push_back(name);
+      it = builders_.emplace(name, CurveBuilder{point.pooling, {}}).first;
+    }
+    return it->second;
+  }
+  QVector<Curve> curves() const {
+    QVector<Curve> out;
+    for (const QString& name : order_) {
+      const CurveBuilder& builder = builders_.at(name);
+      Curve curve{name, builder.pooling, {}};
+      for (const auto& [x, run_value] : builder.by_x) curve.points.append({x, run_value.second});
+      out.append(curve);
+    }
+    return out;
+  }
+
+ private:
+  QStringList order_;
+  std::map<QString, CurveBuilder> builders_;
+};
+
+// "10-20%" -> 15; NaN when the range is not two numbers.
+double position_middle(const QString& range) {
+  static const QRegularExpression pattern(
+      QStringLiteral(R"(^\s*([0-9]+(?:\.[0-9]+)?)\s*-\s*([0-9]+(?:\.[0-9]+)?)\s*%?\s*$)"));
+  const QRegularExpressionMatch match = pattern.match(range);
+  if (!match.hasMatch()) return std::numeric_limits<double>::quiet_NaN();
+  return (match.captured(1).toDouble() + match.captured(2).toDouble()) / 2.0;
+}
+
+// The evaluation length a position result belongs to, or -1 for a result of another kind.
+qint64 position_length(const EvalPoint& point) {
+  static const QString prefix = QStringLiteral("position@");
+  if (point.group_kind == QLatin1String("position")) return point.max_length;
+  if (point.group_kind.startsWith(prefix)) {
+    bool ok = false;
+    const qint64 length = point.group_kind.mid(prefix.size()).toLongLong(&ok);
+    return ok ? length : -1;
+  }
+  return -1;
+}
+
+}  // namespace
+
+QString AttentionRow::label() const {
+  if (length_group == QLatin1String("all")) return run_name;
+  return run_name + QLatin1Char('@') + length_group;
+}
+
+QVector<AttentionChoice> read_attention_choices(const QSqlDatabase& db) {
+  QVector<AttentionChoice> choices;
+  if (!has_table(db, QStringLiteral("attention_profiles"))) return choices;
+  QSqlQuery query = run_query(db, QStringLiteral("SELECT dataset, layer, head, length_group "
+                                                 "FROM attention_profiles "
+                                                 "GROUP BY dataset, layer, head, length_group "
+                                                 "ORDER BY dataset, layer, head"));
+  while (query.next()) {
+    const QString dataset = query.value(0).toString();
+    const int layer = query.value(1).toInt();
+    const int head = query.value(2).toInt();
+    if (choices.isEmpty() || choices.back().dataset != dataset || choices.back().layer != layer ||
+        choices.back().head != head)
+      choices.append({dataset, layer, head, {}});
+    choices.back().length_groups.append(query.value(3).toString());
+  }
+  for (AttentionChoice& choice : choices)
+    std::sort(choice.length_groups.begin(), choice.length_groups.end(), length_group_before);
+  return choices;
+}
+
+QVector<AttentionRow> read_attention_rows(const QSqlDatabase& db, const QString& dataset, int layer,
+                                          int head) {
+  QVector<AttentionRow> rows;
+  if (!has_table(db, QStringLiteral("attention_profiles"))) return rows;
+  QSqlQuery query = run_query(
+      db,
+      QStringLiteral(
+          "SELECT a.run_id, r.name, COALESCE(pooling.value, train_pooling.value, 'unknown'), "
+          "       COALESCE(CAST(max_length.value AS INTEGER), 0), a.length_group, "
+          "       a.bin_start, a.bin_end, a.weight "
+          "FROM attention_profiles a JOIN runs r ON r.id = a.run_id "
+          "LEFT JOIN params pooling ON pooling.run_id = a.run_id AND pooling.key = 'pooling' "
+          "LEFT JOIN params train_pooling "
+          "  ON train_pooling.run_id = a.run_id AND train_pooling.key = 'train.pooling' "
+          "LEFT JOIN params max_length "
+          "  ON max_length.run_id = a.run_id AND max_length.key = 'max_length' "
+          "WHERE a.dataset = ? AND a.layer = ? AND a.head = ? "
+          "ORDER BY a.run_id, a.length_group, a.bin"),
+      {dataset, layer, head});
+  while (query.next()) {
+    const qint64 run_id = query.value(0).toLongLong();
+    const QString length_group = query.value(4).toString();
+    if (rows.isEmpty() || rows.back().run_id != run_id ||
+        rows.back().length_group != length_group) {
+      AttentionRow row;
+      row.run_id = run_id;
+      row.run_name = query.value(1).toString();
+      row.pooling = query.value(2).toString();
+      row.length_group = length_group;
+      bool numeric = false;
+      const qint64 group_length = length_group.toLongLong(&numeric);
+      row.eval_length = numeric ? group_length : query.value(3).toLongLong();
+      rows.append(row);
+    }
+    rows.back().bins.append(
+        {query.value(5).toDouble(), query.value(6).toDouble(), number_or_nan(query.value(7))});
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const AttentionRow& a, const AttentionRow& b) {
+    if (a.pooling != b.pooling) return a.pooling < b.pooling;
+    if (a.eval_length != b.eval_length) return a.eval_length < b.eval_length;
+    if (a.run_name != b.run_name) return a.run_name < b.run_name;
+    return length_group_before(a.length_group, b.length_group);
+  });
+  return rows;
+}
+
+LengthData read_length_data(const QSqlDatabase& db) {
+  LengthData data;
+  if (has_table(db, QStringLiteral("length_histograms"))) {
+    QSqlQuery query = run_query(db, QStringLiteral("SELECT dataset, tokenizer, lo, hi, count "
+                                                   "FROM length_histograms "
+                                                   "ORDER BY dataset, tokenizer, bin_index"));
+    while (query.next()) {
+      const QString dataset = query.value(0).toString();
+      const QString tokenizer = query.value(1).toString();
+      if (data.histograms.isEmpty() || data.histograms.back().dataset != dataset ||
+          data.histograms.back().tokenizer != tokenizer)
+        data.histograms.append({dataset, tokenizer, {}, {}});
+      data.histograms.back().bins.append(
+          {query.value(2).toLongLong(), query.value(3).toLongLong(), query.value(4).toLongLong()});
+    }
+  }
+  if (has_table(db, QStringLiteral("length_percentiles"))) {
+    QSqlQuery query = run_query(db, QStringLiteral("SELECT dataset, tokenizer, percentile, value "
+                                                   "FROM length_percentiles "
+                                                   "ORDER BY dataset, tokenizer, percentile"));
+    while (query.next()) {
+      for (LengthHistogram& histogram : data.histograms) {
+        if (histogram.dataset == query.value(0).toString() &&
+            histogram.tokenizer == query.value(1).toString())
+          histogram.percentiles.append(
+              qMakePair(query.value(2).toDouble(), query.value(3).toDouble()));
+      }
+    }
+  }
+  QSqlQuery query = run_query(
+      db, QStringLiteral("SELECT CAST(p.value AS INTEGER) AS tokens, r.name "
+                         "FROM params p JOIN runs r ON r.id = p.run_id "
+                         "WHERE ((r.kind = 'train' AND p.key = 'train.passage_max_length') "
+                         "    OR (r.kind = 'pretrain' AND p.key = 'train.max_length')) "
+                         "  AND tokens > 0 "
+                         "ORDER BY tokens, r.id"));
+  while (query.next()) {
+    const qint64 tokens = query.value(0).toLongLong();
+    if (data.training_lengths.isEmpty() || data.training_lengths.back().tokens != tokens)
+      data.training_lengths.append(TrainingLength{tokens, {}});
+    data.training_lengths.back().runs.append(query.value(1).toString());
+  }
+  return data;
+}
+
+QVector<EvalSource> read_eval_sources(const QSqlDatabase& db) {
+  QVector<EvalSource> sources;
+  if (!has_table(db, QStringLiteral("eval_results"))) return sources;
+  QSqlQuery query = run_query(db, QStringLiteral("SELECT dataset, split, metric FROM eval_results "
+                                                 "GROUP BY dataset, split, metric "
+                                                 "ORDER BY dataset, split, metric"));
+  while (query.next()) {
+    const QString dataset = query.value(0).toString();
+    const QString split = query.value(1).toString();
+    if (sources.isEmpty() || sources.back().dataset != dataset || sources.back().split != split)
+      sources.append({dataset, split, {}});
+    sources.back().metrics.append(query.value(2).toString());
+  }
+  return sources;
+}
+
+QVector<EvalPoint> read_eval_points(const QSqlDatabase& db, const QString& dataset,
+                                    const QString& split, const QString& metric) {
+  QVector<EvalPoint> points;
+  if (!has_table(db, QStringLiteral("eval_results"))) return points;
+  QSqlQuery query =
+      run_query(db,
+                QStringLiteral("SELECT e.run_id, r.name, COALESCE(pooling.value, 'unknown'), "
+                               "       COALESCE(CAST(max_length.value AS INTEGER), 0), "
+                               "       e.group_kind, e.group_value, e.value "
+                               "FROM eval_results e JOIN runs r ON r.id = e.run_id "
+                               "LEFT JOIN params pooling ON pooling.run_id = e.run_id "
+                               "  AND pooling.key = 'pooling' "
+                               "LEFT JOIN params max_length ON max_length.run_id = e.run_id "
+                               "  AND max_length.key = 'max_length' "
+                               "WHERE e.dataset = ? AND e.split = ? AND e.metric = ? "
+                               "  AND (e.group_kind IN ('all', 'length', 'position') "
+                               "       OR e.group_kind LIKE 'position@%') "
+                               "ORDER BY e.run_id"),
+                {dataset, split, metric});
+  while (query.next()) {
+    points.append({query.value(0).toLongLong(), query.value(1).toString(),
+                   query.value(2).toString(), query.value(3).toLongLong(),
+                   query.value(4).toString(), query.value(5).toString(),
+                   number_or_nan(query.value(6))});
+  }
+  return points;
+}
+
+QString series_name(const EvalPoint& point) {
+  const int slash = point.run_name.lastIndexOf(QLatin1Char('/'));
+  return slash > 0 ? point.run_name.left(slash) : point.pooling;
+}
+
+QVector<Curve> length_curves(const QVector<EvalPoint>& points) {
+  const bool per_length_groups = std::any_of(points.begin(), points.end(), [](const EvalPoint& p) {
+    return p.group_kind == QLatin1String("length");
+  });
+  CurveSet curves;
+  for (const EvalPoint& point : points) {
+    if (per_length_groups) {
+      if (point.group_kind != QLatin1String("length")) continue;
+      bool ok = false;
+      const qint64 length = point.group_value.toLongLong(&ok);
+      if (ok && length > 0) curves.series(point).add(static_cast<double>(length), point);
+    } else if (point.group_kind == QLatin1String("all") && point.max_length > 0) {
+      curves.series(point).add(static_cast<double>(point.max_length), point);
+    }
+  }
+  return curves.curves();
+}
+
+QVector<qint64> position_lengths(const QVector<EvalPoint>& points) {
+  QVector<qint64> lengths;
+  for (const EvalPoint& point : points) {
+    const qint64 length = position_length(point);
+    if (length >= 0 && !lengths.contains(length)) lengths.append(length);
+  }
+  std::sort(lengths.begin(), lengths.end());
+  return lengths;
+}
+
+QVector<Curve> position_curves(const QVector<EvalPoint>& points, qint64 length) {
+  CurveSet curves;
+  for (const EvalPoint& point : points) {
+    if (position_length(point) != length) continue;
+    const double middle = position_middle(point.group_value);
+    if (!std::isnan(middle)) curves.series(point).add(middle, point);
+  }
+  return curves.curves();
+}
+
+}  // namespace lmk::widgets

@@ -1,0 +1,140 @@
+#pragma once
+
+// What the plot views draw, read from the results store (core/store/schema.cpp): attention
+// profiles (Figure 1), document-length histograms (Figure 2) and evaluation results by length and
+// evidence position (the extrapolation curves). Every SQL statement of the plots is here; the
+// functions run on a worker thread with its connection (load_in_background).
+
+#include <QPointF>
+#include <QSqlDatabase>
+#include <QString>
+#include <QStringList>
+#include <QVector>
+
+namespace lmk::widgets {
+
+// ---- Attention-position profiles (attention_profiles) ------------------------------------------
+
+// One stored bin: positions [start, end) (relative to the document, 0..1, as lmk eval stores
+// them) and the share of the pooling token's attention they received (NaN when not stored).
+struct AttentionBin {
+  double start = 0;
+  double end = 0;
+  double weight = 0;
+};
+
+// One profile, one heatmap row: a run's attention on one length group of a dataset.
+struct AttentionRow {
+  qint64 run_id = 0;
+  QString run_name;
+  QString pooling;         // the run's `pooling` parameter, else `train.pooling`, else "unknown"
+  QString length_group;    // "all" (the whole split) or the length part, e.g. "1024"
+  qint64 eval_length = 0;  // the numeric length group, else the run's max_length, else 0
+  QVector<AttentionBin> bins;  // by bin index
+
+  // The row's name: the run's, with the length group unless it is "all" ("cls/passkey@1024").
+  QString label() const;
+};
+
+// A stored choice: a dataset with one layer / head aggregate (head -1: mean over heads).
+struct AttentionChoice {
+  QString dataset;
+  int layer = 0;
+  int head = -1;
+  QStringList length_groups;  // of this dataset, layer and head, sorted by length
+};
+
+// Every stored (dataset, layer, head), by dataset, then layer, head. Empty when the store has no
+// attention_profiles table (schema version 1).
+QVector<AttentionChoice> read_attention_choices(const QSqlDatabase& db);
+
+// The profiles of `dataset` at `layer` / `head`, every run and length group, ordered by pooling,
+// eval length, run name and length group.
+QVector<AttentionRow> read_attention_rows(const QSqlDatabase& db, const QString& dataset, int layer,
+                                          int head);
+
+// ---- Document-length distributions (length_histograms, length_percentiles) --------------------
+
+// One stored bin: documents with lo <= tokens < hi (the last bin's hi is INT64_MAX).
+struct LengthBin {
+  qint64 lo = 0;
+  qint64 hi = 0;
+  qint64 count = 0;
+};
+
+struct LengthHistogram {
+  QString dataset;
+  QString tokenizer;                           // the tokenizer file it was counted with
+  QVector<LengthBin> bins;                     // by bin index
+  QVector<QPair<double, double>> percentiles;  // (percentile, tokens), ascending
+};
+
+// A length the models were trained at, and the runs trained at it.
+struct TrainingLength {
+  qint64 tokens = 0;
+  QStringList runs;  // run names
+};
+
+struct LengthData {
+  QVector<LengthHistogram> histograms;       // by dataset, then tokenizer
+  QVector<TrainingLength> training_lengths;  // ascending
+};
+
+// The stored histograms and percentiles, and the training lengths: `train.passage_max_length` of
+// the fine-tuning runs (kind train) and `train.max_length` of the pretraining runs.
+LengthData read_length_data(const QSqlDatabase& db);
+
+// ---- Evaluation results by length and by evidence position (eval_results) --------------------
+
+// A dataset and split with evaluation results, and the metrics stored for it.
+struct EvalSource {
+  QString dataset;
+  QString split;
+  QStringList metrics;  // sorted
+};
+
+// Every evaluated (dataset, split); empty when the store has no eval_results table.
+QVector<EvalSource> read_eval_sources(const QSqlDatabase& db);
+
+// One stored result row of an evaluation run.
+struct EvalPoint {
+  qint64 run_id = 0;
+  QString run_name;
+  QString pooling;        // the run's `pooling` parameter, else "unknown"
+  qint64 max_length = 0;  // the run's `max_length` parameter (0: none or unlimited)
+  QString group_kind;     // all | length | position | position@LEN
+  QString group_value;    // the length, or the position range ("0-10%")
+  double value = 0;       // NaN when stored as NULL
+};
+
+// The results of `metric` on `dataset` / `split` that the curves use: whole split, per length
+// and per evidence position (at every length or at one).
+QVector<EvalPoint> read_eval_points(const QSqlDatabase& db, const QString& dataset,
+                                    const QString& split, const QString& metric);
+
+// One line of a curves plot.
+struct Curve {
+  QString name;  // series_name() of its runs
+  QString pooling;
+  QVector<QPointF> points;  // ascending x
+};
+
+// The configuration a run evaluates, which names its curve: the run's name without its last
+// part, the evaluation ("lmk-32/corpus@1024" -> "lmk-32", "granularity=16/lmk-32/passkey" ->
+// "granularity=16/lmk-32"); a name without '/' gives its pooling.
+QString series_name(const EvalPoint& point);
+
+// Metric vs evaluation length, one curve per series_name: from the per-length groups
+// (group_kind 'length', x = the length) when `points` has any, else from the whole-split results
+// of runs evaluated at a max_length (x = max_length). Of two runs at one x, the later one counts.
+QVector<Curve> length_curves(const QVector<EvalPoint>& points);
+
+// The evaluation lengths the evidence-position results are stored for: LEN of 'position@LEN',
+// the run's max_length for 'position' (0 when that is 0: all lengths together). Ascending.
+QVector<qint64> position_lengths(const QVector<EvalPoint>& points);
+
+// Metric vs evidence position (x = the middle of the position range in percent, "10-20%" -> 15)
+// at evaluation length `length` (see position_lengths), one curve per series_name.
+QVector<Curve> position_curves(const QVector<EvalPoint>& points, qint64 length);
+
+}  // namespace lmk::widgets

@@ -1,0 +1,47 @@
+#pragma once
+
+// Writing what the workbench shows to files: plots as PNG / PDF / SVG, tables as CSV, and a
+// selection of a table as tab-separated text for the clipboard. Every plot and table view uses
+// these, so the formats are the same everywhere.
+
+#include <QModelIndexList>
+#include <QString>
+
+class QAbstractItemModel;
+class QCustomPlot;
+class QWidget;
+
+namespace lmk::widgets {
+
+// Writes `plot` to `path` in the format its suffix names (.png, .pdf or .svg, any case), at
+// width × height pixels (0: the plot's current size). Throws std::runtime_error naming the path
+// for another suffix or when the file cannot be written.
+void export_plot(QCustomPlot* plot, const QString& path, int width = 0, int height = 0);
+
+// The file-dialog filters of export_plot's formats ("PNG image (*.png);;…").
+QString plot_file_filters();
+
+// Asks for a file name (starting with `suggested_name` in the last export folder) and exports
+// `plot` there; a failure is shown in a message box. Returns the path written, or empty.
+QString export_plot_with_dialog(QCustomPlot* plot, QWidget* parent, const QString& suggested_name);
+
+// One CSV field (RFC 4180): quoted when it holds a comma, a double quote, CR or LF, with its
+// double quotes doubled.
+QString csv_field(const QString& text);
+
+// The whole model as CSV (RFC 4180, CRLF line ends): a header row from headerData, then every
+// row's DisplayRole text. Fetches what a lazy model (QSqlQueryModel) has not fetched yet.
+QString table_as_csv(const QAbstractItemModel& model);
+
+// Writes table_as_csv(model) to `path` (UTF-8); throws std::runtime_error naming the path when
+// it cannot.
+void export_table_csv(const QAbstractItemModel& model, const QString& path);
+
+// The selected cells as tab-separated lines, for pasting into a spreadsheet: one line per
+// selected row and one column per selected column (model order), cells outside the selection
+// empty, tabs and line breaks inside cells replaced by spaces. With `with_header`, the first line
+// holds the selected columns' headers. Empty when nothing is selected.
+QString table_as_tsv(const QAbstractItemModel& model, const QModelIndexList& selection,
+                     bool with_header = true);
+
+}  // namespace lmk::widgets

@@ -1,0 +1,76 @@
+#include "widgets/plot_view.h"
+
+#include <qcustomplot.h>
+
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QStackedWidget>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <stdexcept>
+
+#include "widgets/plot_export.h"
+
+namespace lmk::widgets {
+
+PlotView::PlotView(QWidget* parent) : StoreView(parent) {
+  auto* layout = new QVBoxLayout(this);
+  controls_ = new QHBoxLayout;
+  layout->addLayout(controls_);
+  auto* export_button = new QPushButton(tr("Export…"), this);
+  export_button->setObjectName(QStringLiteral("export_button"));
+  export_button->setToolTip(tr("Save the plot as PNG, PDF or SVG"));
+  export_button_ = export_button;
+  controls_->addStretch(1);
+  controls_->addWidget(export_button);
+
+  pages_ = new QStackedWidget(this);
+  message_ = new QLabel(pages_);
+  message_->setObjectName(QStringLiteral("empty_state"));
+  message_->setAlignment(Qt::AlignCenter);
+  message_->setWordWrap(true);
+  message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  plot_ = new QCustomPlot(pages_);
+  pages_->addWidget(message_);
+  pages_->addWidget(plot_);
+  layout->addWidget(pages_, 1);
+
+  connect(export_button, &QPushButton::clicked, this, [this] {
+    const QString path = export_plot_with_dialog(plot_, this, export_name());
+    if (!path.isEmpty()) emit status_message(tr("Exported %1").arg(path));
+  });
+  show_message(tr("No results store open — File → Open a results database"));
+}
+
+void PlotView::export_to(const QString& path, int width, int height) {
+  if (!message().isEmpty())
+    throw std::runtime_error(
+        QStringLiteral("%1: no plot to export (%2)").arg(path, message()).toStdString());
+  export_plot(plot_, path, width, height);
+}
+
+QString PlotView::message() const {
+  return pages_->currentWidget() == message_ ? message_->text() : QString();
+}
+
+void PlotView::show_message(const QString& text) {
+  message_->setText(text);
+  pages_->setCurrentWidget(message_);
+  export_button_->setEnabled(false);
+}
+
+void PlotView::show_plot() {
+  pages_->setCurrentWidget(plot_);
+  export_button_->setEnabled(true);
+  plot_->replot();
+}
+
+void PlotView::finish_without_loading() {
+  const int generation = ++generation_;
+  QTimer::singleShot(0, this, [this, generation] {
+    if (generation == generation_) emit loaded();
+  });
+}
+
+}  // namespace lmk::widgets

@@ -1,0 +1,235 @@
+#pragma once
+
+// The results browser's data (widgets/results_view.h), and all of its SQL: the runs × benchmarks
+// table (a lazily fetched QSqlQueryModel whose filter and sort run in SQLite), the pivot in the
+// paper's layout (variant or pooling rows × benchmark columns, best per column marked), the
+// config diff of selected runs, and the MTEB-style JSON export of runs.
+
+#include <QAbstractTableModel>
+#include <QList>
+#include <QPair>
+#include <QSqlDatabase>
+#include <QSqlQueryModel>
+#include <QString>
+#include <QStringList>
+#include <QVariantList>
+#include <QVector>
+
+namespace lmk::widgets {
+
+// What the filter bar selects; the parts are AND-ed.
+//   text: whitespace-separated terms, each `key=value`, `key!=value` or `key<op>number` (op one of
+//   < <= > >=), or free text. Keys are run params (pooling, max_length, train.pooling, …; a `*` in
+//   the key matches any characters) or the run's own id / name / kind / status / experiment; a
+//   `*` in the value matches any characters; values with spaces go in double quotes. Free text
+//   matches the run's name or its experiment's, ignoring case. (The store has no tags: params are
+//   the attributes to filter by.)
+struct RunFilter {
+  QString text;
+  QString status;                // empty: any status
+  qlonglong experiment_id = -1;  // -1: any experiment
+};
+
+// A WHERE condition over `runs r JOIN experiments e` with its positional bindings. `error` names
+// a term that could not be read (the condition leaves it out).
+struct FilterClause {
+  QString sql;
+  QVariantList bindings;
+  QString error;
+};
+
+// The condition selecting the runs `filter` describes; always valid SQL ("1" for no filter).
+FilterClause run_filter_clause(const RunFilter& filter);
+
+// How many runs `filter` selects.
+qlonglong count_runs(const QSqlDatabase& db, const RunFilter& filter);
+
+// A benchmark column of the runs table: one eval_results dataset and split (group_kind 'all').
+struct Benchmark {
+  QString dataset;
+  QString split;
+  QString label;  // the dataset, with " (split)" when the store holds several splits
+};
+
+// What the results browser offers for a store: read once per load, off the GUI thread.
+struct StoreSummary {
+  qlonglong run_count = 0;
+  QList<QPair<qlonglong, QString>> experiments;  // id, name; by name
+  QStringList metrics;                           // every metric of eval_results, sorted
+  QList<Benchmark> benchmarks;                   // in the order their first run was written
+  QStringList param_keys;                        // every params key, sorted
+};
+
+// Reads the summary of the store behind `db` (stores without eval_results have no benchmarks).
+StoreSummary read_store_summary(const QSqlDatabase& db);
+
+// The runs table: one row per run (id, experiment, name, kind, status, the chosen params), then
+// one column per benchmark holding the chosen metric. Filtering and sorting are SQL (ORDER BY the
+// clicked column), so both stay right while rows are fetched lazily, 256 at a time.
+class RunsTableModel : public QSqlQueryModel {
+  Q_OBJECT
+ public:
+  enum class ColumnKind { Id, Text, Param, Metric };
+  // The first five columns, always present.
+  enum FixedColumn { IdColumn, ExperimentColumn, NameColumn, KindColumn, StatusColumn };
+
+  explicit RunsTableModel(QObject* parent = nullptr);
+
+  // The param columns and benchmark columns (showing `metric`); used by the next reload().
+  void set_columns(const QStringList& param_keys, const QList<Benchmark>& benchmarks,
+                   const QString& metric);
+  // The runs shown; used by the next reload(). Returns the filter's error text (empty: none).
+  QString set_filter(const RunFilter& filter);
+  // Queries the store at `db_path` with this thread's connection (the GUI thread's: the model
+  // fetches on it). Returns false, with last_error(), when the store cannot be read.
+  bool reload(const QString& db_path);
+  // Fetches every row that matches (exports, tests).
+  void fetch_all();
+
+  // Sorts in SQL and queries again (rows arrive lazily in the new order).
+  void sort(int column, Qt::SortOrder order) override;
+  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+  QVariant headerData(int section, Qt::Orientation orientation,
+                      int role = Qt::DisplayRole) const override;
+
+  // The run id of a fetched row.
+  qlonglong run_id(int row) const;
+  // The row of run `id` among the fetched rows, or -1.
+  int row_of(qlonglong id) const;
+  ColumnKind column_kind(int column) const;
+  // The column whose header is `label` (a benchmark label, a param key, "status", …), or -1.
+  int column_of(const QString& label) const;
+  const QString& metric() const { return metric_; }
+  const QString& last_error() const { return last_error_; }
+  int sort_column() const { return sort_column_; }
+  Qt::SortOrder sort_order() const { return sort_order_; }
+
+ signals:
+  // A reload failed (the store vanished, stayed locked past the busy timeout, …).
+  void query_failed(const QString& error);
+
+ private:
+  struct Column {
+    ColumnKind kind;
+    QString label;
+    QString sql;  // the select expression
+    QVariantList bindings;
+    QString tooltip;
+  };
+  void build_columns();
+
+  QString db_path_;
+  QStringList param_keys_;
+  QList<Benchmark> benchmarks_;
+  QString metric_;
+  RunFilter filter_;
+  QVector<Column> columns_;
+  int sort_column_ = IdColumn;
+  Qt::SortOrder sort_order_ = Qt::AscendingOrder;
+  QString last_error_;
+};
+
+// How the pivot groups eval runs into rows.
+enum class PivotRows {
+  Variant,             // the run name without its benchmark part: "lmk-32" of "lmk-32/corpus@512"
+  PoolingGranularity,  // params pooling and granularity: "lmk, granularity 32"
+  Pooling,             // param pooling
+};
+
+// The paper's table: rows × benchmark columns of one metric. A benchmark is a dataset, or
+// dataset@L when it was evaluated at several lengths: per-length groups of the results
+// (group_kind 'length', passkey and needle) or several max_length params of runs (corpus@L).
+// A cell holds the mean over its runs (after keeping only the newest run of each name).
+struct PivotTable {
+  QString row_header;
+  QStringList rows;
+  QStringList columns;
+  QVector<QVector<double>> values;    // [row][column]; NaN: no result
+  QVector<QVector<QString>> sources;  // [row][column]: the runs behind the value
+  QVector<QVector<bool>> best;        // [row][column]: the column's highest value
+};
+
+// The pivot of `metric` over the eval runs `filter` selects.
+PivotTable compute_pivot(const QSqlDatabase& db, const RunFilter& filter, const QString& metric,
+                         PivotRows rows);
+
+// Shows a PivotTable: column 0 the row labels, then one column per benchmark; the best value of
+// each column is bold and ends in " *" (as the study table of lmk study does).
+class PivotModel : public QAbstractTableModel {
+  Q_OBJECT
+ public:
+  using QAbstractTableModel::QAbstractTableModel;
+
+  // Shows `table`; returns false, leaving the model (and its view's state) alone, when it shows
+  // the same table already.
+  bool set_table(PivotTable table);
+  const PivotTable& table() const { return table_; }
+  // The value at row `row_label`, benchmark `column_label`; NaN when there is none.
+  double pivot_value(const QString& row_label, const QString& column_label) const;
+  // The row label holding the best value of `column_label` (the first on a tie), or empty.
+  QString best_row(const QString& column_label) const;
+
+  int rowCount(const QModelIndex& parent = QModelIndex()) const override;
+  int columnCount(const QModelIndex& parent = QModelIndex()) const override;
+  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+  QVariant headerData(int section, Qt::Orientation orientation,
+                      int role = Qt::DisplayRole) const override;
+
+ private:
+  PivotTable table_;
+};
+
+// The configuration of several runs side by side: runs.config (JSON, flattened to dotted keys,
+// list items as key[i]) merged with the params table.
+struct ConfigDiff {
+  QList<qlonglong> run_ids;
+  QStringList run_labels;       // "#id name"
+  QStringList keys;             // every key, sorted
+  QVector<QStringList> values;  // [key][run]; a null QString: the run lacks the key
+  QVector<bool> differs;        // [key]: not every run holds the same value
+};
+
+// The config diff of `run_ids` (in that order; ids not in the store are left out).
+ConfigDiff compute_config_diff(const QSqlDatabase& db, const QList<qlonglong>& run_ids);
+
+// Shows a ConfigDiff: column 0 the key, then one column per run; only the differing keys unless
+// show_all. Cells of differing keys have a highlighted background.
+class ConfigDiffModel : public QAbstractTableModel {
+  Q_OBJECT
+ public:
+  using QAbstractTableModel::QAbstractTableModel;
+
+  void set_diff(ConfigDiff diff);
+  void set_show_all(bool show_all);
+  const ConfigDiff& diff() const { return diff_; }
+  // The keys shown, in row order.
+  QStringList shown_keys() const;
+
+  int rowCount(const QModelIndex& parent = QModelIndex()) const override;
+  int columnCount(const QModelIndex& parent = QModelIndex()) const override;
+  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+  QVariant headerData(int section, Qt::Orientation orientation,
+                      int role = Qt::DisplayRole) const override;
+
+ private:
+  void update_rows();
+
+  ConfigDiff diff_;
+  bool show_all_ = false;
+  QVector<int> rows_;  // indices into diff_.keys
+};
+
+// Writes the results of `run_ids` as MTEB results files (the format mteb 1.x writes per task):
+// DIR/<id>_<run name>/<dataset>.json =
+//   {"mteb_dataset_name": dataset, "dataset_revision": null,
+//    "<split>": {"<metric>": value, …, "main_score": <main_metric>'s value, "evaluation_time": s},
+//    "lmk_run": {"id", "name", "experiment", "params"}}
+// from the run's group_kind 'all' results (per-length and per-position groups have no MTEB
+// counterpart and are left out; a NaN is null). The metric names are already MTEB's
+// (ndcg_at_10, map_at_10, mrr_at_10, recall_at_10, precision_at_10, …). Returns the files
+// written; throws StoreError when the store cannot be read, std::runtime_error when a file cannot
+// be written.
+QStringList export_mteb_results(const QSqlDatabase& db, const QList<qlonglong>& run_ids,
+                                const QString& dir, const QString& main_metric);
+
+}  // namespace lmk::widgets

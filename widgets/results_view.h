@@ -1,0 +1,127 @@
+#pragma once
+
+// The results browser (issue 7, view 3): a filter bar over three tabs — the runs × benchmarks
+// table (lazy, sorted and filtered in SQL), the pivot in the paper's layout (best per column
+// marked) and the config diff of the selected runs. Exports the tables as CSV and the selected
+// runs as MTEB results; Ctrl+C copies a table's selection as tab-separated text.
+
+#include <QList>
+#include <QString>
+#include <QStringList>
+
+#include <functional>
+
+#include "widgets/results_model.h"
+#include "widgets/store_view.h"
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QMenu;
+class QStackedWidget;
+class QTabWidget;
+class QTableView;
+class QTimer;
+
+namespace lmk::widgets {
+
+class ResultsView : public StoreView {
+  Q_OBJECT
+ public:
+  explicit ResultsView(QWidget* parent = nullptr);
+
+  QString title() const override;
+  void set_store(const QString& db_path) override;
+  // Reads the store again keeping the filter, sort, metric, selection and scroll position.
+  void refresh() override;
+
+  // Sets the filter bar's text and applies it at once (see RunFilter for the syntax).
+  void set_filter_text(const QString& text);
+  // Shows `metric` in the benchmark columns and the pivot, when the store has it.
+  void set_metric(const QString& metric);
+  void set_pivot_rows(PivotRows rows);
+  // Selects the runs with these ids (fetching rows until they are found); the diff follows.
+  void select_runs(const QList<qlonglong>& ids);
+  QList<qlonglong> selected_run_ids() const;
+
+  // The exports behind the Export menu, without its dialogs; they throw std::runtime_error.
+  void export_runs_csv(const QString& path);
+  void export_pivot_csv(const QString& path);
+  // Writes the selected runs' results as MTEB files under `dir`, off the GUI thread; emits
+  // mteb_exported when done.
+  void export_mteb(const QString& dir);
+
+  RunsTableModel* runs_model() const { return runs_model_; }
+  PivotModel* pivot_model() const { return pivot_model_; }
+  ConfigDiffModel* diff_model() const { return diff_model_; }
+  QTableView* runs_table() const { return runs_table_; }
+  QTabWidget* tabs() const { return tabs_; }
+  // The message shown instead of the tables (no store, no runs, an unreadable store); empty while
+  // the tables show.
+  QString empty_state() const;
+
+ protected:
+  // A half-fetched query keeps the store's WAL from being checkpointed while runs write: a hidden
+  // view finishes fetching.
+  void hideEvent(QHideEvent* event) override;
+
+ signals:
+  // The pivot of the current filter, metric and rows is shown.
+  void pivot_ready();
+  // The config diff of the current selection is shown.
+  void diff_ready();
+  void mteb_exported(const QStringList& files, const QString& error);
+
+ private:
+  void load(bool keep_state);
+  void apply_summary();
+  void apply_filter();
+  void reload_runs(bool keep_scroll);
+  void start_pivot();
+  void start_count();
+  void start_diff();
+  void select_rows(const QList<qlonglong>& ids, bool fetch);
+  void show_message(const QString& text);
+  void finish_loading();
+  void update_column_menu();
+  RunFilter current_filter() const;
+  QTableView* make_table(QAbstractItemModel* model);
+  // Asks for a CSV file name and calls write(path); says how it went.
+  void ask_export_csv(const QString& caption, const QString& suggested_name,
+                      const std::function<void(const QString&)>& write);
+  void ask_export_mteb();
+
+  StoreSummary summary_;
+  QStringList param_columns_;
+  bool loading_ = false;  // loaded() is due once the pivot of this load is shown
+  int load_generation_ = 0;
+  int pivot_generation_ = 0;
+  int diff_generation_ = 0;
+  int count_generation_ = 0;
+  QStringList shown_headers_;  // columns are sized to their contents when these change
+
+  QStackedWidget* stack_ = nullptr;
+  QLabel* message_ = nullptr;
+  QLineEdit* filter_edit_ = nullptr;
+  QComboBox* experiment_combo_ = nullptr;
+  QComboBox* status_combo_ = nullptr;
+  QComboBox* metric_combo_ = nullptr;
+  QMenu* column_menu_ = nullptr;
+  QLabel* count_label_ = nullptr;
+  QTabWidget* tabs_ = nullptr;
+  QTableView* runs_table_ = nullptr;
+  QTableView* pivot_table_ = nullptr;
+  QTableView* diff_table_ = nullptr;
+  QComboBox* pivot_rows_combo_ = nullptr;
+  QLabel* pivot_note_ = nullptr;
+  QCheckBox* all_keys_check_ = nullptr;
+  QLabel* diff_note_ = nullptr;
+  QTimer* filter_timer_ = nullptr;
+  QTimer* diff_timer_ = nullptr;
+  RunsTableModel* runs_model_ = nullptr;
+  PivotModel* pivot_model_ = nullptr;
+  ConfigDiffModel* diff_model_ = nullptr;
+};
+
+}  // namespace lmk::widgets

@@ -1,0 +1,67 @@
+#pragma once
+
+// The workbench's access to a results store (core/store/schema.h): one Qt SQL connection per
+// thread and database, read-mostly, safe beside a run that is still writing (WAL, busy timeout).
+// Views never open connections themselves; their models call these.
+
+#include <QFutureWatcher>
+#include <QObject>
+#include <QSqlDatabase>
+#include <QSqlQuery>
+#include <QString>
+#include <QVariantList>
+#include <QtConcurrent/QtConcurrent>
+
+#include <functional>
+#include <stdexcept>
+#include <utility>
+
+namespace lmk::widgets {
+
+// A store that cannot be opened or read; what() names the file and the reason.
+class StoreError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Returns this thread's connection to the results store at `path`, opening it on first use.
+// Throws StoreError when the file is missing, is not a results store, or is newer than this
+// program. A store one or more versions older is read as far as its tables go (has_table).
+QSqlDatabase store_connection(const QString& path);
+
+// Closes every connection of this thread (a worker thread calls it before it ends).
+void close_thread_connections();
+
+// Runs `sql` with positional `bindings`; throws StoreError naming the database and the error.
+QSqlQuery run_query(const QSqlDatabase& db, const QString& sql, const QVariantList& bindings = {});
+
+// Whether the store has `table` (stores written by an older lmk lack the newer tables).
+bool has_table(const QSqlDatabase& db, const QString& table);
+
+// The path of the lmk CLI the workbench starts jobs with: $LMK_BIN, else the lmk beside this
+// executable, else the one of this build tree, else "lmk" on PATH.
+QString lmk_program();
+
+// Runs `work(db)` on a worker thread with that thread's connection to `db_path`, then
+// `done(result, error)` on `receiver`'s thread; error is empty when work did not throw. Nothing is
+// delivered when receiver is gone by then.
+template <typename Result>
+void load_in_background(QObject* receiver, const QString& db_path,
+                        std::function<Result(const QSqlDatabase&)> work,
+                        std::function<void(Result, QString)> done) {
+  auto* watcher = new QFutureWatcher<std::pair<Result, QString>>(receiver);
+  QObject::connect(watcher, &QFutureWatcherBase::finished, receiver, [watcher, done] {
+    std::pair<Result, QString> out = watcher->result();
+    watcher->deleteLater();
+    done(std::move(out.first), out.second);
+  });
+  watcher->setFuture(QtConcurrent::run([db_path, work]() -> std::pair<Result, QString> {
+    try {
+      return {work(store_connection(db_path)), QString()};
+    } catch (const std::exception& e) {
+      return {Result{}, QString::fromUtf8(e.what())};
+    }
+  }));
+}
+
+}  // namespace lmk::widgets

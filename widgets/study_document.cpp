@@ -1,0 +1,651 @@
+#include "widgets/study_document.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QRegularExpression>
+#include <QSaveFile>
+#include <QSet>
+
+#include <toml++/toml.h>
+#include <algorithm>
+#include <charconv>
+#include <climits>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <sstream>
+
+namespace lmk::widgets {
+
+namespace {
+
+// Where an item (a key and its value, or a table header) stood in the file; line 0: added since,
+// written after the file's items in the order they were added.
+struct Place {
+  int line = 0;
+  int column = 0;
+  int end_line = 0;
+  quint64 added = 0;
+};
+
+// The identity of a key path across edits (an element of an array of tables is "#INDEX").
+QString path_key(const QStringList& keys) {
+  return keys.join(QChar(0x1f));
+}
+
+QString quote_string(const std::string& utf8) {
+  QString out = QStringLiteral("\"");
+  for (const QChar c : QString::fromStdString(utf8)) {
+    switch (c.unicode()) {
+      case '"':
+        out += QStringLiteral("\\\"");
+        break;
+      case '\\':
+        out += QStringLiteral("\\\\");
+        break;
+      case '\n':
+        out += QStringLiteral("\\n");
+        break;
+      case '\t':
+        out += QStringLiteral("\\t");
+        break;
+      case '\r':
+        out += QStringLiteral("\\r");
+        break;
+      default:
+        if (c.unicode() < 0x20 || c.unicode() == 0x7f)
+          out += QStringLiteral("\\u%1").arg(c.unicode(), 4, 16, QChar('0'));
+        else
+          out += c;
+    }
+  }
+  return out + QStringLiteral("\"");
+}
+
+QString key_text(const QString& key) {
+  static const QRegularExpression bare(QStringLiteral("^[A-Za-z0-9_-]+$"));
+  return bare.match(key).hasMatch() ? key : quote_string(key.toStdString());
+}
+
+// The shortest text that reads back as the same double, always a TOML float ("1.0", not "1").
+QString float_text(double v) {
+  if (std::isnan(v)) return QStringLiteral("nan");
+  if (std::isinf(v)) return v > 0 ? QStringLiteral("inf") : QStringLiteral("-inf");
+  char buffer[64];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, v);
+  QString text = QString::fromLatin1(buffer, static_cast<int>(result.ptr - buffer));
+  if (!text.contains(QChar('.')) && !text.contains(QChar('e'))) text += QStringLiteral(".0");
+  static const QRegularExpression padded_exponent(QStringLiteral("e([+-]?)0+(\\d)"));
+  return text.replace(padded_exponent, QStringLiteral("e\\1\\2"));
+}
+
+QString node_text(const toml::node& node);
+
+QString inline_table_text(const toml::table& table) {
+  QStringList parts;
+  for (auto&& [key, value] : table)
+    parts << key_text(QString::fromStdString(std::string(key.str()))) + QStringLiteral(" = ") +
+                 node_text(value);
+  return parts.isEmpty()
+             ? QStringLiteral("{}")
+             : QStringLiteral("{ ") + parts.join(QStringLiteral(", ")) + QStringLiteral(" }");
+}
+
+QString node_text(const toml::node& node) {
+  if (const auto* s = node.as_string()) return quote_string(s->get());
+  if (const auto* i = node.as_integer()) return QString::number(i->get());
+  if (const auto* f = node.as_floating_point()) return float_text(f->get());
+  if (const auto* b = node.as_boolean())
+    return b->get() ? QStringLiteral("true") : QStringLiteral("false");
+  if (const auto* a = node.as_array()) {
+    QStringList parts;
+    for (const toml::node& element : *a) parts << node_text(element);
+    return QStringLiteral("[") + parts.join(QStringLiteral(", ")) + QStringLiteral("]");
+  }
+  if (const auto* t = node.as_table()) return inline_table_text(*t);
+  std::ostringstream out;  // dates and times: toml++'s own form
+  out << toml::toml_formatter{node};
+  return QString::fromStdString(out.str());
+}
+
+QVariant variant_of(const toml::node& node) {
+  if (const auto* s = node.as_string()) return QString::fromStdString(s->get());
+  if (const auto* i = node.as_integer()) return QVariant::fromValue<qlonglong>(i->get());
+  if (const auto* f = node.as_floating_point()) return f->get();
+  if (const auto* b = node.as_boolean()) return b->get();
+  if (const auto* a = node.as_array()) {
+    QVariantList list;
+    for (const toml::node& element : *a) list << variant_of(element);
+    return list;
+  }
+  if (const auto* t = node.as_table()) {
+    QVariantMap map;
+    for (auto&& [key, value] : *t)
+      map.insert(QString::fromStdString(std::string(key.str())), variant_of(value));
+    return map;
+  }
+  return node_text(node);
+}
+
+void append_value(toml::array& array, const QVariant& value);
+
+// Puts `value` under `key` (replacing what was there).
+void put_value(toml::table& table, const std::string& key, const QVariant& value) {
+  switch (value.typeId()) {
+    case QMetaType::Bool:
+      table.insert_or_assign(key, value.toBool());
+      return;
+    case QMetaType::Int:
+    case QMetaType::UInt:
+    case QMetaType::Long:
+    case QMetaType::LongLong:
+    case QMetaType::ULong:
+    case QMetaType::ULongLong:
+      table.insert_or_assign(key, static_cast<int64_t>(value.toLongLong()));
+      return;
+    case QMetaType::Double:
+    case QMetaType::Float:
+      table.insert_or_assign(key, value.toDouble());
+      return;
+    case QMetaType::QVariantList:
+    case QMetaType::QStringList: {
+      toml::array array;
+      for (const QVariant& element : value.toList()) append_value(array, element);
+      table.insert_or_assign(key, std::move(array));
+      return;
+    }
+    case QMetaType::QVariantMap: {
+      toml::table child;
+      const QVariantMap map = value.toMap();
+      for (auto it = map.begin(); it != map.end(); ++it)
+        put_value(child, it.key().toStdString(), it.value());
+      table.insert_or_assign(key, std::move(child));
+      return;
+    }
+    default:
+      table.insert_or_assign(key, value.toString().toStdString());
+  }
+}
+
+void append_value(toml::array& array, const QVariant& value) {
+  toml::table holder;
+  put_value(holder, "v", value);
+  array.push_back(std::move(*holder.get("v")));
+}
+
+// A header line's comment: what follows its closing bracket(s), with the spaces before it.
+QString header_comment(const QString& line) {
+  bool quoted = false;
+  for (int i = 0; i < line.size(); ++i) {
+    const QChar c = line[i];
+    if (c == QChar('"')) quoted = !quoted;
+    if (quoted || c != QChar(']')) continue;
+    int rest = i + 1;
+    if (rest < line.size() && line[rest] == QChar(']')) ++rest;
+    const QString tail = line.mid(rest);
+    if (!tail.trimmed().startsWith(QChar('#'))) return {};
+    QString kept = tail;
+    while (!kept.isEmpty() && kept.back().isSpace()) kept.chop(1);
+    return kept;
+  }
+  return {};
+}
+
+// The header text of a table path as the file would spell it ("profile.micro.study").
+QString header_text(const QStringList& keys) {
+  QStringList parts;
+  for (const QString& key : keys) parts << key_text(key);
+  return parts.join(QChar('.'));
+}
+
+bool is_section(const toml::node& node) {
+  return (node.is_table() && !node.as_table()->is_inline()) || node.is_array_of_tables();
+}
+
+}  // namespace
+
+struct StudyDocument::Impl {
+  toml::table root;
+  QStringList lines;                  // the text the document was read from
+  QHash<QString, Place> places;       // by path_key
+  QHash<QString, QString> comments;   // a value's or header's comment on its line, by path_key
+  QHash<QString, QString> spellings;  // a value as the file wrote it ("1e-3"), by path_key
+  QHash<int, QStringList> leading;    // comment and blank lines above the item starting there
+  QStringList footer;                 // after the last item
+  quint64 next_added = 1;
+
+  void record_table(const toml::table& table, const QStringList& keys);
+  void record_comments();
+  Place place_of(const QStringList& keys) const { return places.value(path_key(keys)); }
+  void note_added(const QStringList& keys) {
+    const QString k = path_key(keys);
+    if (!places.contains(k)) places.insert(k, Place{0, 0, 0, next_added++});
+  }
+  // The entries of a table in file order, then the added ones.
+  std::vector<std::pair<QString, const toml::node*>> ordered(const toml::table& table,
+                                                             const QStringList& keys) const;
+};
+
+void StudyDocument::Impl::record_table(const toml::table& table, const QStringList& keys) {
+  for (auto&& [key, value] : table) {
+    QStringList child = keys;
+    child << QString::fromStdString(std::string(key.str()));
+    Place place;
+    place.line = static_cast<int>(key.source().begin.line);
+    place.column = static_cast<int>(key.source().begin.column);
+    place.end_line = is_section(value) ? place.line : static_cast<int>(value.source().end.line);
+    if (place.line > 0 && place.line <= lines.size()) {
+      const QString& text = lines[place.end_line - 1];
+      if (value.is_table() && !value.as_table()->is_inline()) {
+        const QString line = lines[place.line - 1].trimmed();
+        if (line.startsWith(QChar('[')) &&
+            QString(line).remove(QChar(' ')).startsWith(QChar('[') + header_text(child) + ']'))
+          comments.insert(path_key(child), header_comment(line));
+      } else if (!value.is_array_of_tables()) {
+        const int begin = static_cast<int>(value.source().begin.column) - 1;
+        const int end = static_cast<int>(value.source().end.column) - 1;
+        QString tail = text.mid(end);
+        while (!tail.isEmpty() && tail.back().isSpace()) tail.chop(1);
+        if (tail.trimmed().startsWith(QChar('#'))) comments.insert(path_key(child), tail);
+        if (value.source().begin.line == value.source().end.line)
+          spellings.insert(path_key(child), text.mid(begin, end - begin));
+      }
+    }
+    places.insert(path_key(child), place);
+    if (value.is_table() && !value.as_table()->is_inline()) {
+      record_table(*value.as_table(), child);
+    } else if (value.is_array_of_tables()) {
+      int index = 0;
+      for (const toml::node& element : *value.as_array()) {
+        QStringList element_keys = child;
+        element_keys << QStringLiteral("#%1").arg(index++);
+        Place element_place;
+        element_place.line = static_cast<int>(element.source().begin.line);
+        element_place.column = static_cast<int>(element.source().begin.column);
+        element_place.end_line = element_place.line;
+        places.insert(path_key(element_keys), element_place);
+        if (element_place.line > 0 && element_place.line <= lines.size())
+          comments.insert(path_key(element_keys), header_comment(lines[element_place.line - 1]));
+        record_table(*element.as_table(), element_keys);
+      }
+    }
+  }
+}
+
+// Lines between items are comments or blank: each run of them belongs to the item below it.
+void StudyDocument::Impl::record_comments() {
+  std::map<int, int> spans;  // first line -> last line of the items starting there
+  for (const Place& place : places)
+    if (place.line > 0) spans[place.line] = std::max(spans[place.line], place.end_line);
+  int previous_end = 0;
+  auto comment_lines = [&](int from, int to) {
+    QStringList out;
+    for (int line = from; line <= to && line <= lines.size(); ++line) {
+      const QString text = lines[line - 1];
+      if (text.trimmed().isEmpty() || text.trimmed().startsWith(QChar('#')))
+        out << (text.trimmed().isEmpty() ? QString() : text);
+    }
+    return out;
+  };
+  for (const auto& [line, end] : spans) {
+    if (line > previous_end + 1) leading.insert(line, comment_lines(previous_end + 1, line - 1));
+    previous_end = std::max(previous_end, end);
+  }
+  footer = comment_lines(previous_end + 1, static_cast<int>(lines.size()));
+  while (!footer.isEmpty() && footer.last().isEmpty()) footer.removeLast();
+}
+
+std::vector<std::pair<QString, const toml::node*>> StudyDocument::Impl::ordered(
+    const toml::table& table, const QStringList& keys) const {
+  std::vector<std::pair<QString, const toml::node*>> entries;
+  for (auto&& [key, value] : table)
+    entries.emplace_back(QString::fromStdString(std::string(key.str())), &value);
+  auto rank = [&](const QString& name) {
+    const Place place = place_of(QStringList(keys) << name);
+    return place.line > 0 ? std::make_tuple(0, place.line, quint64(place.column))
+                          : std::make_tuple(1, 0, place.added);
+  };
+  std::stable_sort(entries.begin(), entries.end(),
+                   [&](const auto& a, const auto& b) { return rank(a.first) < rank(b.first); });
+  return entries;
+}
+
+namespace {
+
+// Writes a document: items in order, each after the comment lines that stood above it.
+class Writer {
+ public:
+  Writer(const QHash<int, QStringList>& leading, const QHash<QString, QString>& comments)
+      : leading_(leading), comments_(comments) {}
+
+  QString out;
+
+  void comments_above(int line) {
+    if (line <= 0 || written_.contains(line)) return;
+    written_.insert(line);
+    for (const QString& text : leading_.value(line)) out += text + QChar('\n');
+  }
+  void blank_line_before_new_section() {
+    if (!out.isEmpty() && !out.endsWith(QStringLiteral("\n\n"))) out += QChar('\n');
+  }
+  QString comment(const QStringList& keys) const { return comments_.value(path_key(keys)); }
+
+ private:
+  const QHash<int, QStringList>& leading_;
+  const QHash<QString, QString>& comments_;
+  QSet<int> written_;
+};
+
+}  // namespace
+
+StudyDocument::StudyDocument() : impl_(std::make_unique<Impl>()) {}
+StudyDocument::StudyDocument(const StudyDocument& other)
+    : impl_(std::make_unique<Impl>(*other.impl_)), path_(other.path_), modified_(other.modified_) {}
+StudyDocument& StudyDocument::operator=(const StudyDocument& other) {
+  if (this != &other) {
+    impl_ = std::make_unique<Impl>(*other.impl_);
+    path_ = other.path_;
+    modified_ = other.modified_;
+  }
+  return *this;
+}
+StudyDocument::~StudyDocument() = default;
+
+bool StudyDocument::load(const QString& path, QString* error) {
+  QFile file(path);
+  if (!file.open(QIODevice::ReadOnly)) {
+    if (error) *error = QStringLiteral("%1: %2").arg(path, file.errorString());
+    return false;
+  }
+  if (!load_text(QString::fromUtf8(file.readAll()), error, path)) return false;
+  path_ = QFileInfo(path).absoluteFilePath();
+  return true;
+}
+
+bool StudyDocument::load_text(const QString& text, QString* error, const QString& source_name) {
+  auto impl = std::make_unique<Impl>();
+  const std::string utf8 = text.toStdString();
+  try {
+    impl->root = toml::parse(utf8, source_name.toStdString());
+  } catch (const toml::parse_error& e) {
+    if (error)
+      *error = QStringLiteral("%1:%2: %3")
+                   .arg(source_name.isEmpty() ? QStringLiteral("(text)") : source_name)
+                   .arg(e.source().begin.line)
+                   .arg(QString::fromStdString(std::string(e.description())));
+    return false;
+  }
+  impl->lines = text.split(QChar('\n'));
+  for (QString& line : impl->lines)
+    if (line.endsWith(QChar('\r'))) line.chop(1);
+  impl->record_table(impl->root, {});
+  impl->record_comments();
+  impl_ = std::move(impl);
+  path_.clear();
+  modified_ = false;
+  return true;
+}
+
+bool StudyDocument::save(const QString& path, QString* error) {
+  QSaveFile file(path);
+  if (!file.open(QIODevice::WriteOnly) || file.write(to_text().toUtf8()) < 0 || !file.commit()) {
+    if (error) *error = QStringLiteral("%1: %2").arg(path, file.errorString());
+    return false;
+  }
+  path_ = QFileInfo(path).absoluteFilePath();
+  modified_ = false;
+  return true;
+}
+
+QString StudyDocument::to_text() const {
+  Writer writer(impl_->leading, impl_->comments);
+  // A value keeps the file's spelling ("1e-3", a literal string) while it means the same.
+  auto spelled = [&](const QStringList& keys, const toml::node& node) {
+    const QString original = impl_->spellings.value(path_key(keys));
+    const QVariant now = variant_of(node);
+    if (!original.isEmpty()) {
+      const QVariant then = parse_value(original);
+      if (then.typeId() == now.typeId() && then == now) return original;
+    }
+    return node_text(node);
+  };
+  // A table's own values under its header, then its sub-tables.
+  std::function<void(const toml::table&, const QStringList&)> body;
+  auto section = [&](const toml::table& table, const QStringList& keys, bool array_element) {
+    const Place place = impl_->place_of(keys);
+    writer.comments_above(place.line);
+    bool has_values = table.empty();
+    for (auto&& [key, value] : table) has_values = has_values || !is_section(value);
+    if (has_values || array_element) {
+      if (place.line == 0) writer.blank_line_before_new_section();
+      const QString header = header_text(array_element ? keys.mid(0, keys.size() - 1) : keys);
+      writer.out +=
+          (array_element ? QStringLiteral("[[%1]]") : QStringLiteral("[%1]")).arg(header) +
+          writer.comment(keys) + QChar('\n');
+    }
+    body(table, keys);
+  };
+  body = [&](const toml::table& table, const QStringList& keys) {
+    const auto entries = impl_->ordered(table, keys);
+    for (const auto& [name, node] : entries) {
+      if (is_section(*node)) continue;
+      const QStringList child = QStringList(keys) << name;
+      writer.comments_above(impl_->place_of(child).line);
+      writer.out += key_text(name) + QStringLiteral(" = ") + spelled(child, *node) +
+                    writer.comment(child) + QChar('\n');
+    }
+    for (const auto& [name, node] : entries) {
+      const QStringList child = QStringList(keys) << name;
+      if (node->is_array_of_tables()) {
+        int index = 0;
+        for (const toml::node& element : *node->as_array())
+          section(*element.as_table(), QStringList(child) << QStringLiteral("#%1").arg(index++),
+                  true);
+      } else if (is_section(*node)) {
+        section(*node->as_table(), child, false);
+      }
+    }
+  };
+  body(impl_->root, {});
+  for (const QString& line : impl_->footer) writer.out += line + QChar('\n');
+  return writer.out;
+}
+
+namespace {
+
+const toml::node* find_node(const toml::table& root, const QStringList& keys) {
+  const toml::node* node = &root;
+  for (const QString& key : keys) {
+    const toml::table* table = node->as_table();
+    if (table == nullptr) return nullptr;
+    node = table->get(key.toStdString());
+    if (node == nullptr) return nullptr;
+  }
+  return node;
+}
+
+}  // namespace
+
+QVariant StudyDocument::value(const QStringList& keys) const {
+  const toml::node* node = find_node(impl_->root, keys);
+  return node == nullptr ? QVariant() : variant_of(*node);
+}
+
+void StudyDocument::set_value(const QStringList& keys, const QVariant& value) {
+  if (keys.isEmpty()) return;
+  if (!value.isValid()) {
+    if (find_node(impl_->root, keys) == nullptr) return;
+    // Drops the key, then the tables it leaves empty.
+    for (int depth = keys.size(); depth > 0; --depth) {
+      const QStringList parent = keys.mid(0, depth - 1);
+      toml::node* node = const_cast<toml::node*>(find_node(impl_->root, parent));
+      toml::table* table = node == nullptr ? nullptr : node->as_table();
+      if (table == nullptr) break;
+      const std::string key = keys[depth - 1].toStdString();
+      const toml::node* child = table->get(key);
+      if (depth < keys.size() && !(child && child->is_table() && child->as_table()->empty())) break;
+      table->erase(key);
+    }
+    modified_ = true;
+    return;
+  }
+  toml::table* table = &impl_->root;
+  for (int i = 0; i + 1 < keys.size(); ++i) {
+    const std::string key = keys[i].toStdString();
+    toml::node* child = table->get(key);
+    if (child == nullptr || !child->is_table()) {
+      table->insert_or_assign(key, toml::table{});
+      child = table->get(key);
+    }
+    impl_->note_added(keys.mid(0, i + 1));
+    table = child->as_table();
+  }
+  impl_->note_added(keys);
+  const QVariant old = this->value(keys);
+  put_value(*table, keys.last().toStdString(), value);
+  if (old != this->value(keys)) modified_ = true;
+}
+
+QStringList StudyDocument::keys(const QStringList& table) const {
+  const toml::node* node = find_node(impl_->root, table);
+  QStringList out;
+  if (node == nullptr || !node->is_table()) return out;
+  for (const auto& entry : impl_->ordered(*node->as_table(), table)) out << entry.first;
+  return out;
+}
+
+QVariantMap StudyDocument::to_variant() const {
+  return variant_of(impl_->root).toMap();
+}
+
+QVariant StudyDocument::effective_value(const QString& profile, const QString& section,
+                                        const QString& key) const {
+  if (overridden(profile, section, key))
+    return value({QStringLiteral("profile"), profile, section, key});
+  return value({section, key});
+}
+
+bool StudyDocument::overridden(const QString& profile, const QString& section,
+                               const QString& key) const {
+  return !profile.isEmpty() && contains({QStringLiteral("profile"), profile, section, key});
+}
+
+void StudyDocument::set_effective_value(const QString& profile, const QString& section,
+                                        const QString& key, const QVariant& value) {
+  if (overridden(profile, section, key))
+    set_value({QStringLiteral("profile"), profile, section, key}, value);
+  else
+    set_value({section, key}, value);
+}
+
+QStringList StudyDocument::profiles() const {
+  return keys({QStringLiteral("profile")});
+}
+
+QList<StudyDocument::SweepAxis> StudyDocument::sweep_axes() const {
+  QList<SweepAxis> axes;
+  const QStringList sweep = {QStringLiteral("sweep")};
+  const toml::node* node = find_node(impl_->root, sweep);
+  if (node == nullptr || !node->is_table()) return axes;
+  for (const auto& [name, value] : impl_->ordered(*node->as_table(), sweep)) {
+    if (name == QStringLiteral("zip") && value->is_array_of_tables()) {
+      int index = 0;
+      for (const toml::node& element : *value->as_array()) {
+        SweepAxis axis;
+        axis.zip = true;
+        const QStringList element_keys = {QStringLiteral("sweep"), QStringLiteral("zip"),
+                                          QStringLiteral("#%1").arg(index++)};
+        for (const auto& [key, values] : impl_->ordered(*element.as_table(), element_keys)) {
+          axis.keys << key;
+          const QVariant list = variant_of(*values);
+          axis.values << (list.typeId() == QMetaType::QVariantList ? list.toList()
+                                                                   : QVariantList{list});
+        }
+        axes << axis;
+      }
+      continue;
+    }
+    SweepAxis axis;
+    axis.keys << name;
+    const QVariant list = variant_of(*value);
+    axis.values << (list.typeId() == QMetaType::QVariantList ? list.toList() : QVariantList{list});
+    axes << axis;
+  }
+  return axes;
+}
+
+void StudyDocument::set_sweep_axes(const QList<SweepAxis>& axes) {
+  if (axes.isEmpty()) {
+    if (contains({QStringLiteral("sweep")})) {
+      impl_->root.erase("sweep");
+      modified_ = true;
+    }
+    return;
+  }
+  const QVariantMap before = value({QStringLiteral("sweep")}).toMap();
+  toml::table sweep;
+  toml::array zips;
+  impl_->note_added({QStringLiteral("sweep")});
+  for (const SweepAxis& axis : axes) {
+    if (!axis.zip) {
+      for (int k = 0; k < axis.keys.size(); ++k) {
+        put_value(sweep, axis.keys[k].toStdString(), axis.values.value(k));
+        impl_->note_added({QStringLiteral("sweep"), axis.keys[k]});
+      }
+      continue;
+    }
+    const QStringList element_keys = {QStringLiteral("sweep"), QStringLiteral("zip"),
+                                      QStringLiteral("#%1").arg(zips.size())};
+    impl_->note_added(element_keys.mid(0, 2));
+    impl_->note_added(element_keys);
+    toml::table zip;
+    for (int k = 0; k < axis.keys.size(); ++k) {
+      put_value(zip, axis.keys[k].toStdString(), axis.values.value(k));
+      impl_->note_added(QStringList(element_keys) << axis.keys[k]);
+    }
+    zips.push_back(std::move(zip));
+  }
+  if (!zips.empty()) sweep.insert_or_assign("zip", std::move(zips));
+  impl_->root.insert_or_assign("sweep", std::move(sweep));
+  if (before != value({QStringLiteral("sweep")}).toMap()) modified_ = true;
+}
+
+StudyDocument StudyDocument::with_absolute_paths(const QString& base_dir) const {
+  StudyDocument copy(*this);
+  QList<QStringList> tables = {{QStringLiteral("study")}};
+  for (const QString& profile : profiles())
+    tables << QStringList{QStringLiteral("profile"), profile, QStringLiteral("study")};
+  const QDir base(base_dir);
+  for (const QStringList& table : tables) {
+    for (const char* name : {"corpus", "dir", "db"}) {
+      const QStringList keys = QStringList(table) << QString::fromLatin1(name);
+      const QVariant v = copy.value(keys);
+      if (v.typeId() != QMetaType::QString) continue;
+      const QString path = v.toString();
+      if (path.isEmpty() || QDir::isAbsolutePath(path) ||
+          (QLatin1String(name) == QLatin1String("corpus") && path == QStringLiteral("builtin")))
+        continue;
+      copy.set_value(keys, QDir::cleanPath(base.absoluteFilePath(path)));
+    }
+  }
+  return copy;
+}
+
+QString StudyDocument::value_text(const QVariant& value) {
+  toml::table holder;
+  put_value(holder, "v", value);
+  return node_text(*holder.get("v"));
+}
+
+QVariant StudyDocument::parse_value(const QString& text) {
+  try {
+    const toml::table table = toml::parse("v = " + text.toStdString());
+    const toml::node* node = table.get("v");
+    return node == nullptr ? QVariant() : variant_of(*node);
+  } catch (const toml::parse_error&) {
+    return {};
+  }
+}
+
+}  // namespace lmk::widgets
