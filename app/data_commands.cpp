@@ -72,7 +72,7 @@ int run_synthetic(const SyntheticArgs& args, const std::string& task) {
 }
 
 struct CorpusArgs {
-  std::string source, out, split = "train";
+  std::string source, out, name, split = "train";
   uint64_t seed = 42;
   size_t queries_per_document = 1, negatives = 3, examples_per_document = 8;
 };
@@ -82,7 +82,8 @@ int run_corpus(const CorpusArgs& args) {
   CorpusTaskOptions options;
   options.seed = args.seed;
   options.queries_per_document = args.queries_per_document;
-  const std::string name = fs::path(args.source).filename().string();
+  const std::string name =
+      args.name.empty() ? fs::path(args.source).lexically_normal().filename().string() : args.name;
   for (const auto& [variant, data] :
        {std::pair<std::string, RetrievalSplit>{"documents", make_corpus_task(docs, options)},
         {"passages", make_passage_task(docs, options)}}) {
@@ -258,6 +259,9 @@ Runner add_data_command(CLI::App& app) {
     cmd->add_option("--seed", args->seed, "random seed (queries and splits)")
         ->capture_default_str();
     cmd->add_option("--queries-per-document", args->queries_per_document)->capture_default_str();
+    cmd->add_option(
+        "--name", args->name,
+        "datasets NAME-documents and NAME-passages (default: the source folder's name)");
     cmd->callback([chosen, args] { *chosen = [args] { return run_corpus(*args); }; });
   }
   {

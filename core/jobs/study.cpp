@@ -376,8 +376,10 @@ std::vector<StudyStep> plan_cell(const StudyConfig& c, const std::string& experi
        "",
        corpus_dep});
   const std::string tokenizer = out("tokenizer") + "/tokenizer.model";
+  // The datasets are corpus-documents and corpus-passages, as their length histograms (stats/)
+  // are: not named after the source folder, which for the built-in corpus is a step key.
   add({"data/corpus",
-       {"data", "corpus", "--source", corpus, "--out", "@OUT@", "--seed", seed},
+       {"data", "corpus", "--source", corpus, "--out", "@OUT@", "--seed", seed, "--name", "corpus"},
        {},
        {"@OUT@/documents/dataset.json", "@OUT@/passages/dataset.json"},
        "",

@@ -78,6 +78,10 @@ TEST(StudyCli, MicroProfileRunsEndToEndAndASecondRunReusesEveryStep) {
     if (run.kind == "eval") {
       ++evals;
       EXPECT_FALSE(store.eval_results(run.id).empty()) << run.name;
+      // The corpus evaluations carry the name the length histograms are stored under.
+      if (run.name.find("/corpus@") != std::string::npos)
+        for (const auto& result : store.eval_results(run.id))
+          EXPECT_EQ(result.dataset, "corpus-documents") << run.name;
       profiles += !store.attention_profiles(run.id).empty();
     }
   }
