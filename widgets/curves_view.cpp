@@ -39,6 +39,8 @@ CurvesView::CurvesView(QWidget* parent) : PlotView(parent) {
   add(tr("Dataset"), dataset_);
   add(tr("Metric"), metric_);
   add(tr("Evidence position at"), position_length_);
+  for (QComboBox* combo : {dataset_, metric_, position_length_})
+    combo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
 
   connect(dataset_, &QComboBox::currentIndexChanged, this, [this] {
     const int index = dataset_->currentIndex();

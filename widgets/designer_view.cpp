@@ -25,6 +25,8 @@
 #include <QScrollArea>
 #include <QSettings>
 #include <QTimer>
+
+#include <memory>
 #include <QVBoxLayout>
 
 #include "widgets/cluster_settings_dialog.h"
@@ -494,7 +496,16 @@ void DesignerView::add_field(QGridLayout* form, int row, const QString& section,
 void DesignerView::set_store(const QString& db_path) {
   db_path_ = db_path;
   set_launch_store(launch_store_->currentData().toString().isEmpty() ? QString() : db_path);
-  QTimer::singleShot(0, this, [this] { emit loaded(); });
+  // The form is complete once lmk has checked it: a check under way ends with validated().
+  if (validator_ == nullptr && !debounce_->isActive()) {
+    QTimer::singleShot(0, this, [this] { emit loaded(); });
+    return;
+  }
+  auto once = std::make_shared<QMetaObject::Connection>();
+  *once = connect(this, &DesignerView::validated, this, [this, once] {
+    disconnect(*once);
+    emit loaded();
+  });
 }
 
 void DesignerView::set_launch_store(const QString& db_path) {
