@@ -8,6 +8,7 @@
 #include <QSet>
 
 #include <toml++/toml.h>
+
 #include <algorithm>
 #include <charconv>
 #include <climits>
@@ -15,6 +16,8 @@
 #include <functional>
 #include <map>
 #include <sstream>
+
+#include "core/util/toml_guard.h"
 
 namespace lmk::widgets {
 
@@ -366,6 +369,13 @@ bool StudyDocument::load(const QString& path, QString* error) {
 bool StudyDocument::load_text(const QString& text, QString* error, const QString& source_name) {
   auto impl = std::make_unique<Impl>();
   const std::string utf8 = text.toStdString();
+  if (const std::string unsafe = toml_unsafe_text(utf8); !unsafe.empty()) {
+    if (error)
+      *error = QStringLiteral("%1: %2").arg(
+          source_name.isEmpty() ? QStringLiteral("(text)") : source_name,
+          QString::fromStdString(unsafe));
+    return false;
+  }
   try {
     impl->root = toml::parse(utf8, source_name.toStdString());
   } catch (const toml::parse_error& e) {
@@ -639,8 +649,10 @@ QString StudyDocument::value_text(const QVariant& value) {
 }
 
 QVariant StudyDocument::parse_value(const QString& text) {
+  const std::string line = "v = " + text.toStdString();
+  if (!toml_unsafe_text(line).empty()) return {};
   try {
-    const toml::table table = toml::parse("v = " + text.toStdString());
+    const toml::table table = toml::parse(line);
     const toml::node* node = table.get("v");
     return node == nullptr ? QVariant() : variant_of(*node);
   } catch (const toml::parse_error&) {

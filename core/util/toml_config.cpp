@@ -9,6 +9,8 @@
 #include <sstream>
 
 #include "core/util/error.h"
+#include "core/util/file.h"
+#include "core/util/toml_guard.h"
 
 namespace lmk {
 
@@ -224,8 +226,11 @@ TomlConfig::TomlConfig(const std::string& path,
     : impl_(std::make_unique<Impl>()) {
   impl_->profiles = profiles;
   impl_->path = path;
+  const std::string text = read_file(path);
+  if (const std::string unsafe = toml_unsafe_text(text); !unsafe.empty())
+    throw input_error(path, unsafe);
   try {
-    impl_->root = toml::parse_file(path);
+    impl_->root = toml::parse(text, path);
   } catch (const toml::parse_error& e) {
     throw input_error(path + ":" + std::to_string(e.source().begin.line),
                       std::string(e.description()));
