@@ -4,6 +4,7 @@
 #include <QCommandLineParser>
 #include <QFileInfo>
 #include <QSettings>
+#include <QTemporaryDir>
 #include <QTextStream>
 
 #include <exception>
@@ -36,6 +37,13 @@ int main(int argc, char** argv) {
   parser.process(app);
 
   QTextStream err(stderr);
+  // Screenshots show the defaults, not this user's recent files, columns or last study, and
+  // leave the user's settings alone.
+  QTemporaryDir screenshot_settings;
+  if (parser.isSet(screenshot_option)) {
+    QSettings::setDefaultFormat(QSettings::IniFormat);
+    QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, screenshot_settings.path());
+  }
   QString db = parser.value(db_option);
   if (!db.isEmpty() && !QFileInfo(db).isFile()) {
     err << "lmk-workbench: " << db << ": no such results store\n";

@@ -14,7 +14,21 @@
 namespace lmk::widgets {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// Viridis (matplotlib's default): perceptually uniform, readable in grey, and its top is
+// yellow — with gpThermal's white top the largest shares looked like missing data. QCustomPlot
+// 2.1 has no such preset.
+QCPColorGradient viridis() {
+  QCPColorGradient gradient;
+  gradient.clearColorStops();
+  gradient.setColorStopAt(0.0, QColor(68, 1, 84));
+  gradient.setColorStopAt(0.25, QColor(59, 82, 139));
+  gradient.setColorStopAt(0.5, QColor(33, 145, 140));
+  gradient.setColorStopAt(0.75, QColor(94, 201, 98));
+  gradient.setColorStopAt(1.0, QColor(253, 231, 37));
+  gradient.setColorInterpolation(QCPColorGradient::ciRGB);
+  gradient.setNanHandling(QCPColorGradient::nhTransparent);
+  return gradient;
+}
 
 QString head_text(int layer, int head) {
   return head < 0 ? QObject::tr("layer %1 · mean over heads").arg(layer)
@@ -166,17 +180,13 @@ void AttentionView::build_plot() {
   figure->plotLayout()->addElement(1, 2, color_scale_);
   color_scale_->setType(QCPAxis::atRight);
   color_scale_->setMarginGroup(QCP::msTop | QCP::msBottom, margins);
-  QCPColorGradient gradient(QCPColorGradient::gpThermal);
-  gradient.setNanHandling(QCPColorGradient::nhTransparent);
-  color_scale_->setGradient(gradient);
+  color_scale_->setGradient(viridis());
   for (Panel& panel : panels_) panel.map->setColorScale(color_scale_);
 }
 
 void AttentionView::set_store(const QString& db_path) {
   db_path_ = db_path;
   if (db_path.isEmpty()) {
-    choices_.clear();
-    rows_.clear();
     show_message(tr("No results store open — File → Open a results database"));
     finish_without_loading();
     return;
@@ -191,6 +201,7 @@ void AttentionView::set_store(const QString& db_path) {
     QVector<AttentionRow> rows;
   };
   load<Loaded>(
+      LoadKind::Store,
       [dataset, layer_head, has_layer_head](const QSqlDatabase& db) {
         Loaded loaded;
         loaded.choices = read_attention_choices(db);
@@ -223,6 +234,18 @@ void AttentionView::set_store(const QString& db_path) {
         fill_pooling_controls();
         redraw();
       });
+}
+
+void AttentionView::clear_data() {
+  choices_.clear();
+  rows_.clear();
+  centers_.clear();
+  for (QComboBox* combo :
+       {dataset_, layer_head_, length_group_, panels_[0].pooling, panels_[1].pooling}) {
+    const QSignalBlocker block(combo);
+    combo->clear();
+  }
+  for (Panel& panel : panels_) panel.rows.clear();
 }
 
 void AttentionView::fill_choice_controls(const QString& dataset, int layer, int head) {
@@ -287,6 +310,7 @@ void AttentionView::load_rows() {
   const QPoint layer_head = layer_head_->currentData().toPoint();
   if (dataset.isEmpty() || db_path_.isEmpty()) return;
   load<QVector<AttentionRow>>(
+      LoadKind::Data,
       [dataset, layer_head](const QSqlDatabase& db) {
         return read_attention_rows(db, dataset, layer_head.x(), layer_head.y());
       },
@@ -321,16 +345,23 @@ void AttentionView::redraw() {
   const bool log_x = x_scale_->currentData().toBool();
   const Cells grid = make_cells(shown, log_x);
   centers_ = grid.centers;
-  double largest = 0;
+  double smallest = std::numeric_limits<double>::infinity();
+  double largest = -smallest;
   double max_end = 0;
   for (const AttentionRow* row : shown) {
     for (const AttentionBin& bin : row->bins) {
-      if (std::isfinite(bin.weight)) largest = std::max(largest, bin.weight);
+      if (std::isfinite(bin.weight)) {
+        smallest = std::min(smallest, bin.weight);
+        largest = std::max(largest, bin.weight);
+      }
       max_end = std::max(max_end, bin.end);
     }
   }
-  // One colour range for both panels: zero to the largest share either shows.
-  const QCPRange data_range(0.0, largest > 0 ? largest : 1.0);
+  // One colour range for both panels: the smallest to the largest share either shows (from 0,
+  // most cells sat near the top colour). One share alone spans 0 to it.
+  const QCPRange data_range = largest > smallest ? QCPRange(smallest, largest)
+                              : largest > 0      ? QCPRange(0.0, largest)
+                                                 : QCPRange(0.0, 1.0);
   const QPoint layer_head = layer_head_->currentData().toPoint();
   color_scale_->setLabel(tr("share of the pooling token's attention (%1)")
                              .arg(head_text(layer_head.x(), layer_head.y())));

@@ -59,6 +59,7 @@ class AttentionView : public PlotView {
 
  protected:
   QString export_name() const override;
+  void clear_data() override;
 
  private:
   struct Panel {

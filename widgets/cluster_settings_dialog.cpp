@@ -10,6 +10,11 @@
 #include <QSettings>
 #include <QVBoxLayout>
 
+#include <string>
+#include <vector>
+
+#include "core/jobs/slurm.h"
+
 namespace lmk::widgets {
 
 namespace {
@@ -23,8 +28,9 @@ struct Option {
   const char* hint;
 };
 
-// setup (lines) and requeue (a check box) have widgets of their own.
-const Option kOptions[] = {
+// How the form shows the keys of lmk's [slurm] table (slurm_option_keys()); a key not here gets a
+// text field named by the key. setup (lines) and requeue (a check box) have widgets of their own.
+const Option kPresentation[] = {
     {"partition", Kind::Text, "Partition", "the cluster's default"},
     {"account", Kind::Text, "Account", "your default account"},
     {"qos", Kind::Text, "QOS", "the default QOS"},
@@ -43,12 +49,28 @@ const Option kOptions[] = {
 
 const char* const kSettingsGroup = "slurm";
 
+// The form's fields: lmk's keys in lmk's order.
+const std::vector<Option>& form_options() {
+  static const std::vector<Option> options = [] {
+    std::vector<Option> out;
+    for (const std::string& key : slurm_option_keys()) {
+      if (key == "setup" || key == "requeue") continue;
+      Option option = {key.c_str(), Kind::Text, key.c_str(), ""};
+      for (const Option& shown : kPresentation)
+        if (key == shown.key) option = shown;
+      out.push_back(option);
+    }
+    return out;
+  }();
+  return options;
+}
+
 }  // namespace
 
 const QStringList& ClusterSettingsDialog::keys() {
   static const QStringList all = [] {
     QStringList out;
-    for (const Option& option : kOptions) out << QString::fromLatin1(option.key);
+    for (const Option& option : form_options()) out << QString::fromLatin1(option.key);
     out << QStringLiteral("setup") << QStringLiteral("requeue");
     return out;
   }();
@@ -58,7 +80,7 @@ const QStringList& ClusterSettingsDialog::keys() {
 ClusterSettingsDialog::ClusterSettingsDialog(QWidget* parent) : QDialog(parent) {
   setWindowTitle(tr("Cluster settings (Slurm)"));
   auto* form = new QFormLayout;
-  for (const Option& option : kOptions) {
+  for (const Option& option : form_options()) {
     auto* line = new QLineEdit;
     line->setObjectName(QStringLiteral("slurm.%1").arg(QLatin1String(option.key)));
     line->setPlaceholderText(tr(option.hint));
@@ -94,7 +116,7 @@ ClusterSettingsDialog::ClusterSettingsDialog(QWidget* parent) : QDialog(parent) 
 }
 
 void ClusterSettingsDialog::set_values(const QVariantMap& values) {
-  for (const Option& option : kOptions) {
+  for (const Option& option : form_options()) {
     const QVariant value = values.value(QString::fromLatin1(option.key));
     QString text;
     if (option.kind == Kind::Words) {
@@ -111,7 +133,7 @@ void ClusterSettingsDialog::set_values(const QVariantMap& values) {
 
 QVariantMap ClusterSettingsDialog::values() const {
   QVariantMap out;
-  for (const Option& option : kOptions) {
+  for (const Option& option : form_options()) {
     const QString text = lines_.value(QString::fromLatin1(option.key))->text().trimmed();
     if (text.isEmpty()) continue;
     const QString key = QString::fromLatin1(option.key);
@@ -139,7 +161,7 @@ QVariantMap ClusterSettingsDialog::remembered() {
   settings.beginGroup(QLatin1String(kSettingsGroup));
   // Settings files keep text: each value gets its key's type back.
   QVariantMap out;
-  for (const Option& option : kOptions) {
+  for (const Option& option : form_options()) {
     const QString key = QString::fromLatin1(option.key);
     if (!settings.contains(key)) continue;
     const QVariant value = settings.value(key);

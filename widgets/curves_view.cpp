@@ -11,14 +11,6 @@
 namespace lmk::widgets {
 namespace {
 
-const QList<QColor>& series_colors() {
-  static const QList<QColor> colors = {
-      QColor(31, 119, 180),  QColor(214, 39, 40), QColor(44, 160, 44),   QColor(255, 127, 14),
-      QColor(148, 103, 189), QColor(140, 86, 75), QColor(227, 119, 194), QColor(127, 127, 127),
-      QColor(188, 189, 34),  QColor(23, 190, 207)};
-  return colors;
-}
-
 QString default_metric(const QStringList& metrics, const QString& kept) {
   if (metrics.contains(kept)) return kept;
   if (metrics.contains(QStringLiteral("ndcg_at_10"))) return QStringLiteral("ndcg_at_10");
@@ -97,8 +89,6 @@ CurvesView::CurvesView(QWidget* parent) : PlotView(parent) {
 void CurvesView::set_store(const QString& db_path) {
   db_path_ = db_path;
   if (db_path.isEmpty()) {
-    sources_.clear();
-    points_.clear();
     show_message(tr("No results store open — File → Open a results database"));
     finish_without_loading();
     return;
@@ -113,6 +103,7 @@ void CurvesView::set_store(const QString& db_path) {
     QVector<EvalPoint> points;
   };
   load<Loaded>(
+      LoadKind::Store,
       [dataset, split, metric](const QSqlDatabase& db) {
         Loaded loaded;
         loaded.sources = read_eval_sources(db);
@@ -148,6 +139,17 @@ void CurvesView::set_store(const QString& db_path) {
       });
 }
 
+void CurvesView::clear_data() {
+  sources_.clear();
+  points_.clear();
+  series_order_.clear();
+  plot()->clearGraphs();
+  for (QComboBox* combo : {dataset_, metric_, position_length_}) {
+    const QSignalBlocker block(combo);
+    combo->clear();
+  }
+}
+
 void CurvesView::fill_metric_control(const QStringList& metrics, const QString& metric) {
   const QSignalBlocker block(metric_);
   metric_->clear();
@@ -161,6 +163,7 @@ void CurvesView::load_points() {
   const QString metric = this->metric();
   if (dataset.isEmpty() || metric.isEmpty() || db_path_.isEmpty()) return;
   load<QVector<EvalPoint>>(
+      LoadKind::Data,
       [dataset, split, metric](const QSqlDatabase& db) {
         return read_eval_points(db, dataset, split, metric);
       },
@@ -211,8 +214,7 @@ void CurvesView::draw_panel(Panel panel, const QVector<Curve>& curves) {
   for (const Curve& curve : curves) {
     QCPGraph* graph = figure->addGraph(x_axis, y_axis);
     graph->setName(curve.name);
-    const QColor color =
-        series_colors()[series_order_.indexOf(curve.name) % series_colors().size()];
+    const QColor color = series_color(series_order_.indexOf(curve.name));
     graph->setPen(QPen(color, 2));
     graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, color, Qt::white, 6));
     // Adaptive sampling (on by default) keeps long curves fast; they are drawn decimated.

@@ -45,6 +45,7 @@ class CurvesView : public PlotView {
 
  protected:
   QString export_name() const override;
+  void clear_data() override;
 
  private:
   void fill_metric_control(const QStringList& metrics, const QString& metric);

@@ -26,8 +26,9 @@
 #include <QSettings>
 #include <QTimer>
 
-#include <memory>
 #include <QVBoxLayout>
+#include <memory>
+#include <utility>
 
 #include "widgets/cluster_settings_dialog.h"
 #include "widgets/job_launcher.h"
@@ -248,10 +249,9 @@ DesignerView::DesignerView(QWidget* parent) : StoreView(parent) {
     profile_->setCurrentText(profile);
   }
   // The last study, else the first study of the repository as a template (untitled).
+  // A last study that no longer parses leaves its error shown over the template.
   const QString last = settings.value(QLatin1String(kFileKey)).toString();
-  if (!last.isEmpty() && QFileInfo::exists(last)) {
-    open_file(last);
-  } else {
+  if (last.isEmpty() || !QFileInfo::exists(last) || !open_file(last)) {
     QFile example(QStringLiteral(LMK_SOURCE_DIR "/experiments/pooling-vs-length.toml"));
     QString error;
     if (example.open(QIODevice::ReadOnly))
@@ -265,11 +265,21 @@ DesignerView::DesignerView(QWidget* parent) : StoreView(parent) {
 }
 
 DesignerView::~DesignerView() {
-  if (validator_ != nullptr) {
-    validator_->disconnect(this);
-    validator_->kill();
-    validator_->waitForFinished(2000);
+  stop_validator();
+}
+
+void DesignerView::stop_validator() {
+  if (validator_ == nullptr) return;
+  QProcess* process = std::exchange(validator_, nullptr);
+  process->disconnect(this);
+  // Not a child of the view any more: ~QProcess of a running process waits for it.
+  process->setParent(nullptr);
+  if (process->state() == QProcess::NotRunning) {
+    process->deleteLater();
+    return;
   }
+  connect(process, &QProcess::finished, process, &QObject::deleteLater);
+  process->kill();
 }
 
 QWidget* DesignerView::build_form() {
@@ -712,13 +722,7 @@ QString DesignerView::launch_text() const {
 
 void DesignerView::validate_now() {
   debounce_->stop();
-  if (validator_ != nullptr) {
-    validator_->disconnect(this);
-    validator_->kill();
-    validator_->waitForFinished(1000);
-    validator_->deleteLater();
-    validator_ = nullptr;
-  }
+  stop_validator();
   if (!scratch_.isValid()) {
     show_validation(-1, tr("no temporary folder to check the study in"), QString());
     return;

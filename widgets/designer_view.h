@@ -112,6 +112,8 @@ class DesignerView : public StoreView {
   void apply_sweep();
   void edited();
   void show_validation(int exit_code, const QString& err, const QString& out);
+  // Kills the check in flight without waiting for it: it deletes itself once it has ended.
+  void stop_validator();
   void mark(const QString& key, const QString& why);
   void choose_model_folder();
 

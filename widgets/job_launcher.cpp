@@ -9,18 +9,35 @@
 #include <QStandardPaths>
 #include <QTimer>
 
+#include <cerrno>
 #include <functional>
 
+#include <signal.h>
+#include <sys/types.h>
+
+#include "core/util/file.h"
 #include "widgets/store_connection.h"
 
 namespace lmk::widgets {
 
 namespace {
 
-QString read_text(const QString& path) {
-  QFile file(path);
-  return file.open(QIODevice::ReadOnly) ? QString::fromUtf8(file.readAll()) : QString();
+// The end of a file, enough for its error lines and last line; "" when it cannot be read.
+QString read_tail(const QString& path) {
+  return QString::fromStdString(read_file_tail(QFile::encodeName(path).toStdString(), 64 * 1024));
 }
+
+// Paths as lmk's arguments: absolute, so that one starting with '-' is not read as an option.
+QString path_argument(const QString& path) {
+  return path.isEmpty() ? path : QFileInfo(path).absoluteFilePath();
+}
+
+bool process_alive(qint64 pid) {
+  return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+}
+
+// An attached `lmk submit --executor slurm` only runs sbatch; this long means it hangs.
+constexpr int kSubmitTimeoutMs = 120 * 1000;
 
 QString last_line(const QString& text) {
   const QStringList lines =
@@ -31,16 +48,25 @@ QString last_line(const QString& text) {
 }
 
 // Runs lmk with `arguments`; `done(exit_code, stdout, stderr)` when it ends (exit code -1: it
-// could not start or crashed).
+// could not start, crashed, or was killed after `timeout_ms` when that is > 0).
 void run_lmk(QObject* owner, const QStringList& arguments,
-             std::function<void(int, QString, QString)> done) {
+             std::function<void(int, QString, QString)> done, int timeout_ms = 0) {
   auto* process = new QProcess(owner);
+  if (timeout_ms > 0)
+    QTimer::singleShot(timeout_ms, process, [process] {
+      process->setProperty("timed_out", true);
+      process->kill();
+    });
   QObject::connect(process, &QProcess::finished, owner,
-                   [process, done](int code, QProcess::ExitStatus status) {
+                   [process, done, timeout_ms](int code, QProcess::ExitStatus status) {
                      process->deleteLater();
+                     QString err = QString::fromUtf8(process->readAllStandardError());
+                     if (process->property("timed_out").toBool())
+                       err += QStringLiteral("\nlmk %1 did not end within %2 s: stopped")
+                                  .arg(process->arguments().value(0))
+                                  .arg(timeout_ms / 1000);
                      done(status == QProcess::NormalExit ? code : -1,
-                          QString::fromUtf8(process->readAllStandardOutput()),
-                          QString::fromUtf8(process->readAllStandardError()));
+                          QString::fromUtf8(process->readAllStandardOutput()), err);
                    });
   QObject::connect(
       process, &QProcess::errorOccurred, owner, [process, done](QProcess::ProcessError error) {
@@ -56,18 +82,19 @@ void run_lmk(QObject* owner, const QStringList& arguments,
 
 JobLauncher::JobLauncher(QObject* parent) : QObject(parent) {
   queue_timer_ = new QTimer(this);
-  queue_timer_->setInterval(250);
+  queue_timer_->setInterval(1000);
   connect(queue_timer_, &QTimer::timeout, this, &JobLauncher::watch_queues);
 }
 
 JobLauncher::~JobLauncher() = default;
 
 QStringList JobLauncher::submit_arguments(const SubmitRequest& request, bool dry_run) {
-  QStringList args = {QStringLiteral("submit"), request.config, QStringLiteral("--executor"),
+  QStringList args = {QStringLiteral("submit"), path_argument(request.config),
+                      QStringLiteral("--executor"),
                       request.executor.isEmpty() ? QStringLiteral("local") : request.executor};
   if (!request.profile.isEmpty()) args << QStringLiteral("--profile") << request.profile;
-  if (!request.db.isEmpty()) args << QStringLiteral("--db") << request.db;
-  if (!request.dir.isEmpty()) args << QStringLiteral("--dir") << request.dir;
+  if (!request.db.isEmpty()) args << QStringLiteral("--db") << path_argument(request.db);
+  if (!request.dir.isEmpty()) args << QStringLiteral("--dir") << path_argument(request.dir);
   if (dry_run) args << QStringLiteral("--dry-run");
   return args;
 }
@@ -124,14 +151,16 @@ void JobLauncher::start_submit(const SubmitRequest& request, const SubmitPlan& p
     start_detached_queue(request, plan);
     return;
   }
-  run_lmk(this, submit_arguments(request, false),
-          [this, plan](int code, const QString& out, const QString& err) {
-            --pending_;
-            if (code != 0)
-              emit failed(error_text(err + out));
-            else
-              emit submitted(plan.db, plan.study_dir, QString());
-          });
+  run_lmk(
+      this, submit_arguments(request, false),
+      [this, plan](int code, const QString& out, const QString& err) {
+        --pending_;
+        if (code != 0)
+          emit failed(error_text(err + out));
+        else
+          emit submitted(plan.db, plan.study_dir, QString());
+      },
+      kSubmitTimeoutMs);
 }
 
 void JobLauncher::start_detached_queue(const SubmitRequest& request, const SubmitPlan& plan) {
@@ -168,7 +197,7 @@ void JobLauncher::start_detached_queue(const SubmitRequest& request, const Submi
   process.setStandardInputFile(QProcess::nullDevice());
   process.setStandardOutputFile(QProcess::nullDevice());
   process.setStandardErrorFile(QProcess::nullDevice());
-  if (!process.startDetached()) {
+  if (!process.startDetached(&queue.pid)) {
     --pending_;
     emit failed(QStringLiteral("cannot start %1: %2").arg(program, process.errorString()));
     return;
@@ -178,28 +207,44 @@ void JobLauncher::start_detached_queue(const SubmitRequest& request, const Submi
 }
 
 void JobLauncher::watch_queues() {
+  static const QRegularExpression recorded(QStringLiteral("lmk submit: \\d+ jobs"));
   for (int i = 0; i < queues_.size();) {
     Queue& queue = queues_[i];
-    const QString log = read_text(queue.log_path);
-    // The queue's second summary line comes once its jobs are in the store.
-    if (!queue.recorded &&
-        log.contains(QRegularExpression(QStringLiteral("lmk submit: \\d+ jobs")))) {
-      queue.recorded = true;
-      --pending_;
-      emit submitted(queue.db, queue.study_dir, queue.log_path);
+    // Only what the log gained since the last tick: the queue runs for hours.
+    QFile log(queue.log_path);
+    if (!queue.recorded && log.open(QIODevice::ReadOnly) && log.size() > queue.log_read &&
+        log.seek(queue.log_read)) {
+      const QByteArray added = log.readAll();
+      queue.log_read += added.size();
+      const QString text = queue.partial + QString::fromUtf8(added);
+      queue.partial = text.mid(text.lastIndexOf(QChar('\n')) + 1).right(4096);
+      // The queue's second summary line comes once its jobs are in the store.
+      if (text.contains(recorded)) {
+        queue.recorded = true;
+        --pending_;
+        const Queue copy = queue;  // a slot may start another queue (queues_ grows)
+        emit submitted(copy.db, copy.study_dir, copy.log_path);
+      }
     }
-    if (!QFileInfo::exists(queue.exit_path)) {
+    // Whether the sh is gone is asked first: it writes the exit file before it ends.
+    const bool gone = queues_[i].pid > 0 && !process_alive(queues_[i].pid);
+    if (!QFileInfo::exists(queues_[i].exit_path) && !gone) {
       ++i;
       continue;
     }
     bool number = false;
-    const int code = read_text(queue.exit_path).trimmed().toInt(&number);
+    const int code = read_tail(queues_[i].exit_path).trimmed().toInt(&number);
     const Queue ended = queues_.takeAt(i);
+    QString why = error_text(read_tail(ended.log_path));
+    if (!number)
+      why = QStringLiteral("the queue (pid %1) ended without an exit status%2")
+                .arg(ended.pid)
+                .arg(why.isEmpty() ? QString() : QStringLiteral(": ") + why);
     if (!ended.recorded) {
       --pending_;
-      emit failed(error_text(log));
+      emit failed(why);
     }
-    emit queue_ended(ended.db, number ? code : -1, error_text(log));
+    emit queue_ended(ended.db, number ? code : -1, why);
   }
   if (queues_.isEmpty()) queue_timer_->stop();
 }

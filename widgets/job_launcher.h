@@ -70,7 +70,10 @@ class JobLauncher : public QObject {
   // A detached local queue: submitted() once its log says the jobs are recorded.
   struct Queue {
     QString db, study_dir, log_path, exit_path;
+    qint64 pid = 0;  // the sh that writes exit_path: gone without it, the queue died
     bool recorded = false;
+    qint64 log_read = 0;  // how much of the log was read (each tick reads what came since)
+    QString partial;      // the log's last line, not ended yet
   };
   QList<Queue> queues_;
   QTimer* queue_timer_ = nullptr;

@@ -2,14 +2,15 @@
 
 #include <QBrush>
 #include <QColor>
-#include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QRegularExpression>
+#include <QSet>
 #include <QSqlQuery>
 
 #include <cmath>
 
+#include "core/util/file.h"
 #include "widgets/store_connection.h"
 
 namespace lmk::widgets {
@@ -108,37 +109,42 @@ const QStringList& training_curve_keys() {
   return keys;
 }
 
-RunCurves load_run_curves(const QSqlDatabase& db, qint64 run_id, qint64 after_step,
+RunCurves load_run_curves(const QSqlDatabase& db, qint64 run_id, const CurveSteps& after,
                           int max_points) {
   RunCurves curves;
   curves.run_id = run_id;
-  curves.last_step = after_step;
-  for (const QString& key : training_curve_keys()) {
-    QSqlQuery count = run_query(
-        db,
-        QStringLiteral("SELECT COUNT(*) FROM metrics WHERE run_id = ? AND key = ? AND step > ?"),
-        {run_id, key, after_step});
-    const qint64 points = count.next() ? count.value(0).toLongLong() : 0;
-    if (points == 0) continue;
-    const qint64 stride = std::max<qint64>(1, (points + max_points - 1) / std::max(1, max_points));
-    // Every stride-th point, and the last one, so the curve ends where the run is.
-    QSqlQuery query = run_query(
-        db,
-        QStringLiteral("SELECT step, value FROM (SELECT step, value, ROW_NUMBER() OVER "
-                       "(ORDER BY step) AS n FROM metrics WHERE run_id = ? AND key = ? AND "
-                       "step > ?) WHERE (n - 1) % ? = 0 OR n = ? ORDER BY step"),
-        {run_id, key, after_step, stride, points});
-    CurveSeries series;
-    series.key = key;
-    while (query.next()) {
-      const qint64 step = query.value(0).toLongLong();
-      curves.last_step = std::max(curves.last_step, step);
-      if (query.value(1).isNull()) continue;  // NaN
-      series.steps.push_back(static_cast<double>(step));
-      series.values.push_back(query.value(1).toDouble());
-    }
-    curves.series.push_back(std::move(series));
+  const QStringList& keys = training_curve_keys();
+  QStringList parts;
+  QVariantList bindings;
+  for (const QString& key : keys) {
+    parts << QStringLiteral(
+        "SELECT key, step, value FROM metrics WHERE run_id = ? AND key = ? AND step > ?");
+    bindings << run_id << key << after.value(key, -1);
   }
+  // Every stride-th point of each key, and its last one, so the curve ends where the run is.
+  const int most = std::max(1, max_points);
+  bindings << most << most;
+  QSqlQuery query = run_query(
+      db,
+      QStringLiteral("SELECT key, step, value FROM (SELECT key, step, value, ROW_NUMBER() OVER "
+                     "(PARTITION BY key ORDER BY step) AS n, COUNT(*) OVER (PARTITION BY key) "
+                     "AS total FROM (%1)) WHERE (n - 1) % MAX(1, (total + ? - 1) / ?) = 0 OR "
+                     "n = total ORDER BY key, step")
+          .arg(parts.join(QStringLiteral(" UNION ALL "))),
+      bindings);
+  QHash<QString, CurveSeries> by_key;
+  while (query.next()) {
+    const QString key = query.value(0).toString();
+    CurveSeries& series = by_key[key];
+    series.key = key;
+    const qint64 step = query.value(1).toLongLong();
+    series.last_step = std::max(series.last_step, step);
+    if (query.value(2).isNull()) continue;  // NaN
+    series.steps.push_back(static_cast<double>(step));
+    series.values.push_back(query.value(2).toDouble());
+  }
+  for (const QString& key : keys)
+    if (by_key.contains(key)) curves.series.push_back(by_key.take(key));
   return curves;
 }
 
@@ -177,12 +183,9 @@ RequeueTarget load_requeue_target(const QSqlDatabase& db, qint64 run_id) {
 }
 
 QString read_log_tail(const QString& path, int count, bool progress_events) {
-  QFile file(path);
-  if (!file.open(QIODevice::ReadOnly)) return {};
   // 200 lines of a log are far less than this; progress bars redraw many times per line.
-  constexpr qint64 kTailBytes = 256 * 1024;
-  if (file.size() > kTailBytes) file.seek(file.size() - kTailBytes);
-  QString text = QString::fromUtf8(file.readAll());
+  constexpr size_t kTailBytes = 256 * 1024;
+  QString text = QString::fromStdString(read_file_tail(path.toStdString(), kTailBytes));
   text.replace(QStringLiteral("\r\n"), QStringLiteral("\n"));
   QStringList lines;
   for (const QString& line : text.split(QRegularExpression(QStringLiteral("[\r\n]")))) {
@@ -288,9 +291,9 @@ QVariant JobModel::headerData(int section, Qt::Orientation orientation, int role
 
 void JobModel::set_rows(QVector<JobRow> rows) {
   now_ = QDateTime::currentDateTimeUtc();
-  bool prefix = rows.size() >= rows_.size();
-  for (int i = 0; prefix && i < rows_.size(); ++i) prefix = rows[i].run_id == rows_[i].run_id;
-  if (!prefix) {
+  bool ordered = true;  // load_jobs() gives them by run id
+  for (int i = 1; ordered && i < rows.size(); ++i) ordered = rows[i - 1].run_id < rows[i].run_id;
+  if (!ordered) {
     beginResetModel();
     rows_ = std::move(rows);
     row_of_run_.clear();
@@ -298,23 +301,43 @@ void JobModel::set_rows(QVector<JobRow> rows) {
     endResetModel();
     return;
   }
-  const int kept = static_cast<int>(rows_.size());
-  for (int i = 0; i < kept; ++i) {
-    const bool changed = rows_[i] != rows[i];
-    rows_[i] = rows[i];
-    if (changed)
-      emit dataChanged(index(i, 0), index(i, kColumnCount - 1));
-    else if (rows_[i].status == QLatin1String("RUNNING"))
-      emit dataChanged(index(i, kEta), index(i, kEta));  // the countdown moved
-  }
-  if (rows.size() > kept) {
-    beginInsertRows({}, kept, static_cast<int>(rows.size()) - 1);
-    for (int i = kept; i < rows.size(); ++i) {
-      row_of_run_.insert(rows[i].run_id, i);
-      rows_.push_back(std::move(rows[i]));
+  // Rows that went (a job that ended) are removed, not the model reset: a reset would clear the
+  // view's selection, and selecting the run again would reload its curves and log.
+  QSet<qint64> wanted;
+  for (const JobRow& row : rows) wanted.insert(row.run_id);
+  for (int end = static_cast<int>(rows_.size()) - 1; end >= 0;) {
+    if (wanted.contains(rows_[end].run_id)) {
+      --end;
+      continue;
     }
-    endInsertRows();
+    int first = end;
+    while (first > 0 && !wanted.contains(rows_[first - 1].run_id)) --first;
+    beginRemoveRows({}, first, end);
+    rows_.remove(first, end - first + 1);
+    endRemoveRows();
+    end = first - 1;
   }
+  // What is left is in order and a part of `rows`: update it in place, insert the new rows.
+  for (int i = 0; i < rows.size(); ++i) {
+    if (i < rows_.size() && rows_[i].run_id == rows[i].run_id) {
+      const bool changed = rows_[i] != rows[i];
+      rows_[i] = std::move(rows[i]);
+      if (changed)
+        emit dataChanged(index(i, 0), index(i, kColumnCount - 1));
+      else if (rows_[i].status == QLatin1String("RUNNING"))
+        emit dataChanged(index(i, kEta), index(i, kEta));  // the countdown moved
+      continue;
+    }
+    int last = i;
+    while (last + 1 < rows.size() && (i >= rows_.size() || rows[last + 1].run_id < rows_[i].run_id))
+      ++last;
+    beginInsertRows({}, i, last);
+    for (int k = i; k <= last; ++k) rows_.insert(k, std::move(rows[k]));
+    endInsertRows();
+    i = last;
+  }
+  row_of_run_.clear();
+  for (int i = 0; i < rows_.size(); ++i) row_of_run_.insert(rows_[i].run_id, i);
 }
 
 const JobRow* JobModel::find(qint64 run_id) const {

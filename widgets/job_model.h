@@ -59,15 +59,19 @@ const QStringList& training_curve_keys();
 struct CurveSeries {
   QString key;
   QVector<double> steps, values;  // NaN values are left out
+  qint64 last_step = -1;          // the last step read, NaN or not
 };
+// Per curve key, the last step read; a key not there: none yet.
+using CurveSteps = QHash<QString, qint64>;
 struct RunCurves {
   qint64 run_id = 0;
-  QVector<CurveSeries> series;  // training_curve_keys() the run has
-  qint64 last_step = -1;        // the last step read (the next read continues after it)
+  QVector<CurveSeries> series;  // the training_curve_keys() with points after `after`
 };
-// The run's training curves after `after_step`, each cut down to about `max_points` points by
-// taking every k-th (a run of a million steps stays quick to draw).
-RunCurves load_run_curves(const QSqlDatabase& db, qint64 run_id, qint64 after_step = -1,
+// The run's training curves, each after its own step in `after` (the keys are logged by
+// separate commits, so one shared step would skip a point committed between them), each cut
+// down to about `max_points` points by taking every k-th (a run of a million steps stays quick
+// to draw). One statement reads all keys, so they come from one snapshot of the store.
+RunCurves load_run_curves(const QSqlDatabase& db, qint64 run_id, const CurveSteps& after = {},
                           int max_points = 20000);
 
 // How to submit the study of a job again: the config and profile its submission recorded

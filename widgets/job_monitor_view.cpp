@@ -165,7 +165,7 @@ JobMonitorView::JobMonitorView(QWidget* parent) : StoreView(parent) {
     rect->setMarginGroup(QCP::msLeft | QCP::msRight, margins);
     QCPGraph* graph = curves_->addGraph(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
     graph->setName(keys[i]);
-    graph->setPen(QPen(colors[i % 3], 1.5));
+    graph->setPen(QPen(colors[i % 3], 1));
     rect->axis(QCPAxis::atLeft)->setLabel(curve_label(keys[i]));
     if (i + 1 == keys.size()) rect->axis(QCPAxis::atBottom)->setLabel(tr("step"));
   }
@@ -384,7 +384,7 @@ void JobMonitorView::load_details(bool from_start) {
   const qint64 run = selected_run_;
   if (from_start) {
     ++details_generation_;
-    curves_step_ = -1;
+    curves_steps_.clear();
     curves_loading_ = false;
     log_loading_ = false;
     for (int i = 0; i < curves_->graphCount(); ++i) curves_->graph(i)->data()->clear();
@@ -399,7 +399,7 @@ void JobMonitorView::load_details(bool from_start) {
   if (!curves_loading_) {
     curves_loading_ = true;
     ++details_pending_;
-    const qint64 after = curves_step_;
+    const CurveSteps after = curves_steps_;
     load_in_background<RunCurves>(
         this, db_path_,
         [run, after](const QSqlDatabase& db) { return load_run_curves(db, run, after); },
@@ -453,7 +453,7 @@ void JobMonitorView::show_curves(const RunCurves& curves, bool from_start) {
     const int index = static_cast<int>(keys.indexOf(series.key));
     if (index >= 0) curves_->graph(index)->addData(series.steps, series.values, true);
   }
-  curves_step_ = std::max(curves_step_, curves.last_step);
+  for (const CurveSeries& series : curves.series) curves_steps_[series.key] = series.last_step;
   bool any = false;
   for (int i = 0; i < curves_->graphCount(); ++i) {
     QCPGraph* graph = curves_->graph(i);

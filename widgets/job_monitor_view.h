@@ -95,7 +95,7 @@ class JobMonitorView : public StoreView {
   bool auto_select_ = true;  // the first load selects a job worth looking at
   qint64 selected_run_ = 0;
   QString selected_status_;
-  qint64 curves_step_ = -1;  // the last metric step shown
+  CurveSteps curves_steps_;  // per curve, the last metric step shown
   qint64 last_sync_ms_ = 0;
 };
 

@@ -13,13 +13,6 @@
 namespace lmk::widgets {
 namespace {
 
-const QList<QColor>& dataset_colors() {
-  static const QList<QColor> colors = {QColor(31, 119, 180),  QColor(255, 127, 14),
-                                       QColor(44, 160, 44),   QColor(214, 39, 40),
-                                       QColor(148, 103, 189), QColor(140, 86, 75)};
-  return colors;
-}
-
 // A histogram's name: its dataset, with the tokenizer when the dataset was counted with several.
 QString histogram_label(const LengthData& data, const LengthHistogram& histogram) {
   const auto same_dataset = std::count_if(
@@ -58,17 +51,24 @@ LengthView::LengthView(QWidget* parent) : PlotView(parent) {
 void LengthView::set_store(const QString& db_path) {
   db_path_ = db_path;
   if (db_path.isEmpty()) {
-    data_ = {};
     show_message(tr("No results store open — File → Open a results database"));
     finish_without_loading();
     return;
   }
-  load<LengthData>([](const QSqlDatabase& db) { return read_length_data(db); },
-                   [this](const LengthData& data) {
-                     data_ = data;
-                     fill_dataset_control();
-                     redraw();
-                   });
+  load<LengthData>(
+      LoadKind::Store, [](const QSqlDatabase& db) { return read_length_data(db); },
+      [this](const LengthData& data) {
+        data_ = data;
+        fill_dataset_control();
+        redraw();
+      });
+}
+
+void LengthView::clear_data() {
+  data_ = {};
+  marked_.clear();
+  const QSignalBlocker block(dataset_);
+  dataset_->clear();
 }
 
 void LengthView::fill_dataset_control() {
@@ -103,7 +103,7 @@ void LengthView::redraw() {
   for (const LengthHistogram& histogram : data_.histograms) {
     if (!chosen.isEmpty() && histogram.dataset != chosen) continue;
     const QString label = histogram_label(data_, histogram);
-    QColor color = dataset_colors()[shown % dataset_colors().size()];
+    QColor color = series_color(shown);
     ++shown;
     QColor fill = color;
     fill.setAlpha(chosen.isEmpty() ? 110 : 190);

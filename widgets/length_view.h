@@ -37,6 +37,7 @@ class LengthView : public PlotView {
 
  protected:
   QString export_name() const override;
+  void clear_data() override;
 
  private:
   void fill_dataset_control();

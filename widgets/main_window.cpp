@@ -85,7 +85,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   refresh_timer_ = new QTimer(this);
   refresh_timer_->setSingleShot(true);
   refresh_timer_->setInterval(2000);
-  connect(watcher_, &QFileSystemWatcher::fileChanged, refresh_timer_, qOverload<>(&QTimer::start));
+  // Runs write continuously: refresh 2 s after the first change, not after 2 s of quiet.
+  const auto changed = [this] {
+    watch_store_files();
+    if (!refresh_timer_->isActive()) refresh_timer_->start();
+  };
+  connect(watcher_, &QFileSystemWatcher::fileChanged, this, changed);
+  connect(watcher_, &QFileSystemWatcher::directoryChanged, this, changed);
   connect(refresh_timer_, &QTimer::timeout, this, [this] {
     if (auto* view = qobject_cast<StoreView*>(tabs_->currentWidget())) view->refresh();
   });
@@ -113,9 +119,9 @@ void MainWindow::open_store(const QString& db_path) {
   }
   for (StoreView* view : views_) view->set_store(db_path_);
   if (!watcher_->files().isEmpty()) watcher_->removePaths(watcher_->files());
+  if (!watcher_->directories().isEmpty()) watcher_->removePaths(watcher_->directories());
   if (db_path_.isEmpty()) return;
-  watcher_->addPath(db_path_);
-  if (QFileInfo::exists(db_path_ + "-wal")) watcher_->addPath(db_path_ + "-wal");
+  watch_store_files();
   setWindowTitle(QStringLiteral("%1 — Landmark Workbench").arg(QFileInfo(db_path_).fileName()));
   statusBar()->showMessage(db_path_, 5000);
 
@@ -126,6 +132,16 @@ void MainWindow::open_store(const QString& db_path) {
   while (recent.size() > kMaxRecent) recent.removeLast();
   settings.setValue(kRecentKey, recent);
   update_recent_menu();
+}
+
+void MainWindow::watch_store_files() {
+  if (db_path_.isEmpty()) return;
+  // The -wal file comes and goes (SQLite removes it when the last connection closes), and a
+  // watcher forgets a file that was removed: the folder tells when it is back.
+  const QStringList watched = watcher_->files() + watcher_->directories();
+  for (const QString& path :
+       {db_path_, db_path_ + QStringLiteral("-wal"), QFileInfo(db_path_).absolutePath()})
+    if (!watched.contains(path) && QFileInfo::exists(path)) watcher_->addPath(path);
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

@@ -39,6 +39,8 @@ class MainWindow : public QMainWindow {
   void closeEvent(QCloseEvent* event) override;
 
  private:
+  // Watches the store, its -wal file and its folder for changes by running jobs.
+  void watch_store_files();
   void choose_store();
   void update_recent_menu();
   void export_current_view();

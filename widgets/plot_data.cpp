@@ -15,18 +15,7 @@ namespace lmk::widgets {
 namespace {
 
 double number_or_nan(const QVariant& value) {
-  return value.isNull() ? std::numeric_limits<double>::quiet_NaN() : value.toDouble();
-}
-
-// Length groups in length order: the named ones ("all") first, then the numeric ones ascending.
-bool length_group_before(const QString& a, const QString& b) {
-  bool a_numeric = false;
-  bool b_numeric = false;
-  const qint64 a_length = a.toLongLong(&a_numeric);
-  const qint64 b_length = b.toLongLong(&b_numeric);
-  if (a_numeric != b_numeric) return !a_numeric;
-  if (a_numeric && a_length != b_length) return a_length < b_length;
-  return a < b;
+  return value.isNull() ? kNaN : value.toDouble();
 }
 
 // Points of one curve by x; of two runs at one x, the later run's value.
@@ -40,10 +29,18 @@ struct CurveBuilder {
 };
 
 // Curves in the order their series first appear (run order: the study's order of poolings).
+// A series is one variant of one experiment: runs of two experiments never share a line.
 class CurveSet {
  public:
+  explicit CurveSet(const QVector<EvalPoint>& points) {
+    QStringList experiments;
+    for (const EvalPoint& point : points)
+      if (!experiments.contains(point.experiment)) experiments.append(point.experiment);
+    several_experiments_ = experiments.size() > 1;
+  }
   CurveBuilder& series(const EvalPoint& point) {
-    const QString name = series_name(point);
+    const QString name = with_experiment(
+        point.experiment, run_variant(point.run_name, point.pooling), several_experiments_);
     auto it = builders_.find(name);
     if (it == builders_.end()) {
       order_.push_back(name);
@@ -63,6 +60,7 @@ class CurveSet {
   }
 
  private:
+  bool several_experiments_ = false;
   QStringList order_;
   std::map<QString, CurveBuilder> builders_;
 };
@@ -90,9 +88,29 @@ qint64 position_length(const EvalPoint& point) {
 
 }  // namespace
 
+bool number_aware_less(const QString& a, const QString& b) {
+  bool a_number = false;
+  bool b_number = false;
+  const double x = a.toDouble(&a_number);
+  const double y = b.toDouble(&b_number);
+  if (a_number != b_number) return !a_number;
+  if (a_number && x != y) return x < y;
+  return a < b;
+}
+
+QString run_variant(const QString& run_name, const QString& pooling) {
+  const int slash = run_name.lastIndexOf(QLatin1Char('/'));
+  return slash > 0 ? run_name.left(slash) : pooling;
+}
+
+QString with_experiment(const QString& experiment, const QString& name, bool several_experiments) {
+  return several_experiments ? experiment + QStringLiteral(": ") + name : name;
+}
+
 QString AttentionRow::label() const {
-  if (length_group == QLatin1String("all")) return run_name;
-  return run_name + QLatin1Char('@') + length_group;
+  const QString run =
+      length_group == QLatin1String("all") ? run_name : run_name + QLatin1Char('@') + length_group;
+  return with_experiment(experiment, run, several_experiments);
 }
 
 QVector<AttentionChoice> read_attention_choices(const QSqlDatabase& db) {
@@ -112,7 +130,7 @@ QVector<AttentionChoice> read_attention_choices(const QSqlDatabase& db) {
     choices.back().length_groups.append(query.value(3).toString());
   }
   for (AttentionChoice& choice : choices)
-    std::sort(choice.length_groups.begin(), choice.length_groups.end(), length_group_before);
+    std::sort(choice.length_groups.begin(), choice.length_groups.end(), number_aware_less);
   return choices;
 }
 
@@ -125,8 +143,9 @@ QVector<AttentionRow> read_attention_rows(const QSqlDatabase& db, const QString&
       QStringLiteral(
           "SELECT a.run_id, r.name, COALESCE(pooling.value, train_pooling.value, 'unknown'), "
           "       COALESCE(CAST(max_length.value AS INTEGER), 0), a.length_group, "
-          "       a.bin_start, a.bin_end, a.weight "
+          "       a.bin_start, a.bin_end, a.weight, e.name "
           "FROM attention_profiles a JOIN runs r ON r.id = a.run_id "
+          "JOIN experiments e ON e.id = r.experiment_id "
           "LEFT JOIN params pooling ON pooling.run_id = a.run_id AND pooling.key = 'pooling' "
           "LEFT JOIN params train_pooling "
           "  ON train_pooling.run_id = a.run_id AND train_pooling.key = 'train.pooling' "
@@ -142,6 +161,7 @@ QVector<AttentionRow> read_attention_rows(const QSqlDatabase& db, const QString&
         rows.back().length_group != length_group) {
       AttentionRow row;
       row.run_id = run_id;
+      row.experiment = query.value(8).toString();
       row.run_name = query.value(1).toString();
       row.pooling = query.value(2).toString();
       row.length_group = length_group;
@@ -153,11 +173,16 @@ QVector<AttentionRow> read_attention_rows(const QSqlDatabase& db, const QString&
     rows.back().bins.append(
         {query.value(5).toDouble(), query.value(6).toDouble(), number_or_nan(query.value(7))});
   }
+  const bool several_experiments = std::any_of(
+      rows.begin(), rows.end(),
+      [&](const AttentionRow& row) { return row.experiment != rows.front().experiment; });
+  for (AttentionRow& row : rows) row.several_experiments = several_experiments;
   std::stable_sort(rows.begin(), rows.end(), [](const AttentionRow& a, const AttentionRow& b) {
     if (a.pooling != b.pooling) return a.pooling < b.pooling;
     if (a.eval_length != b.eval_length) return a.eval_length < b.eval_length;
+    if (a.experiment != b.experiment) return a.experiment < b.experiment;
     if (a.run_name != b.run_name) return a.run_name < b.run_name;
-    return length_group_before(a.length_group, b.length_group);
+    return number_aware_less(a.length_group, b.length_group);
   });
   return rows;
 }
@@ -229,10 +254,12 @@ QVector<EvalPoint> read_eval_points(const QSqlDatabase& db, const QString& datas
   if (!has_table(db, QStringLiteral("eval_results"))) return points;
   QSqlQuery query =
       run_query(db,
-                QStringLiteral("SELECT e.run_id, r.name, COALESCE(pooling.value, 'unknown'), "
+                QStringLiteral("SELECT e.run_id, x.name, r.name, "
+                               "       COALESCE(pooling.value, 'unknown'), "
                                "       COALESCE(CAST(max_length.value AS INTEGER), 0), "
                                "       e.group_kind, e.group_value, e.value "
                                "FROM eval_results e JOIN runs r ON r.id = e.run_id "
+                               "JOIN experiments x ON x.id = r.experiment_id "
                                "LEFT JOIN params pooling ON pooling.run_id = e.run_id "
                                "  AND pooling.key = 'pooling' "
                                "LEFT JOIN params max_length ON max_length.run_id = e.run_id "
@@ -244,23 +271,18 @@ QVector<EvalPoint> read_eval_points(const QSqlDatabase& db, const QString& datas
                 {dataset, split, metric});
   while (query.next()) {
     points.append({query.value(0).toLongLong(), query.value(1).toString(),
-                   query.value(2).toString(), query.value(3).toLongLong(),
-                   query.value(4).toString(), query.value(5).toString(),
-                   number_or_nan(query.value(6))});
+                   query.value(2).toString(), query.value(3).toString(),
+                   query.value(4).toLongLong(), query.value(5).toString(),
+                   query.value(6).toString(), number_or_nan(query.value(7))});
   }
   return points;
-}
-
-QString series_name(const EvalPoint& point) {
-  const int slash = point.run_name.lastIndexOf(QLatin1Char('/'));
-  return slash > 0 ? point.run_name.left(slash) : point.pooling;
 }
 
 QVector<Curve> length_curves(const QVector<EvalPoint>& points) {
   const bool per_length_groups = std::any_of(points.begin(), points.end(), [](const EvalPoint& p) {
     return p.group_kind == QLatin1String("length");
   });
-  CurveSet curves;
+  CurveSet curves(points);
   for (const EvalPoint& point : points) {
     if (per_length_groups) {
       if (point.group_kind != QLatin1String("length")) continue;
@@ -285,7 +307,7 @@ QVector<qint64> position_lengths(const QVector<EvalPoint>& points) {
 }
 
 QVector<Curve> position_curves(const QVector<EvalPoint>& points, qint64 length) {
-  CurveSet curves;
+  CurveSet curves(points);
   for (const EvalPoint& point : points) {
     if (position_length(point) != length) continue;
     const double middle = position_middle(point.group_value);

@@ -11,7 +11,27 @@
 #include <QStringList>
 #include <QVector>
 
+#include <limits>
+
 namespace lmk::widgets {
+
+// ---- Shared by the plots and the results browser ------------------------------------------------
+
+// A missing value (NULL in the store, no result for a cell).
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Texts in number-aware order: non-numbers ("all", "") first, by text; then numbers ascending
+// ("128" before "1024").
+bool number_aware_less(const QString& a, const QString& b);
+
+// The configuration a run evaluates: the run's name without its last part, the evaluation
+// ("lmk-32/corpus@1024" -> "lmk-32", "granularity=16/lmk-32/passkey" -> "granularity=16/lmk-32");
+// a name without '/' gives `pooling`.
+QString run_variant(const QString& run_name, const QString& pooling);
+
+// The name of a line or row: `name`, after "EXPERIMENT: " when the data spans several
+// experiments — runs of two experiments share names ("lmk-32/passkey") but not results.
+QString with_experiment(const QString& experiment, const QString& name, bool several_experiments);
 
 // ---- Attention-position profiles (attention_profiles) ------------------------------------------
 
@@ -26,13 +46,16 @@ struct AttentionBin {
 // One profile, one heatmap row: a run's attention on one length group of a dataset.
 struct AttentionRow {
   qint64 run_id = 0;
+  QString experiment;
   QString run_name;
   QString pooling;         // the run's `pooling` parameter, else `train.pooling`, else "unknown"
   QString length_group;    // "all" (the whole split) or the length part, e.g. "1024"
   qint64 eval_length = 0;  // the numeric length group, else the run's max_length, else 0
-  QVector<AttentionBin> bins;  // by bin index
+  QVector<AttentionBin> bins;        // by bin index
+  bool several_experiments = false;  // the rows read with it span several experiments
 
-  // The row's name: the run's, with the length group unless it is "all" ("cls/passkey@1024").
+  // The row's name: the run's, with the length group unless it is "all" ("cls/passkey@1024"),
+  // after the experiment's when the rows span several ("sweep: cls/passkey@1024").
   QString label() const;
 };
 
@@ -49,7 +72,7 @@ struct AttentionChoice {
 QVector<AttentionChoice> read_attention_choices(const QSqlDatabase& db);
 
 // The profiles of `dataset` at `layer` / `head`, every run and length group, ordered by pooling,
-// eval length, run name and length group.
+// eval length, experiment, run name and length group.
 QVector<AttentionRow> read_attention_rows(const QSqlDatabase& db, const QString& dataset, int layer,
                                           int head);
 
@@ -99,6 +122,7 @@ QVector<EvalSource> read_eval_sources(const QSqlDatabase& db);
 // One stored result row of an evaluation run.
 struct EvalPoint {
   qint64 run_id = 0;
+  QString experiment;
   QString run_name;
   QString pooling;        // the run's `pooling` parameter, else "unknown"
   qint64 max_length = 0;  // the run's `max_length` parameter (0: none or unlimited)
@@ -114,17 +138,12 @@ QVector<EvalPoint> read_eval_points(const QSqlDatabase& db, const QString& datas
 
 // One line of a curves plot.
 struct Curve {
-  QString name;  // series_name() of its runs
+  QString name;  // run_variant() of its runs, after the experiment when `points` span several
   QString pooling;
   QVector<QPointF> points;  // ascending x
 };
 
-// The configuration a run evaluates, which names its curve: the run's name without its last
-// part, the evaluation ("lmk-32/corpus@1024" -> "lmk-32", "granularity=16/lmk-32/passkey" ->
-// "granularity=16/lmk-32"); a name without '/' gives its pooling.
-QString series_name(const EvalPoint& point);
-
-// Metric vs evaluation length, one curve per series_name: from the per-length groups
+// Metric vs evaluation length, one curve per experiment and run_variant: from the per-length groups
 // (group_kind 'length', x = the length) when `points` has any, else from the whole-split results
 // of runs evaluated at a max_length (x = max_length). Of two runs at one x, the later one counts.
 QVector<Curve> length_curves(const QVector<EvalPoint>& points);
@@ -134,7 +153,8 @@ QVector<Curve> length_curves(const QVector<EvalPoint>& points);
 QVector<qint64> position_lengths(const QVector<EvalPoint>& points);
 
 // Metric vs evidence position (x = the middle of the position range in percent, "10-20%" -> 15)
-// at evaluation length `length` (see position_lengths), one curve per series_name.
+// at evaluation length `length` (see position_lengths), one curve per experiment and
+// run_variant.
 QVector<Curve> position_curves(const QVector<EvalPoint>& points, qint64 length);
 
 }  // namespace lmk::widgets

@@ -5,6 +5,7 @@
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QLocale>
 #include <QMessageBox>
 #include <QSaveFile>
 #include <QSettings>
@@ -108,6 +109,15 @@ QString csv_field(const QString& text) {
   return QLatin1Char('"') + escaped + QLatin1Char('"');
 }
 
+QString csv_cell_text(const QModelIndex& index) {
+  const QVariant value = index.data(Qt::EditRole);
+  if (!value.isValid()) return index.data(Qt::DisplayRole).toString();
+  if (value.isNull()) return QString();
+  if (value.typeId() == QMetaType::Double || value.typeId() == QMetaType::Float)
+    return QString::number(value.toDouble(), 'g', QLocale::FloatingPointShortest);
+  return value.toString();
+}
+
 QString table_as_csv(const QAbstractItemModel& model) {
   // A lazy model holds only its first rows until asked for more; fetching fills its cache and
   // changes nothing a view would see as an edit.
@@ -121,8 +131,7 @@ QString table_as_csv(const QAbstractItemModel& model) {
   out += fields.join(QLatin1Char(',')) + QLatin1String("\r\n");
   for (int r = 0; r < model.rowCount(); ++r) {
     fields.clear();
-    for (int c = 0; c < columns; ++c)
-      fields << csv_field(model.data(model.index(r, c), Qt::DisplayRole).toString());
+    for (int c = 0; c < columns; ++c) fields << csv_field(csv_cell_text(model.index(r, c)));
     out += fields.join(QLatin1Char(',')) + QLatin1String("\r\n");
   }
   return out;

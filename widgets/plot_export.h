@@ -29,8 +29,13 @@ QString export_plot_with_dialog(QCustomPlot* plot, QWidget* parent, const QStrin
 // double quotes doubled.
 QString csv_field(const QString& text);
 
+// The text a cell has in a CSV file: its EditRole value — the number itself, unrounded, without
+// the marks the display adds ("0.2739 *") — where it has one, else its DisplayRole text. A
+// floating-point number is written with the fewest digits that read back as the same double.
+QString csv_cell_text(const QModelIndex& index);
+
 // The whole model as CSV (RFC 4180, CRLF line ends): a header row from headerData, then every
-// row's DisplayRole text. Fetches what a lazy model (QSqlQueryModel) has not fetched yet.
+// cell's csv_cell_text. Fetches what a lazy model (QSqlQueryModel) has not fetched yet.
 QString table_as_csv(const QAbstractItemModel& model);
 
 // Writes table_as_csv(model) to `path` (UTF-8); throws std::runtime_error naming the path when
@@ -39,8 +44,9 @@ void export_table_csv(const QAbstractItemModel& model, const QString& path);
 
 // The selected cells as tab-separated lines, for pasting into a spreadsheet: one line per
 // selected row and one column per selected column (model order), cells outside the selection
-// empty, tabs and line breaks inside cells replaced by spaces. With `with_header`, the first line
-// holds the selected columns' headers. Empty when nothing is selected.
+// empty, tabs and line breaks inside cells replaced by spaces. The cells' DisplayRole text (what
+// the user sees and copies). With `with_header`, the first line holds the selected columns'
+// headers. Empty when nothing is selected.
 QString table_as_tsv(const QAbstractItemModel& model, const QModelIndexList& selection,
                      bool with_header = true);
 

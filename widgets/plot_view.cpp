@@ -14,6 +14,15 @@
 
 namespace lmk::widgets {
 
+QColor series_color(int index) {
+  static const QColor colors[] = {
+      QColor(31, 119, 180),  QColor(255, 127, 14), QColor(44, 160, 44),   QColor(214, 39, 40),
+      QColor(148, 103, 189), QColor(140, 86, 75),  QColor(227, 119, 194), QColor(127, 127, 127),
+      QColor(188, 189, 34),  QColor(23, 190, 207)};
+  constexpr int count = sizeof(colors) / sizeof(colors[0]);
+  return colors[((index % count) + count) % count];
+}
+
 PlotView::PlotView(QWidget* parent) : StoreView(parent) {
   auto* layout = new QVBoxLayout(this);
   controls_ = new QHBoxLayout;
@@ -67,9 +76,11 @@ void PlotView::show_plot() {
 }
 
 void PlotView::finish_without_loading() {
-  const int generation = ++generation_;
+  clear_data();
+  const int generation = ++store_generation_;
+  ++data_generation_;
   QTimer::singleShot(0, this, [this, generation] {
-    if (generation == generation_) emit loaded();
+    if (generation == store_generation_) emit loaded();
   });
 }
 

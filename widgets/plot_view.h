@@ -4,6 +4,7 @@
 // button, a message in place of the plot when there is nothing to show, and background loads
 // of which only the newest is shown.
 
+#include <QColor>
 #include <QString>
 
 #include <functional>
@@ -17,6 +18,9 @@ class QLabel;
 class QStackedWidget;
 
 namespace lmk::widgets {
+
+// The colour of the index-th line or dataset of a plot (matplotlib's tab10, repeating).
+QColor series_color(int index);
 
 class PlotView : public StoreView {
   Q_OBJECT
@@ -40,26 +44,41 @@ class PlotView : public StoreView {
   // The file name the Export… dialog suggests.
   virtual QString export_name() const = 0;
 
-  // Runs `work` off the GUI thread on db_path(); then, unless a newer load started meanwhile,
-  // `show(result)` (or the error as the message) and loaded().
+  // What a load reads: a store's choices and data (set_store), or the data of the controls'
+  // choices (a control change). A control change never drops a store load: a store load drops
+  // the control loads started before it ends, as their controls belong to the store before.
+  enum class LoadKind { Store, Data };
+
+  // Runs `work` off the GUI thread on db_path(); then, unless a newer load of its kind (or a
+  // newer store load) started meanwhile, `show(result)` — or on an error clear_data() and the
+  // error as the message — and loaded().
   template <typename Result>
-  void load(std::function<Result(const QSqlDatabase&)> work,
+  void load(LoadKind kind, std::function<Result(const QSqlDatabase&)> work,
             std::function<void(const Result&)> show) {
-    const int generation = ++generation_;
-    load_in_background<Result>(this, db_path_, std::move(work),
-                               [this, generation, show](Result result, QString error) {
-                                 if (generation != generation_) return;
-                                 if (error.isEmpty()) {
-                                   show(result);
-                                 } else {
-                                   show_message(tr("Cannot read the store: %1").arg(error));
-                                   emit status_message(error);
-                                 }
-                                 emit loaded();
-                               });
+    if (kind == LoadKind::Store) ++store_generation_;
+    const int store_generation = store_generation_;
+    const int data_generation = ++data_generation_;
+    load_in_background<Result>(
+        this, db_path_, std::move(work),
+        [this, kind, store_generation, data_generation, show](Result result, QString error) {
+          if (store_generation != store_generation_) return;
+          if (kind == LoadKind::Data && data_generation != data_generation_) return;
+          ++data_generation_;
+          if (error.isEmpty()) {
+            show(result);
+          } else {
+            clear_data();
+            show_message(tr("Cannot read the store: %1").arg(error));
+            emit status_message(error);
+          }
+          emit loaded();
+        });
   }
-  // For a set_store() that reads nothing (no store): drops pending loads, emits loaded() from
-  // the event loop like a load would.
+  // Forgets what the last store held and empties the controls (a store that cannot be read,
+  // no store), so that no control change draws it again.
+  virtual void clear_data() = 0;
+  // For a set_store() that reads nothing (no store): clear_data(), drops pending loads, emits
+  // loaded() from the event loop like a load would.
   void finish_without_loading();
 
  private:
@@ -68,7 +87,8 @@ class PlotView : public StoreView {
   QLabel* message_ = nullptr;
   QWidget* export_button_ = nullptr;
   QCustomPlot* plot_ = nullptr;
-  int generation_ = 0;
+  int store_generation_ = 0;
+  int data_generation_ = 0;
 };
 
 }  // namespace lmk::widgets

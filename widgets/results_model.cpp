@@ -20,12 +20,11 @@
 #include <limits>
 #include <stdexcept>
 
+#include "widgets/plot_data.h"
 #include "widgets/store_connection.h"
 
 namespace lmk::widgets {
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // The filter text's terms: whitespace separates them except inside double quotes, which are
 // dropped (`model="a b"` is one term).
@@ -156,15 +155,6 @@ QSqlQuery scrollable_query(const QSqlDatabase& db, const QString& sql,
 
 QString number_text(double value) {
   return std::isnan(value) ? QString() : QString::number(value, 'f', 4);
-}
-
-// Param text as a number for ordering columns ("128" after "32"); texts order after numbers.
-bool numeric_less(const QString& a, const QString& b) {
-  bool a_number = false, b_number = false;
-  const double x = a.toDouble(&a_number), y = b.toDouble(&b_number);
-  if (a_number != b_number) return a_number;
-  if (a_number && x != y) return x < y;
-  return a < b;
 }
 
 // `text`, never null: a null QString marks a key a run lacks.
@@ -581,22 +571,27 @@ PivotTable compute_pivot(const QSqlDatabase& db, const RunFilter& filter, const 
       column_keys.insert(label, {dataset_first_run.value(dataset), length, label});
     return label;
   };
+  // Every row is one variant of one experiment, whatever names it: averaging across variants
+  // merged different models (lmk-32 and lmk-var record the same pooling and granularity), and
+  // across experiments different studies. The pooling modes name the variant's params first.
   auto row_of_result = [&](const Result& r) {
     const QString pooling = r.pooling.isEmpty() ? QStringLiteral("(no pooling)") : r.pooling;
+    const QString variant =
+        with_experiment(r.experiment, run_variant(r.name, pooling), experiments.size() > 1);
+    QString params;
     switch (rows) {
-      case PivotRows::Variant: {
-        const int slash = r.name.lastIndexOf(QLatin1Char('/'));
-        const QString variant = slash > 0 ? r.name.left(slash) : pooling;
-        return experiments.size() > 1 ? r.experiment + QStringLiteral(": ") + variant : variant;
-      }
+      case PivotRows::Variant:
+        return variant;
       case PivotRows::PoolingGranularity:
-        return r.granularity.isEmpty() || r.granularity == QLatin1String("0")
-                   ? pooling
-                   : QStringLiteral("%1, granularity %2").arg(pooling, r.granularity);
+        params = r.granularity.isEmpty() || r.granularity == QLatin1String("0")
+                     ? pooling
+                     : QStringLiteral("%1, granularity %2").arg(pooling, r.granularity);
+        break;
       case PivotRows::Pooling:
+        params = pooling;
         break;
     }
-    return pooling;
+    return params == variant ? params : params + QStringLiteral(" · ") + variant;
   };
 
   struct Cell {
@@ -616,10 +611,12 @@ PivotTable compute_pivot(const QSqlDatabase& db, const RunFilter& filter, const 
     cell.sum += r.value;
     ++cell.count;
   }
+  // The pooling modes list a pooling's variants together.
+  if (rows != PivotRows::Variant) std::sort(table.rows.begin(), table.rows.end());
   QVector<ColumnKey> ordered(column_keys.begin(), column_keys.end());
   std::sort(ordered.begin(), ordered.end(), [](const ColumnKey& a, const ColumnKey& b) {
     if (a.first_run != b.first_run) return a.first_run < b.first_run;
-    return numeric_less(a.length, b.length);
+    return number_aware_less(a.length, b.length);
   });
   for (const ColumnKey& key : ordered) table.columns << key.label;
 

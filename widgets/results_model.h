@@ -132,14 +132,18 @@ class RunsTableModel : public QSqlQueryModel {
 // How the pivot groups eval runs into rows.
 enum class PivotRows {
   Variant,             // the run name without its benchmark part: "lmk-32" of "lmk-32/corpus@512"
-  PoolingGranularity,  // params pooling and granularity: "lmk, granularity 32"
-  Pooling,             // param pooling
+  PoolingGranularity,  // the variant after its pooling and granularity: "lmk, granularity 32 ·
+                       // lmk-var"
+  Pooling,             // the variant after its pooling: "lmk · lmk-var"
 };
 
 // The paper's table: rows × benchmark columns of one metric. A benchmark is a dataset, or
 // dataset@L when it was evaluated at several lengths: per-length groups of the results
 // (group_kind 'length', passkey and needle) or several max_length params of runs (corpus@L).
-// A cell holds the mean over its runs (after keeping only the newest run of each name).
+// A row is one variant (run_variant) of one experiment (named with it when the runs span several)
+// in every mode: rows never average different models. A cell holds the mean over its runs (after
+// keeping only the newest run of each name; several only where one variant ran one benchmark
+// twice under different names).
 struct PivotTable {
   QString row_header;
   QStringList rows;

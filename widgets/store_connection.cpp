@@ -5,21 +5,34 @@
 #include <QFileInfo>
 #include <QSqlError>
 #include <QStandardPaths>
-#include <QThread>
+#include <QStringList>
+
+#include <atomic>
 
 #include "core/store/schema.h"
 
 namespace lmk::widgets {
 namespace {
 
-QString connection_name(const QString& path) {
-  return QStringLiteral("lmk:%1:%2")
-      .arg(reinterpret_cast<quintptr>(QThread::currentThread()))
-      .arg(QFileInfo(path).absoluteFilePath());
-}
+// This thread's connections. Named by a number no other thread gets (a QThread's address can
+// be reused by the next pool thread), and closed when the thread ends: the thread pool retires
+// idle threads, and a connection may only be used by the thread that opened it.
+struct ThreadConnections {
+  QString prefix;
+  QStringList names;
+  ~ThreadConnections() {
+    if (QCoreApplication::instance() == nullptr) return;  // the process is ending
+    for (const QString& name : names) {
+      QSqlDatabase::database(name, false).close();
+      QSqlDatabase::removeDatabase(name);
+    }
+  }
+};
 
-QString thread_prefix() {
-  return QStringLiteral("lmk:%1:").arg(reinterpret_cast<quintptr>(QThread::currentThread()));
+ThreadConnections& thread_connections() {
+  static std::atomic<quint64> next_thread{0};
+  thread_local ThreadConnections connections{QStringLiteral("lmk:%1:").arg(next_thread++), {}};
+  return connections;
 }
 
 qlonglong single_value(const QSqlDatabase& db, const QString& sql) {
@@ -30,8 +43,9 @@ qlonglong single_value(const QSqlDatabase& db, const QString& sql) {
 }  // namespace
 
 QSqlDatabase store_connection(const QString& path) {
-  const QString name = connection_name(path);
-  if (QSqlDatabase::contains(name)) return QSqlDatabase::database(name);
+  ThreadConnections& connections = thread_connections();
+  const QString name = connections.prefix + QFileInfo(path).absoluteFilePath();
+  if (connections.names.contains(name)) return QSqlDatabase::database(name);
   if (!QFileInfo(path).isFile())
     throw StoreError(QStringLiteral("%1: no such results store").arg(path).toStdString());
   QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), name);
@@ -67,16 +81,8 @@ QSqlDatabase store_connection(const QString& path) {
     QSqlDatabase::removeDatabase(name);
     throw;
   }
+  connections.names << name;
   return db;
-}
-
-void close_thread_connections() {
-  const QString prefix = thread_prefix();
-  for (const QString& name : QSqlDatabase::connectionNames()) {
-    if (!name.startsWith(prefix)) continue;
-    QSqlDatabase::database(name, false).close();
-    QSqlDatabase::removeDatabase(name);
-  }
 }
 
 QSqlQuery run_query(const QSqlDatabase& db, const QString& sql, const QVariantList& bindings) {

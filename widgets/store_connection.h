@@ -24,13 +24,11 @@ class StoreError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Returns this thread's connection to the results store at `path`, opening it on first use.
+// Returns this thread's connection to the results store at `path`, opening it on first use
+// (it closes when the thread ends).
 // Throws StoreError when the file is missing, is not a results store, or is newer than this
 // program. A store one or more versions older is read as far as its tables go (has_table).
 QSqlDatabase store_connection(const QString& path);
-
-// Closes every connection of this thread (a worker thread calls it before it ends).
-void close_thread_connections();
 
 // Runs `sql` with positional `bindings`; throws StoreError naming the database and the error.
 QSqlQuery run_query(const QSqlDatabase& db, const QString& sql, const QVariantList& bindings = {});

@@ -92,6 +92,7 @@ class DesignerTest : public QObject {
   void invalid_value_names_the_key();
   void saved_file_passes_the_dry_run();
   void model_shape_comes_from_a_hugging_face_folder();
+  void corrupt_last_study_falls_back_to_the_template();
 
  private:
   QTemporaryDir dir_;
@@ -293,6 +294,26 @@ void DesignerTest::saved_file_passes_the_dry_run() {
   QVERIFY2(output.contains(QStringLiteral("finetune/cls")), qPrintable(output));
   QVERIFY2(output.contains(QStringLiteral("'--granularity' '64'")), qPrintable(output));
   QVERIFY2(!output.contains(QStringLiteral("'--granularity' '32'")), qPrintable(output));
+}
+
+void DesignerTest::corrupt_last_study_falls_back_to_the_template() {
+  // The study opened last no longer parses: the designer starts on the template and says why.
+  const QString broken = dir_.filePath(QStringLiteral("broken.toml"));
+  {
+    QFile file(broken);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write("[study\nname = \"half\n");
+  }
+  QSettings().setValue(QStringLiteral("designer/file"), broken);
+  DesignerView designer;
+  designer.show();
+  QVERIFY2(designer.launch_text().contains(QStringLiteral("Cannot open")),
+           qPrintable(designer.launch_text()));
+  const toml::table example = parse(experiment("pooling-vs-length.toml"));
+  QVERIFY(shows(child<QLineEdit>(designer, QStringLiteral("study.name"))->text(),
+                example["study"]["name"].node()));
+  QTRY_VERIFY_WITH_TIMEOUT(designer.validation_text().startsWith(QStringLiteral("✓")), 15000);
+  QSettings().remove(QStringLiteral("designer/file"));
 }
 
 void DesignerTest::model_shape_comes_from_a_hugging_face_folder() {

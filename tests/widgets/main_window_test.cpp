@@ -2,11 +2,14 @@
 // loads, --screenshot renders each of them, bad files leave the views empty with a reason, and
 // the recent-files list lives in QSettings.
 #include <QApplication>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QImage>
 #include <QProcess>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QSqlDatabase>
+#include <QSqlQuery>
 #include <QStandardPaths>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -45,6 +48,49 @@ class MainWindowTest : public QObject {
     }
     const QStringList recent = QSettings().value("recent_stores").toStringList();
     QCOMPARE(recent.value(0), window.db_path());
+  }
+
+  // A run writing into the store every 0.3 s: the visible view refreshes while it writes (at
+  // most every 2 s), not only once the writes stop.
+  void the_visible_view_refreshes_while_a_run_writes() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("results.db");
+    {
+      QSqlDatabase source = QSqlDatabase::addDatabase("QSQLITE", "copy");
+      source.setDatabaseName(LMK_WORKBENCH_STUDY_DB);
+      QVERIFY(source.open());
+      QSqlQuery copy(source);
+      QVERIFY2(copy.exec(QString("VACUUM INTO '%1'").arg(path)), qPrintable(path));
+      source.close();
+    }
+    QSqlDatabase::removeDatabase("copy");
+    MainWindow window;
+    window.show();
+    window.open_store(path);
+    StoreView* view = window.views()[2];  // Results
+    window.tabs()->setCurrentWidget(view);
+    QSignalSpy loaded(view, &StoreView::loaded);
+    QVERIFY(loaded.wait(30000));
+    loaded.clear();
+
+    QSqlDatabase writer = QSqlDatabase::addDatabase("QSQLITE", "writer");
+    writer.setDatabaseName(path);
+    QVERIFY(writer.open());
+    QSqlQuery(writer).exec("PRAGMA journal_mode = WAL");
+    QElapsedTimer clock;
+    clock.start();
+    int writes = 0;
+    while (clock.elapsed() < 6000 && loaded.isEmpty()) {
+      QSqlQuery insert(writer);
+      QVERIFY(insert.exec(QString("INSERT INTO metrics (run_id, key, step, value) "
+                                  "SELECT MIN(id), 'probe', %1, 1.0 FROM runs")
+                              .arg(writes++)));
+      QTest::qWait(300);
+    }
+    writer.close();
+    QSqlDatabase::removeDatabase("writer");
+    QVERIFY2(!loaded.isEmpty(), qPrintable(QString("no refresh during %1 writes").arg(writes)));
+    QVERIFY(clock.elapsed() < 4500);
   }
 
   void a_file_that_is_not_a_store_leaves_the_views_empty_and_says_why() {

@@ -37,8 +37,9 @@ namespace {
 
 // The test's own connection to the fixture store: expected values come from here, not from
 // the views' queries.
-QSqlQuery query(const QString& sql, const QVariantList& bindings = {}) {
-  QSqlDatabase db = QSqlDatabase::database(QStringLiteral("expected"));
+QSqlQuery query(const QString& sql, const QVariantList& bindings = {},
+                const QString& connection = QStringLiteral("expected")) {
+  QSqlDatabase db = QSqlDatabase::database(connection);
   QSqlQuery q(db);
   if (!q.prepare(sql)) qFatal("prepare: %s", qPrintable(q.lastError().text()));
   for (const QVariant& value : bindings) q.addBindValue(value);
@@ -51,6 +52,35 @@ QStringList strings(const QString& sql, const QVariantList& bindings = {}) {
   QStringList out;
   while (q.next()) out << q.value(0).toString();
   return out;
+}
+
+// A copy of the fixture store in `dir` whose eval runs (their params, results and attention
+// profiles) appear a second time in experiment "second-study", at half the stored values and
+// with the same run names; connection "copy" reads it.
+QString two_experiment_copy(const QTemporaryDir& dir) {
+  const QString path = dir.filePath("two-experiments.db");
+  if (!QFile::copy(LMK_WORKBENCH_STUDY_DB, path)) qFatal("cannot copy the fixture store");
+  QSqlDatabase db = QSqlDatabase::contains("copy") ? QSqlDatabase::database("copy")
+                                                   : QSqlDatabase::addDatabase("QSQLITE", "copy");
+  db.close();
+  db.setDatabaseName(path);
+  if (!db.open()) qFatal("cannot open %s", qPrintable(path));
+  for (const char* sql :
+       {"INSERT INTO experiments (name) VALUES ('second-study')",
+        "INSERT INTO runs (id, experiment_id, name, kind, config, status) "
+        "SELECT id + 100000, (SELECT id FROM experiments WHERE name = 'second-study'), name, "
+        "kind, config, status FROM runs WHERE kind = 'eval'",
+        "INSERT INTO params (run_id, key, value) SELECT run_id + 100000, key, value "
+        "FROM params WHERE run_id IN (SELECT id FROM runs WHERE kind = 'eval' AND id < 100000)",
+        "INSERT INTO eval_results (run_id, dataset, split, metric, group_kind, group_value, "
+        "value) SELECT run_id + 100000, dataset, split, metric, group_kind, group_value, "
+        "value * 0.5 FROM eval_results WHERE run_id < 100000",
+        "INSERT INTO attention_profiles (run_id, dataset, length_group, layer, head, bin, "
+        "bin_start, bin_end, weight) SELECT run_id + 100000, dataset, length_group, layer, "
+        "head, bin, bin_start, bin_end, weight * 0.5 FROM attention_profiles "
+        "WHERE run_id < 100000"})
+    query(sql, {}, "copy");
+  return path;
 }
 
 // Runs `action` and waits for the view's loaded().
@@ -203,29 +233,33 @@ class PlotsTest : public QObject {
     QVERIFY(poolings.size() >= 2);
   }
 
-  // One colour scale: both maps use it and its range, zero to the largest share shown.
+  // One colour scale: both maps use it and its range, the smallest to the largest share shown;
+  // its top colour is not white (white read as missing data).
   void attention_panels_share_one_colour_range() {
     AttentionView view;
     view.resize(1200, 700);
     QVERIFY(loads(view, [&] { view.set_store(LMK_WORKBENCH_STUDY_DB); }));
-    double largest = 0;
-    // The largest stored weight over the rows shown, from the store.
+    double smallest = std::numeric_limits<double>::infinity();
+    double largest = -smallest;
+    // The extreme stored weights over the rows shown, from the store.
     for (int panel = 0; panel < 2; ++panel)
       for (int r = 0; r < view.row_count(panel); ++r) {
         QSqlQuery q = query(
-            "SELECT MAX(weight) FROM attention_profiles WHERE run_id = ? AND "
-            "length_group = ? AND layer = (SELECT MAX(layer) FROM "
-            "attention_profiles WHERE run_id = ?) AND head = -1",
-            {view.row(panel, r).run_id, view.row(panel, r).length_group,
-             view.row(panel, r).run_id});
+            "SELECT MIN(weight), MAX(weight) FROM attention_profiles WHERE run_id = ? AND "
+            "dataset = ? AND length_group = ? AND layer = (SELECT MAX(layer) FROM "
+            "attention_profiles WHERE run_id = ? AND dataset = ?) AND head = -1",
+            {view.row(panel, r).run_id, view.dataset(), view.row(panel, r).length_group,
+             view.row(panel, r).run_id, view.dataset()});
         QVERIFY(q.next());
-        largest = std::max(largest, q.value(0).toDouble());
+        smallest = std::min(smallest, q.value(0).toDouble());
+        largest = std::max(largest, q.value(1).toDouble());
       }
-    QVERIFY(largest > 0);
+    QVERIFY(largest > smallest);
     QCOMPARE(view.color_range(0), view.color_range(1));
     QCOMPARE(view.color_range(0), view.color_scale()->dataRange());
-    QCOMPARE(view.color_range(0).lower, 0.0);
+    QCOMPARE(view.color_range(0).lower, smallest);
     QCOMPARE(view.color_range(0).upper, largest);
+    QVERIFY(view.color_scale()->gradient().color(1.0, QCPRange(0, 1)) != qRgb(255, 255, 255));
     const auto maps = view.plot()->findChildren<QCPColorMap*>();
     QCOMPARE(maps.size(), 2);
     for (QCPColorMap* map : maps) QCOMPARE(map->colorScale(), view.color_scale());
@@ -428,6 +462,88 @@ class PlotsTest : public QObject {
     QCOMPARE(view.x_axis(CurvesView::Panel::Length)->scaleType(), QCPAxis::stLogarithmic);
   }
 
+  // Runs of two experiments share names but not results: each experiment has its own lines and
+  // rows, named after it, holding its own values.
+  void experiments_are_never_mixed() {
+    QTemporaryDir dir;
+    const QString path = two_experiment_copy(dir);
+    const QString prefix = "SELECT x.name || ': ' || r.name, ";
+    const QString joins =
+        " FROM eval_results e JOIN runs r ON r.id = e.run_id "
+        "JOIN experiments x ON x.id = r.experiment_id ";
+    CurvesView curves;
+    QVERIFY(loads(curves, [&] { curves.set_store(path); }));
+    int checked = 0;
+    for (const QString& dataset :
+         strings("SELECT DISTINCT dataset FROM eval_results ORDER BY dataset")) {
+      if (curves.dataset() != dataset) QVERIFY(loads(curves, [&] { curves.set_dataset(dataset); }));
+      Points expected;
+      QSqlQuery length = query(prefix + "e.group_value, e.value" + joins +
+                                   "WHERE e.dataset = ? AND e.metric = ? AND "
+                                   "e.group_kind = 'length'",
+                               {dataset, curves.metric()}, "copy");
+      while (length.next())
+        expected[series(length.value(0).toString())][length.value(1).toDouble()] =
+            length.value(2).toDouble();
+      if (expected.empty()) {
+        QSqlQuery whole = query(prefix + "CAST(p.value AS INTEGER), e.value" + joins +
+                                    "JOIN params p ON p.run_id = e.run_id AND p.key = "
+                                    "'max_length' WHERE e.dataset = ? AND e.metric = ? AND "
+                                    "e.group_kind = 'all' AND CAST(p.value AS INTEGER) > 0",
+                                {dataset, curves.metric()}, "copy");
+        while (whole.next())
+          expected[series(whole.value(0).toString())][whole.value(1).toDouble()] =
+              whole.value(2).toDouble();
+      }
+      QCOMPARE(curve_points(curves, CurvesView::Panel::Length), expected);
+      for (const auto& [name, points] : expected) {
+        QVERIFY2(name.startsWith("second-study: ") || name.startsWith("pooling-vs-length"),
+                 qPrintable(name));
+        checked += points.size();
+      }
+    }
+    QVERIFY(checked > 20);
+
+    AttentionView attention;
+    QVERIFY(loads(attention, [&] { attention.set_store(path); }));
+    const QString dataset = attention.dataset();
+    QSqlQuery choice =
+        query("SELECT MAX(layer), MIN(head) FROM attention_profiles WHERE dataset = ?", {dataset},
+              "copy");
+    QVERIFY(choice.next());
+    const int layer = choice.value(0).toInt();
+    const int head = choice.value(1).toInt();
+    int rows = 0;
+    for (int panel = 0; panel < 2; ++panel) {
+      QSqlQuery count = query(
+          "SELECT COUNT(DISTINCT a.run_id || '/' || a.length_group) FROM attention_profiles a "
+          "JOIN params p ON p.run_id = a.run_id AND p.key = 'pooling' "
+          "WHERE a.dataset = ? AND a.layer = ? AND a.head = ? AND p.value = ?",
+          {dataset, layer, head, attention.pooling(panel)}, "copy");
+      QVERIFY(count.next());
+      QCOMPARE(attention.row_count(panel), count.value(0).toInt());
+      for (int r = 0; r < attention.row_count(panel); ++r) {
+        const auto& row = attention.row(panel, r);
+        QSqlQuery run = query(
+            "SELECT x.name || ': ' || r.name FROM runs r JOIN experiments x "
+            "ON x.id = r.experiment_id WHERE r.id = ?",
+            {row.run_id}, "copy");
+        QVERIFY(run.next());
+        const QString name = run.value(0).toString();
+        QCOMPARE(attention.row_labels(panel)[r],
+                 row.length_group == "all" ? name : name + "@" + row.length_group);
+        QSqlQuery bins = query(
+            "SELECT weight FROM attention_profiles WHERE run_id = ? AND dataset = ? AND "
+            "length_group = ? AND layer = ? AND head = ? ORDER BY bin",
+            {row.run_id, dataset, row.length_group, layer, head}, "copy");
+        for (int b = 0; bins.next(); ++b)
+          QCOMPARE(attention.cell_value(panel, r, b), bins.value(0).toDouble());
+        ++rows;
+      }
+    }
+    QVERIFY(rows >= 4);
+  }
+
   void plots_export_to_png_pdf_and_svg() {
     QTemporaryDir dir;
     AttentionView attention;
@@ -518,6 +634,39 @@ class PlotsTest : public QObject {
       QVERIFY(loads(*view, [&] { view->set_store(dir.filePath("missing.db")); }));
       QVERIFY2(view->message().contains("missing.db"), qPrintable(view->message()));
     }
+
+    // A control change while a store loads does not drop the new store: from the fixture to the
+    // empty store, changing the dataset at once, ends on the empty store's message.
+    CurvesView switching;
+    AttentionView switching_attention;
+    QVERIFY(loads(switching, [&] { switching.set_store(LMK_WORKBENCH_STUDY_DB); }));
+    QVERIFY(
+        loads(switching_attention, [&] { switching_attention.set_store(LMK_WORKBENCH_STUDY_DB); }));
+    const QString other =
+        strings("SELECT dataset FROM eval_results ORDER BY dataset DESC").value(0);
+    const QString other_profiles =
+        strings("SELECT dataset FROM attention_profiles ORDER BY dataset DESC").value(0);
+    QVERIFY(other != switching.dataset() && other_profiles != switching_attention.dataset());
+    QVERIFY(loads(switching, [&] {
+      switching.set_store(path);
+      switching.set_dataset(other);
+    }));
+    QVERIFY(loads(switching_attention, [&] {
+      switching_attention.set_store(path);
+      switching_attention.set_dataset(other_profiles);
+    }));
+    QTest::qWait(300);  // a load the control change started, were it still to come
+    QVERIFY2(switching.message().startsWith("No evaluation results"),
+             qPrintable(switching.message()));
+    QVERIFY2(switching_attention.message().startsWith("No attention profiles"),
+             qPrintable(switching_attention.message()));
+
+    // After a store that cannot be read, nothing of the store before is left to draw.
+    QVERIFY(loads(switching, [&] { switching.set_store(LMK_WORKBENCH_STUDY_DB); }));
+    QVERIFY(loads(switching, [&] { switching.set_store(dir.filePath("missing.db")); }));
+    QVERIFY(switching.dataset().isEmpty() && switching.metric().isEmpty());
+    QVERIFY(switching.curve_names(CurvesView::Panel::Length).isEmpty());
+    QVERIFY2(switching.message().contains("missing.db"), qPrintable(switching.message()));
   }
 };
 

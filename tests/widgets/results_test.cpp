@@ -118,18 +118,28 @@ QVector<QStringList> parse_csv(const QString& text) {
   return rows;
 }
 
-void check_csv_matches(const QAbstractItemModel& model, const QString& path) {
+// The CSV file's rows, after checking its shape and header against `model`.
+QVector<QStringList> read_csv(const QAbstractItemModel& model, const QString& path) {
   QFile file(path);
-  QVERIFY(file.open(QIODevice::ReadOnly));
+  if (!file.open(QIODevice::ReadOnly)) return {};
   const QVector<QStringList> rows = parse_csv(QString::fromUtf8(file.readAll()));
-  QCOMPARE(rows.size(), model.rowCount() + 1);
+  if (rows.size() != model.rowCount() + 1) return {};
   for (int c = 0; c < model.columnCount(); ++c)
-    QCOMPARE(rows[0].value(c), model.headerData(c, Qt::Horizontal).toString());
-  for (int r = 0; r < model.rowCount(); ++r) {
-    QCOMPARE(rows[r + 1].size(), model.columnCount());
-    for (int c = 0; c < model.columnCount(); ++c)
-      QCOMPARE(rows[r + 1][c], model.index(r, c).data().toString());
+    if (rows[0].value(c) != model.headerData(c, Qt::Horizontal).toString()) return {};
+  for (const QStringList& row : rows)
+    if (row.size() != model.columnCount()) return {};
+  return rows;
+}
+
+// A CSV number field: the stored double exactly (no rounding, no best mark), empty for none.
+void check_csv_number(const QString& field, double stored) {
+  if (std::isnan(stored)) {
+    QVERIFY2(field.isEmpty(), qPrintable(field));
+    return;
   }
+  bool ok = false;
+  QCOMPARE(field.toDouble(&ok), stored);
+  QVERIFY2(ok, qPrintable(field));
 }
 
 // The run's whole-set value of `metric` on `dataset` as stored; NaN when there is none.
@@ -332,40 +342,52 @@ class ResultsTest : public QObject {
     wait_pivot(view, [&] { view.set_pivot_rows(PivotRows::Pooling); });
     const lmk::widgets::PivotModel* pivot = view.pivot_model();
 
-    // Expected cells from SQL: per pooling, the mean over its runs of each benchmark, where a
+    // Expected cells from SQL: per pooling and variant (never averaged across variants: lmk-32
+    // and lmk-var share pooling lmk), the mean over its runs of each benchmark, where a
     // benchmark is dataset@L for per-length groups, dataset@max_length for datasets run at
-    // several max_length, else the dataset.
-    QHash<QString, QHash<QString, double>> expected;  // column -> pooling -> value
-    QSqlQuery whole =
-        sql(db,
-            "SELECT p.value, er.dataset, ml.value, AVG(er.value), "
-            "(SELECT count(DISTINCT m.value) FROM params m JOIN eval_results x ON x.run_id = "
-            "m.run_id AND m.key = 'max_length' WHERE x.dataset = er.dataset AND x.metric = "
-            "'ndcg_at_10' AND x.group_kind = 'all') "
-            "FROM eval_results er JOIN params p ON p.run_id = er.run_id AND p.key = 'pooling' "
-            "JOIN params ml ON ml.run_id = er.run_id AND ml.key = 'max_length' "
-            "WHERE er.metric = 'ndcg_at_10' AND er.group_kind = 'all' AND er.dataset NOT IN "
-            "(SELECT dataset FROM eval_results WHERE group_kind = 'length') GROUP BY 1, 2, 3");
+    // several max_length, else the dataset. The row: "pooling · variant", or the pooling alone
+    // when the variant is named after it.
+    QHash<QString, QHash<QString, double>> expected;  // column -> row -> value
+    auto row_label = [](const QString& pooling_and_variant) {
+      const QString pooling = pooling_and_variant.section('\n', 0, 0);
+      const QString variant = pooling_and_variant.section('\n', 1);
+      return pooling == variant ? pooling : pooling + " · " + variant;
+    };
+    const QString variant_sql = "p.value || char(10) || substr(r.name, 1, instr(r.name, '/') - 1)";
+    QSqlQuery whole = sql(
+        db, "SELECT " + variant_sql +
+                ", er.dataset, ml.value, AVG(er.value), "
+                "(SELECT count(DISTINCT m.value) FROM params m JOIN eval_results x ON x.run_id = "
+                "m.run_id AND m.key = 'max_length' WHERE x.dataset = er.dataset AND x.metric = "
+                "'ndcg_at_10' AND x.group_kind = 'all') "
+                "FROM eval_results er JOIN params p ON p.run_id = er.run_id AND p.key = 'pooling' "
+                "JOIN runs r ON r.id = er.run_id "
+                "JOIN params ml ON ml.run_id = er.run_id AND ml.key = 'max_length' "
+                "WHERE er.metric = 'ndcg_at_10' AND er.group_kind = 'all' AND er.dataset NOT IN "
+                "(SELECT dataset FROM eval_results WHERE group_kind = 'length') GROUP BY 1, 2, 3");
     while (whole.next()) {
       const QString column = whole.value(4).toInt() > 1
                                  ? whole.value(1).toString() + "@" + whole.value(2).toString()
                                  : whole.value(1).toString();
-      expected[column][whole.value(0).toString()] = whole.value(3).toDouble();
+      expected[column][row_label(whole.value(0).toString())] = whole.value(3).toDouble();
     }
     QSqlQuery per_length =
-        sql(db,
-            "SELECT p.value, er.dataset, er.group_value, AVG(er.value) FROM eval_results er "
-            "JOIN params p ON p.run_id = er.run_id AND p.key = 'pooling' "
-            "WHERE er.metric = 'ndcg_at_10' AND er.group_kind = 'length' GROUP BY 1, 2, 3");
+        sql(db, "SELECT " + variant_sql +
+                    ", er.dataset, er.group_value, AVG(er.value) FROM eval_results er "
+                    "JOIN params p ON p.run_id = er.run_id AND p.key = 'pooling' "
+                    "JOIN runs r ON r.id = er.run_id "
+                    "WHERE er.metric = 'ndcg_at_10' AND er.group_kind = 'length' GROUP BY 1, 2, 3");
     while (per_length.next())
       expected[per_length.value(1).toString() + "@" + per_length.value(2).toString()]
-              [per_length.value(0).toString()] = per_length.value(3).toDouble();
+              [row_label(per_length.value(0).toString())] = per_length.value(3).toDouble();
 
     QVERIFY(expected.size() >= 4);
     QCOMPARE(pivot->table().columns.size(), expected.size());
-    const QStringList poolings = {"cls", "mean", "lmk"};
-    QCOMPARE(QSet<QString>(pivot->table().rows.begin(), pivot->table().rows.end()),
-             QSet<QString>(poolings.begin(), poolings.end()));
+    QSet<QString> rows;
+    for (const auto& column : expected)
+      for (auto cell = column.begin(); cell != column.end(); ++cell) rows.insert(cell.key());
+    QVERIFY(rows.contains("lmk · lmk-32") && rows.contains("lmk · lmk-var"));
+    QCOMPARE(QSet<QString>(pivot->table().rows.begin(), pivot->table().rows.end()), rows);
     int best_marked = 0;
     for (auto column = expected.begin(); column != expected.end(); ++column) {
       double best = -1;
@@ -413,6 +435,54 @@ class ResultsTest : public QObject {
     // The pivot follows the filter.
     wait_pivot(view, [&] { view.set_filter_text("pooling=mean"); });
     QCOMPARE(pivot->table().rows, QStringList{"mean"});
+  }
+
+  // The eval runs again in a second experiment, same names, half the values: every mode keeps
+  // the experiments apart, each row holding its own experiment's stored values.
+  void pivot_keeps_experiments_apart() {
+    QTemporaryDir dir;
+    const QString path = copy_fixture(dir);
+    const QSqlDatabase db = direct(path);
+    for (const char* text :
+         {"INSERT INTO experiments (name) VALUES ('second-study')",
+          "INSERT INTO runs (id, experiment_id, name, kind, config, status) "
+          "SELECT id + 100000, (SELECT id FROM experiments WHERE name = 'second-study'), "
+          "name, kind, config, status FROM runs WHERE kind = 'eval'",
+          "INSERT INTO params (run_id, key, value) SELECT run_id + 100000, key, value FROM "
+          "params WHERE run_id IN (SELECT id FROM runs WHERE kind = 'eval' AND id < 100000)",
+          "INSERT INTO eval_results (run_id, dataset, split, metric, group_kind, group_value, "
+          "value) SELECT run_id + 100000, dataset, split, metric, group_kind, group_value, "
+          "value * 0.5 FROM eval_results WHERE run_id < 100000"})
+      sql(db, text);
+    ResultsView view;
+    load(view, path);
+    for (const PivotRows mode : {PivotRows::Variant, PivotRows::Pooling}) {
+      wait_pivot(view, [&] { view.set_pivot_rows(mode); });
+      const lmk::widgets::PivotModel* pivot = view.pivot_model();
+      QSqlQuery runs = sql(db,
+                           "SELECT x.name, r.name, p.value, er.dataset, ml.value, er.value "
+                           "FROM runs r JOIN experiments x ON x.id = r.experiment_id "
+                           "JOIN eval_results er ON er.run_id = r.id "
+                           "JOIN params p ON p.run_id = r.id AND p.key = 'pooling' "
+                           "JOIN params ml ON ml.run_id = r.id AND ml.key = 'max_length' "
+                           "WHERE er.metric = 'ndcg_at_10' AND er.group_kind = 'all' "
+                           "AND r.name GLOB '*/corpus@*'");
+      QSet<QString> experiments;
+      int checked = 0;
+      while (runs.next()) {
+        const QString variant =
+            runs.value(0).toString() + ": " + runs.value(1).toString().section('/', 0, 0);
+        const QString row =
+            mode == PivotRows::Variant ? variant : runs.value(2).toString() + " · " + variant;
+        const QString column = runs.value(3).toString() + "@" + runs.value(4).toString();
+        QVERIFY2(pivot->table().rows.contains(row), qPrintable(row));
+        QCOMPARE(pivot->pivot_value(row, column), runs.value(5).toDouble());
+        experiments.insert(runs.value(0).toString());
+        ++checked;
+      }
+      QCOMPARE(experiments.size(), 2);
+      QVERIFY(checked >= 16);
+    }
   }
 
   void config_diff_lists_exactly_the_differing_keys() {
@@ -465,13 +535,61 @@ class ResultsTest : public QObject {
     const QString path = copy_fixture(dir);
     ResultsView view;
     load(view, path);
+    const QSqlDatabase db = direct(path);
+    // Runs: every metric cell is the stored value at full precision; the rest the cell's text.
+    const RunsTableModel* runs = view.runs_model();
     view.export_runs_csv(dir.filePath("runs.csv"));
-    check_csv_matches(*view.runs_model(), dir.filePath("runs.csv"));
-    QCOMPARE(view.runs_model()->rowCount(),
-             sql_value(direct(path), "SELECT count(*) FROM runs").toInt());
-    QVERIFY(view.pivot_model()->rowCount() > 0);
+    const QVector<QStringList> run_rows = read_csv(*runs, dir.filePath("runs.csv"));
+    QCOMPARE(run_rows.size(), sql_value(db, "SELECT count(*) FROM runs").toInt() + 1);
+    int numbers = 0, beyond_four_decimals = 0;
+    for (int r = 1; r < run_rows.size(); ++r) {
+      const qlonglong id = run_rows[r][0].toLongLong();
+      QCOMPARE(id, runs->run_id(r - 1));
+      for (int c = 0; c < runs->columnCount(); ++c) {
+        const QString& field = run_rows[r][c];
+        if (runs->column_kind(c) != RunsTableModel::ColumnKind::Metric) {
+          QCOMPARE(field, runs->index(r - 1, c).data().toString());
+          continue;
+        }
+        check_csv_number(field,
+                         stored_metric(db, id, run_rows[0][c].section(" (", 0, 0), runs->metric()));
+        numbers += !field.isEmpty();
+        beyond_four_decimals += field.section('.', 1).size() > 4;
+      }
+    }
+    QVERIFY(numbers > 10);
+    QVERIFY(beyond_four_decimals > 0);
+
+    // Pivot (variant rows): every cell is the mean of its variant's stored results (one run
+    // each here), at full precision, without the best mark.
+    const lmk::widgets::PivotModel* pivot = view.pivot_model();
+    QVERIFY(pivot->rowCount() > 0);
     view.export_pivot_csv(dir.filePath("pivot.csv"));
-    check_csv_matches(*view.pivot_model(), dir.filePath("pivot.csv"));
+    const QVector<QStringList> pivot_rows = read_csv(*pivot, dir.filePath("pivot.csv"));
+    QCOMPARE(pivot_rows.size(), pivot->rowCount() + 1);
+    numbers = 0;
+    for (int r = 1; r < pivot_rows.size(); ++r) {
+      const QString variant = pivot_rows[r][0];
+      for (int c = 1; c < pivot_rows[r].size(); ++c) {
+        const QString dataset = pivot_rows[0][c].section('@', 0, 0);
+        // Never a null QString: that binds as NULL, and NULL = '' is not true.
+        const QString length = pivot_rows[0][c].section('@', 1) + QStringLiteral("");
+        const QVariant stored = sql_value(
+            db,
+            "SELECT AVG(er.value) FROM eval_results er JOIN runs r ON r.id = er.run_id "
+            "LEFT JOIN params ml ON ml.run_id = r.id AND ml.key = 'max_length' "
+            "WHERE substr(r.name, 1, length(?) + 1) = ? || '/' AND er.dataset = ? "
+            "AND er.metric = ? AND ((er.group_kind = 'length' AND er.group_value = ?) OR "
+            "(er.group_kind = 'all' AND NOT EXISTS (SELECT 1 FROM eval_results x WHERE "
+            "x.dataset = er.dataset AND x.group_kind = 'length') AND (? = '' OR ml.value = ?)))",
+            {variant, variant, dataset, runs->metric(), length, length, length});
+        check_csv_number(pivot_rows[r][c], stored.isNull()
+                                               ? std::numeric_limits<double>::quiet_NaN()
+                                               : stored.toDouble());
+        numbers += !pivot_rows[r][c].isEmpty();
+      }
+    }
+    QVERIFY(numbers > 10);
 
     // Ctrl+C on the runs table copies the selected rows as tab-separated text.
     view.show();
