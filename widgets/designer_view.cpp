@@ -243,10 +243,11 @@ DesignerView::DesignerView(QWidget* parent) : StoreView(parent) {
 
   set_launch_store(QString());
   QSettings settings;
+  // The profile last used, else lmk's default.
   const QString profile = settings.value(QLatin1String(kProfileKey)).toString();
-  if (kProfiles.contains(profile)) {
+  {
     const QSignalBlocker block(profile_);
-    profile_->setCurrentText(profile);
+    profile_->setCurrentText(kProfiles.contains(profile) ? profile : QStringLiteral("full"));
   }
   // The last study, else the first study of the repository as a template (untitled).
   // A last study that no longer parses leaves its error shown over the template.
