@@ -30,6 +30,7 @@
 #include <memory>
 #include <utility>
 
+#include "core/jobs/study.h"
 #include "widgets/cluster_settings_dialog.h"
 #include "widgets/job_launcher.h"
 #include "widgets/store_connection.h"
@@ -42,47 +43,25 @@ namespace {
 constexpr int kDebounceMs = 400;
 const char* const kFileKey = "designer/file";
 const char* const kProfileKey = "designer/profile";
-// core/jobs/study.cpp: kProfiles, kBenchmarks.
-const QStringList kProfiles = {QStringLiteral("micro"), QStringLiteral("quick"),
-                               QStringLiteral("full")};
-const QStringList kBenchmarks = {QStringLiteral("passages"), QStringLiteral("corpus"),
-                                 QStringLiteral("passkey"), QStringLiteral("needle")};
+QStringList to_qt(const std::vector<std::string>& values) {
+  QStringList out;
+  for (const std::string& value : values) out << QString::fromStdString(value);
+  return out;
+}
+
 const char* const kMarkStyle = "border: 1px solid #c01c28; background: #fdecee;";
 
-// The keys a sweep may name (read_study_grid's known keys, [slurm] aside).
+// The keys a sweep may name: the study config's, less [slurm] and the study's name, folder and
+// store (which every cell shares).
 QStringList sweepable_keys() {
-  return {QStringLiteral("study.corpus"),
-          QStringLiteral("study.corpus_limit"),
-          QStringLiteral("study.seed"),
-          QStringLiteral("tokenizer.vocab_size"),
-          QStringLiteral("model.preset"),
-          QStringLiteral("model.hidden_size"),
-          QStringLiteral("model.layers"),
-          QStringLiteral("model.heads"),
-          QStringLiteral("model.intermediate_size"),
-          QStringLiteral("model.local_window"),
-          QStringLiteral("model.rope_theta"),
-          QStringLiteral("pretrain.max_length"),
-          QStringLiteral("pretrain.batch_size"),
-          QStringLiteral("pretrain.steps"),
-          QStringLiteral("pretrain.epochs"),
-          QStringLiteral("pretrain.learning_rate"),
-          QStringLiteral("finetune.poolings"),
-          QStringLiteral("finetune.query_max_length"),
-          QStringLiteral("finetune.passage_max_length"),
-          QStringLiteral("finetune.batch_size"),
-          QStringLiteral("finetune.negatives"),
-          QStringLiteral("finetune.steps"),
-          QStringLiteral("finetune.epochs"),
-          QStringLiteral("finetune.examples_per_document"),
-          QStringLiteral("finetune.learning_rate"),
-          QStringLiteral("finetune.temperature"),
-          QStringLiteral("eval.benchmarks"),
-          QStringLiteral("eval.lengths"),
-          QStringLiteral("eval.granularity"),
-          QStringLiteral("eval.queries"),
-          QStringLiteral("eval.documents"),
-          QStringLiteral("eval.attention_docs")};
+  QStringList keys;
+  for (const auto& [section, names] : study_config_keys()) {
+    if (section == "slurm") continue;
+    for (const std::string& name : names)
+      if (section != "study" || (name != "name" && name != "dir" && name != "db"))
+        keys << QString::fromStdString(section + "." + name);
+  }
+  return keys;
 }
 
 // A value as one line of the form: lists comma-separated, strings without quotes.
@@ -126,7 +105,7 @@ DesignerView::DesignerView(QWidget* parent) : StoreView(parent) {
   profile_->setToolTip(
       tr("The form shows the values this profile reads; an edit of a key the "
          "profile overrides ([profile.NAME.SECTION]) changes the override"));
-  profile_->addItems(kProfiles);
+  profile_->addItems(to_qt(study_profiles()));
   file_label_ = new QLabel;
   file_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   auto* top = new QHBoxLayout;
@@ -247,7 +226,8 @@ DesignerView::DesignerView(QWidget* parent) : StoreView(parent) {
   const QString profile = settings.value(QLatin1String(kProfileKey)).toString();
   {
     const QSignalBlocker block(profile_);
-    profile_->setCurrentText(kProfiles.contains(profile) ? profile : QStringLiteral("full"));
+    profile_->setCurrentText(to_qt(study_profiles()).contains(profile) ? profile
+                                                                       : QStringLiteral("full"));
   }
   // The last study, else the first study of the repository as a template (untitled).
   // A last study that no longer parses leaves its error shown over the template.
@@ -456,7 +436,7 @@ void DesignerView::add_field(QGridLayout* form, int row, const QString& section,
               [this, index] { apply_field(fields_[index]); });
       break;
     case Kind::Checklist:
-      benchmarks_ = new ChecklistEditor(name, kBenchmarks);
+      benchmarks_ = new ChecklistEditor(name, to_qt(study_benchmarks()));
       field.editor = benchmarks_;
       connect(benchmarks_, &ChecklistEditor::edited, this,
               [this, index] { apply_field(fields_[index]); });

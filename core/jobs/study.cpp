@@ -263,25 +263,36 @@ StudyConfig read_cell(const TomlConfig& toml, const std::string& path, const std
 
 }  // namespace
 
+const std::vector<std::string>& study_profiles() {
+  return kProfiles;
+}
+
+const std::vector<std::string>& study_benchmarks() {
+  return kBenchmarks;
+}
+
+const std::map<std::string, std::vector<std::string>>& study_config_keys() {
+  static const std::map<std::string, std::vector<std::string>> keys = {
+      {"study", {"name", "dir", "db", "corpus", "corpus_limit", "seed"}},
+      {"tokenizer", {"vocab_size"}},
+      {"model",
+       {"preset", "hidden_size", "layers", "heads", "intermediate_size", "local_window",
+        "rope_theta"}},
+      {"pretrain", {"max_length", "batch_size", "steps", "epochs", "learning_rate"}},
+      {"finetune",
+       {"poolings", "query_max_length", "passage_max_length", "batch_size", "negatives", "steps",
+        "epochs", "examples_per_document", "learning_rate", "temperature"}},
+      {"eval", {"benchmarks", "lengths", "granularity", "queries", "documents", "attention_docs"}},
+      {"slurm", slurm_option_keys()}};
+  return keys;
+}
+
 std::vector<StudyConfig> read_study_grid(const std::string& path, const std::string& profile,
                                          const std::string& db_override,
                                          const std::string& dir_override) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) throw input_error(path, "no such study config");
-  TomlConfig toml(
-      path,
-      {{"study", {"name", "dir", "db", "corpus", "corpus_limit", "seed"}},
-       {"tokenizer", {"vocab_size"}},
-       {"model",
-        {"preset", "hidden_size", "layers", "heads", "intermediate_size", "local_window",
-         "rope_theta"}},
-       {"pretrain", {"max_length", "batch_size", "steps", "epochs", "learning_rate"}},
-       {"finetune",
-        {"poolings", "query_max_length", "passage_max_length", "batch_size", "negatives", "steps",
-         "epochs", "examples_per_document", "learning_rate", "temperature"}},
-       {"eval", {"benchmarks", "lengths", "granularity", "queries", "documents", "attention_docs"}},
-       {"slurm", slurm_option_keys()}},
-      kProfiles, /*sweep=*/true);
+  TomlConfig toml(path, study_config_keys(), kProfiles, /*sweep=*/true);
   toml.use_profile(profile);
   std::vector<StudyConfig> cells;
   for (size_t i = 0; i < toml.cell_count(); ++i) {

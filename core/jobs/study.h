@@ -72,6 +72,12 @@ struct StudyConfig {
   SlurmOptions slurm;
 };
 
+// What a study config may hold: its profiles, its benchmarks, and the keys of each section
+// ([slurm] included: slurm_option_keys()). The workbench's designer offers these.
+const std::vector<std::string>& study_profiles();
+const std::vector<std::string>& study_benchmarks();
+const std::map<std::string, std::vector<std::string>>& study_config_keys();
+
 // Reads a study config with the profile's overrides; errors name file and key (exit 2).
 // dir_override / db_override replace [study] dir / db. Relative paths in the file resolve
 // against the config's folder; the default dir is ../build/studies/NAME-PROFILE from there
