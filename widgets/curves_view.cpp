@@ -59,6 +59,7 @@ CurvesView::CurvesView(QWidget* parent) : PlotView(parent) {
   figure->legend->setWrap(5);
   figure->legend->setBorderPen(Qt::NoPen);
   figure->legend->setVisible(true);
+  figure->setAutoAddPlottableToLegend(false);
   auto* margins = new QCPMarginGroup(figure);
   const QFont title_font(font().family(), 11, QFont::Bold);
   const QString titles[2] = {tr("metric vs evaluation length"), tr("metric vs evidence position")};
@@ -176,6 +177,7 @@ void CurvesView::load_points() {
 void CurvesView::redraw() {
   QCustomPlot* figure = plot();
   figure->clearGraphs();
+  legend_names_.clear();
   if (sources_.isEmpty()) {
     show_message(
         tr("No evaluation results in this store yet — evaluate a model "
@@ -233,10 +235,10 @@ void CurvesView::draw_panel(Panel panel, const QVector<Curve>& curves) {
     }
     graph->setData(keys, values, true);
     // The legend lists each series once; the other panel's line has the same colour.
-    bool listed = false;
-    for (int i = 0; i < figure->graphCount() - 1; ++i)
-      listed = listed || figure->graph(i)->name() == curve.name;
-    if (listed) graph->removeFromLegend();
+    if (!legend_names_.contains(curve.name)) {
+      legend_names_.insert(curve.name);
+      graph->addToLegend();
+    }
   }
   if (panel == Panel::Length) {
     if (x_high >= x_low && x_low > 0)

@@ -4,6 +4,7 @@
 // position of the evidence in the document, one line per pooling configuration, side by side.
 
 #include <QPointF>
+#include <QSet>
 #include <QString>
 #include <QStringList>
 #include <QVector>
@@ -60,7 +61,8 @@ class CurvesView : public PlotView {
   QCPItemText* notes_[2] = {nullptr, nullptr};
   QVector<EvalSource> sources_;
   QVector<EvalPoint> points_;
-  QStringList series_order_;  // the colour of a series is its index here, in both panels
+  QStringList series_order_;    // the colour of a series is its index here, in both panels
+  QSet<QString> legend_names_;  // the series listed in the legend (once, for both panels)
 };
 
 }  // namespace lmk::widgets

@@ -113,38 +113,39 @@ RunCurves load_run_curves(const QSqlDatabase& db, qint64 run_id, const CurveStep
                           int max_points) {
   RunCurves curves;
   curves.run_id = run_id;
-  const QStringList& keys = training_curve_keys();
-  QStringList parts;
-  QVariantList bindings;
-  for (const QString& key : keys) {
-    parts << QStringLiteral(
-        "SELECT key, step, value FROM metrics WHERE run_id = ? AND key = ? AND step > ?");
-    bindings << run_id << key << after.value(key, -1);
-  }
-  // Every stride-th point of each key, and its last one, so the curve ends where the run is.
   const int most = std::max(1, max_points);
-  bindings << most << most;
-  QSqlQuery query = run_query(
-      db,
-      QStringLiteral("SELECT key, step, value FROM (SELECT key, step, value, ROW_NUMBER() OVER "
-                     "(PARTITION BY key ORDER BY step) AS n, COUNT(*) OVER (PARTITION BY key) "
-                     "AS total FROM (%1)) WHERE (n - 1) % MAX(1, (total + ? - 1) / ?) = 0 OR "
-                     "n = total ORDER BY key, step")
-          .arg(parts.join(QStringLiteral(" UNION ALL "))),
-      bindings);
-  QHash<QString, CurveSeries> by_key;
-  while (query.next()) {
-    const QString key = query.value(0).toString();
-    CurveSeries& series = by_key[key];
+  // One read transaction: every key from the same snapshot of the store. Each key is an
+  // ordered scan of the (run_id, key, step) index, thinned here to every stride-th point and
+  // its last one (so the curve ends where the run is); a window function over all keys at once
+  // sorts millions of rows instead.
+  QSqlDatabase connection = db;
+  const bool in_transaction = connection.transaction();
+  for (const QString& key : training_curve_keys()) {
+    const qint64 from = after.value(key, -1);
+    QSqlQuery count = run_query(
+        db,
+        QStringLiteral("SELECT COUNT(*) FROM metrics WHERE run_id = ? AND key = ? AND step > ?"),
+        {run_id, key, from});
+    const qint64 total = count.next() ? count.value(0).toLongLong() : 0;
+    if (total == 0) continue;
+    const qint64 stride = (total + most - 1) / most;
+    QSqlQuery query = run_query(db,
+                                QStringLiteral("SELECT step, value FROM metrics WHERE run_id = ? "
+                                               "AND key = ? AND step > ? ORDER BY step"),
+                                {run_id, key, from});
+    CurveSeries series;
     series.key = key;
-    const qint64 step = query.value(1).toLongLong();
-    series.last_step = std::max(series.last_step, step);
-    if (query.value(2).isNull()) continue;  // NaN
-    series.steps.push_back(static_cast<double>(step));
-    series.values.push_back(query.value(2).toDouble());
+    for (qint64 n = 0; query.next(); ++n) {
+      const qint64 step = query.value(0).toLongLong();
+      series.last_step = std::max(series.last_step, step);
+      if (n % stride != 0 && n != total - 1) continue;
+      if (query.value(1).isNull()) continue;  // NaN
+      series.steps.push_back(static_cast<double>(step));
+      series.values.push_back(query.value(1).toDouble());
+    }
+    curves.series.push_back(std::move(series));
   }
-  for (const QString& key : keys)
-    if (by_key.contains(key)) curves.series.push_back(by_key.take(key));
+  if (in_transaction) connection.commit();
   return curves;
 }
 

@@ -70,7 +70,7 @@ struct RunCurves {
 // The run's training curves, each after its own step in `after` (the keys are logged by
 // separate commits, so one shared step would skip a point committed between them), each cut
 // down to about `max_points` points by taking every k-th (a run of a million steps stays quick
-// to draw). One statement reads all keys, so they come from one snapshot of the store.
+// to draw). One read transaction reads all keys, so they come from one snapshot of the store.
 RunCurves load_run_curves(const QSqlDatabase& db, qint64 run_id, const CurveSteps& after = {},
                           int max_points = 20000);
 

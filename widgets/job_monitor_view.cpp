@@ -442,8 +442,8 @@ void JobMonitorView::load_details(bool from_start) {
     finish_loaded();
   });
   const bool events = show_events_->isChecked();
-  watcher->setFuture(
-      QtConcurrent::run([path, events] { return read_log_tail(path, 200, events); }));
+  watcher->setFuture(QtConcurrent::run(
+      store_thread_pool(), [path, events] { return read_log_tail(path, 200, events); }));
 }
 
 void JobMonitorView::show_curves(const RunCurves& curves, bool from_start) {

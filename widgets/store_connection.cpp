@@ -100,6 +100,12 @@ QSqlQuery run_query(const QSqlDatabase& db, const QString& sql, const QVariantLi
   return query;
 }
 
+Q_GLOBAL_STATIC(QThreadPool, store_pool)
+
+QThreadPool* store_thread_pool() {
+  return store_pool();
+}
+
 bool has_table(const QSqlDatabase& db, const QString& table) {
   QSqlQuery query = run_query(
       db, QStringLiteral("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"), {table});

@@ -9,6 +9,7 @@
 #include <QSqlDatabase>
 #include <QSqlQuery>
 #include <QString>
+#include <QThreadPool>
 #include <QVariantList>
 #include <QtConcurrent/QtConcurrent>
 
@@ -40,6 +41,11 @@ bool has_table(const QSqlDatabase& db, const QString& table);
 // executable, else the one of this build tree, else "lmk" on PATH.
 QString lmk_program();
 
+// The threads store reads run on. Not QThreadPool::globalInstance(): Qt's raster paint engine
+// splits large fills across that pool and waits for its threads, so reads that hold all of them
+// stop the GUI thread's painting until one ends.
+QThreadPool* store_thread_pool();
+
 // Runs `work(db)` on a worker thread with that thread's connection to `db_path`, then
 // `done(result, error)` on `receiver`'s thread; error is empty when work did not throw. Nothing is
 // delivered when receiver is gone by then.
@@ -53,13 +59,14 @@ void load_in_background(QObject* receiver, const QString& db_path,
     watcher->deleteLater();
     done(std::move(out.first), out.second);
   });
-  watcher->setFuture(QtConcurrent::run([db_path, work]() -> std::pair<Result, QString> {
-    try {
-      return {work(store_connection(db_path)), QString()};
-    } catch (const std::exception& e) {
-      return {Result{}, QString::fromUtf8(e.what())};
-    }
-  }));
+  watcher->setFuture(
+      QtConcurrent::run(store_thread_pool(), [db_path, work]() -> std::pair<Result, QString> {
+        try {
+          return {work(store_connection(db_path)), QString()};
+        } catch (const std::exception& e) {
+          return {Result{}, QString::fromUtf8(e.what())};
+        }
+      }));
 }
 
 }  // namespace lmk::widgets
