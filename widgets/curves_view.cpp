@@ -217,8 +217,12 @@ void CurvesView::draw_panel(Panel panel, const QVector<Curve>& curves) {
     QCPGraph* graph = figure->addGraph(x_axis, y_axis);
     graph->setName(curve.name);
     const QColor color = series_color(series_order_.indexOf(curve.name));
-    graph->setPen(QPen(color, 2));
-    graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, color, Qt::white, 6));
+    // Many series (a store of many experiments) are thin lines without markers: wider pens take
+    // the raster engine's slow path (docs/BENCHMARKS.md, workbench at scale).
+    const bool many = series_order_.size() > 24;
+    graph->setPen(QPen(color, many ? 1 : 2));
+    if (!many)
+      graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, color, Qt::white, 6));
     // Adaptive sampling (on by default) keeps long curves fast; they are drawn decimated.
     graph->setAdaptiveSampling(true);
     QVector<double> keys;
