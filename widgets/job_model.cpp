@@ -118,8 +118,16 @@ RunCurves load_run_curves(const QSqlDatabase& db, qint64 run_id, const CurveStep
   // ordered scan of the (run_id, key, step) index, thinned here to every stride-th point and
   // its last one (so the curve ends where the run is); a window function over all keys at once
   // sorts millions of rows instead.
-  QSqlDatabase connection = db;
-  const bool in_transaction = connection.transaction();
+  // Ended however the reads end (a throw included): an open read transaction would pin this
+  // pooled thread's connection to an old snapshot for its next reads.
+  struct ReadTransaction {
+    QSqlDatabase connection;
+    bool open;
+    explicit ReadTransaction(QSqlDatabase db) : connection(db), open(connection.transaction()) {}
+    ~ReadTransaction() {
+      if (open) connection.rollback();
+    }
+  } transaction(db);
   for (const QString& key : training_curve_keys()) {
     const qint64 from = after.value(key, -1);
     QSqlQuery count = run_query(
@@ -145,7 +153,6 @@ RunCurves load_run_curves(const QSqlDatabase& db, qint64 run_id, const CurveStep
     }
     curves.series.push_back(std::move(series));
   }
-  if (in_transaction) connection.commit();
   return curves;
 }
 
