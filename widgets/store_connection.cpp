@@ -8,6 +8,7 @@
 #include <QStringList>
 
 #include <atomic>
+#include <mutex>
 
 #include "core/store/schema.h"
 
@@ -103,6 +104,15 @@ QSqlQuery run_query(const QSqlDatabase& db, const QString& sql, const QVariantLi
 Q_GLOBAL_STATIC(QThreadPool, store_pool)
 
 QThreadPool* store_thread_pool() {
+  // At exit, the reads still queued or running end before QtSql's globals are destroyed (the
+  // pool itself would only wait for them after, and a read then crashes).
+  static std::once_flag drain_at_exit;
+  std::call_once(drain_at_exit, [] {
+    qAddPostRoutine([] {
+      store_pool()->clear();
+      store_pool()->waitForDone();
+    });
+  });
   return store_pool();
 }
 

@@ -1,5 +1,6 @@
 #include "core/util/toml_guard.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace lmk {
@@ -38,15 +39,9 @@ bool horizontal_space(char c) {
   return c == ' ' || c == '\t' || c == '\r';
 }
 
-// Whether a quote at text[i] can open a string: after "=", "[", ",", "{" or "." (values, array
-// items, quoted keys), or first on its line. Elsewhere toml++ reads it as part of a broken
-// bare value, and may classify what follows.
-bool string_may_start(std::string_view text, size_t i) {
-  while (i > 0 && horizontal_space(text[i - 1])) --i;
-  if (i == 0) return true;
-  const char before = text[i - 1];
-  return before == '\n' || before == '=' || before == '[' || before == ',' || before == '{' ||
-         before == '.';
+bool key_character(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '-';
 }
 
 // The length of the valid UTF-8 sequence at text[i], 0 when there is none (TOML text is UTF-8;
@@ -72,10 +67,18 @@ size_t utf8_length(std::string_view text, size_t i) {
 
 std::string toml_unsafe_text(std::string_view text) {
   enum class State { Normal, Comment, Basic, Literal, MultiBasic, MultiLiteral };
+  enum class Bare { None, Key, Value };
   State state = State::Normal;
+  // Outside strings: inside a bare key (letters, digits, _ and -, with "." before a quoted part)
+  // or a bare value. toml++ reads a bare value up to whitespace , ] } or #, classifying every
+  // character, quotes included: a quote there opens no string.
+  Bare bare = Bare::None;
+  bool value_side = false;  // after the "=" of this line (or of this inline table's pair)
+  int braces = 0;           // inline tables open
   size_t line = 1;
   const auto starts = [&](size_t i, std::string_view s) { return text.substr(i, s.size()) == s; };
-  for (size_t i = 0; i < text.size(); ++i) {
+  const size_t start = starts(0, "\xEF\xBB\xBF") ? 3 : 0;  // toml++ skips a byte order mark
+  for (size_t i = start; i < text.size(); ++i) {
     const char c = text[i];
     if (c == '\n') ++line;
     if (static_cast<unsigned char>(c) >= 0x80) {
@@ -91,23 +94,51 @@ std::string toml_unsafe_text(std::string_view text) {
       continue;
     }
     switch (state) {
-      case State::Normal:
+      case State::Normal: {
+        const bool quote = c == '"' || c == '\'';
+        if (c == '\n') value_side = false;
+        if (c == '\n' || horizontal_space(c)) {
+          bare = Bare::None;
+          break;
+        }
+        if (bare == Bare::Value) {
+          if (c != ',' && c != ']' && c != '}' && c != '#') break;  // still the bare value
+          bare = Bare::None;
+        } else if (bare == Bare::Key) {
+          if (key_character(c) || c == '.') break;
+          bare = Bare::None;
+          // Anything else ends the key; a quote only right after its ".": a quoted part.
+          if (quote && text[i - 1] != '.') {
+            bare = Bare::Value;
+            break;
+          }
+        }
         if (c == '#') {
           state = State::Comment;
-        } else if ((c == '"' || c == '\'') && !string_may_start(text, i)) {
-          // Not a string: what follows stays under the rule for bare text.
         } else if (starts(i, "\"\"\"") || starts(i, "'''")) {
           state = c == '"' ? State::MultiBasic : State::MultiLiteral;
           i += 2;
-        } else if (c == '"' || c == '\'') {
+        } else if (quote) {
           state = c == '"' ? State::Basic : State::Literal;
+        } else if (c == '=') {
+          value_side = true;
+        } else if (c == '{' || (c == ',' && braces > 0)) {
+          braces += c == '{';
+          value_side = false;  // an inline table's next key
+        } else if (c == '}') {
+          braces = std::max(0, braces - 1);
+        } else if (c != '[' && c != ']' && c != '{' && c != '}' && c != ',' && c != '.') {
+          bare = !value_side && key_character(c) ? Bare::Key : Bare::Value;
         }
         break;
+      }
       case State::Comment:
         if (c == '\n') state = State::Normal;
         break;
       case State::Basic:
-        if (c == '\\' && i + 1 < text.size() && text[i + 1] != '\n') {
+        if (c == '\\' && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80) {
+          return unsafe_at(text, i + 1, line, "after a backslash");  // not an escape either
+        } else if (c == '\\' && i + 1 < text.size() && text[i + 1] != '\n') {
           ++i;  // an escaped character (a newline ends the string: not valid TOML)
         } else if (c == '"' || c == '\n') {
           state = State::Normal;
@@ -118,7 +149,8 @@ std::string toml_unsafe_text(std::string_view text) {
         break;
       case State::MultiBasic:
         if (c == '\\') {
-          // A line-ending backslash: toml++ skips the whitespace and newlines after it.
+          // toml++ skips, classifying them, the spaces after a backslash, and after a
+          // line-ending one the newlines and spaces that follow too.
           size_t k = i + 1;
           while (k < text.size() && horizontal_space(text[k])) ++k;
           if (k < text.size() && text[k] == '\n') {
@@ -129,7 +161,9 @@ std::string toml_unsafe_text(std::string_view text) {
             if (k < text.size() && static_cast<unsigned char>(text[k]) >= 0x80)
               return unsafe_at(text, k, line, "after a line-ending backslash");
             i = k - 1;
-          } else {
+          } else if (k < text.size() && static_cast<unsigned char>(text[k]) >= 0x80) {
+            return unsafe_at(text, k, line, "after a backslash");  // not an escape either
+          } else if (i + 1 < text.size()) {
             ++i;  // an escaped character
           }
         } else if (starts(i, "\"\"\"")) {

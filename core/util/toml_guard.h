@@ -2,10 +2,12 @@
 
 // toml++ 3.3.0 (Debian 12's libtomlplusplus-dev) reaches __builtin_unreachable — undefined
 // behaviour, seen by the study document fuzzer under UBSan — when it checks a non-ASCII
-// character for whitespace: one outside strings and comments, or the first one after a
-// line-ending backslash in a multi-line basic string (marzer/tomlplusplus#190 and #295, fixed
-// upstream after 3.3.0). Every toml++ parse of text we did not write goes through this check
-// first; such text is not valid TOML anyway.
+// character for whitespace (marzer/tomlplusplus#190 and #295, fixed upstream after 3.3.0): one
+// outside strings and comments, inside what it reads as a bare value (quotes included), or right
+// after a backslash (and spaces, and with a line-ending one the newlines) in a string. Every
+// toml++ parse of text we did not write goes through this check first. Only the last case can
+// be valid TOML (a line-ending backslash before a line that starts with such a character); the
+// message says where, so the user can keep the character on the backslash's line.
 
 #include <string>
 #include <string_view>

@@ -73,21 +73,23 @@ class MainWindowTest : public QObject {
     QVERIFY(loaded.wait(30000));
     loaded.clear();
 
-    QSqlDatabase writer = QSqlDatabase::addDatabase("QSQLITE", "writer");
-    writer.setDatabaseName(path);
-    QVERIFY(writer.open());
-    QSqlQuery(writer).exec("PRAGMA journal_mode = WAL");
     QElapsedTimer clock;
-    clock.start();
     int writes = 0;
-    while (clock.elapsed() < 6000 && loaded.isEmpty()) {
-      QSqlQuery insert(writer);
-      QVERIFY(insert.exec(QString("INSERT INTO metrics (run_id, key, step, value) "
-                                  "SELECT MIN(id), 'probe', %1, 1.0 FROM runs")
-                              .arg(writes++)));
-      QTest::qWait(300);
+    {
+      QSqlDatabase writer = QSqlDatabase::addDatabase("QSQLITE", "writer");
+      writer.setDatabaseName(path);
+      QVERIFY(writer.open());
+      QSqlQuery(writer).exec("PRAGMA journal_mode = WAL");
+      clock.start();
+      while (clock.elapsed() < 6000 && loaded.isEmpty()) {
+        QSqlQuery insert(writer);
+        QVERIFY(insert.exec(QString("INSERT INTO metrics (run_id, key, step, value) "
+                                    "SELECT MIN(id), 'probe', %1, 1.0 FROM runs")
+                                .arg(writes++)));
+        QTest::qWait(300);
+      }
+      writer.close();
     }
-    writer.close();
     QSqlDatabase::removeDatabase("writer");
     QVERIFY2(!loaded.isEmpty(), qPrintable(QString("no refresh during %1 writes").arg(writes)));
     QVERIFY(clock.elapsed() < 4500);

@@ -43,6 +43,24 @@ TEST(TomlGuard, NonAsciiOutsideStringsAndAfterALineEndingBackslashIsNamedByLine)
   EXPECT_EQ(toml_unsafe_text("init = -\"\xd0\xac\"\n"),
             "line 1: character U+042C outside a string or comment");
   EXPECT_EQ(toml_unsafe_text("a = [\n  \"\xd0\xac\",\n  '\xd0\xac'\n]\n[\"\xd0\xac\".x]\n"), "");
+  // A quote inside a broken bare value opens no string for toml++, which classifies what
+  // follows; so does a backslash, spaces and a non-ASCII character in a multi-line string.
+  for (const char* input : {"a = -='''\xc3\xa9", "a = +{'''\xc3\xa9=}",
+                            "a = -a11\"\"\"{[\"\"\"\xc3\xa9", "a = x\"\xc3\xa9\""})
+    EXPECT_NE(toml_unsafe_text(input), "") << input;
+  EXPECT_EQ(toml_unsafe_text("s = \"\"\"\\ \xc3\xa9\"\"\"\n"),
+            "line 1: character U+00E9 after a backslash");
+  // Valid TOML: non-ASCII in quoted keys, inline tables and arrays, after a byte order mark.
+  EXPECT_EQ(toml_unsafe_text("\xEF\xBB\xBF"
+                             "a = 1\n"),
+            "");
+  EXPECT_EQ(toml_unsafe_text("c=\"\xc3\xa9\"\na.\"\xc3\xa9\".b = 1\n[a.\"\xc3\xa9\"]\n"
+                             "t = {x=\"\xc3\xa9\",y=[1,\"\xc3\xa9\"]}\nd = 1979-05-27 07:32:00\n"),
+            "");
+  // A backslash before a non-ASCII character is no escape (toml++ classifies the character).
+  EXPECT_EQ(toml_unsafe_text("s = \"\\\xc3\xa9\"\n"), "line 1: character U+00E9 after a backslash");
+  EXPECT_EQ(toml_unsafe_text("s = \"\"\"x\\\xc3\xa9\"\"\"\n"),
+            "line 1: character U+00E9 after a backslash");
   // A string that a newline ends (not valid TOML) does not hide what follows.
   EXPECT_NE(toml_unsafe_text("a = \"open\nb = é\n"), "");
 }
