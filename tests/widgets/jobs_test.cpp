@@ -22,6 +22,7 @@
 #include <map>
 #include <set>
 
+#include "tests/widgets/fixture_store.h"
 #include "tests/widgets/form_input.h"
 #include "widgets/designer_view.h"
 #include "widgets/job_launcher.h"
@@ -254,7 +255,7 @@ void JobsTest::stores_without_jobs_show_the_empty_state() {
   const QString fixture = QStringLiteral(LMK_WORKBENCH_STUDY_DB);
   if (!QFileInfo::exists(fixture)) QSKIP("no fixture store (ctest -R workbench_fixture_study)");
   const QString copy = dir_.filePath(QStringLiteral("no-jobs.db"));
-  QVERIFY(QFile::copy(fixture, copy));
+  lmk::widgets::testing::copy_fixture_store(copy);
   JobMonitorView monitor;
   monitor.show();
   QSignalSpy loaded(&monitor, &JobMonitorView::loaded);
@@ -266,7 +267,7 @@ void JobsTest::stores_without_jobs_show_the_empty_state() {
 
   // A store of an lmk from before jobs (schema version 2): no jobs table at all.
   const QString old_store = dir_.filePath(QStringLiteral("v2.db"));
-  QVERIFY(QFile::copy(fixture, old_store));
+  lmk::widgets::testing::copy_fixture_store(old_store);
   {
     QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("v2"));
     db.setDatabaseName(old_store);

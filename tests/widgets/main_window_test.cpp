@@ -16,6 +16,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "tests/widgets/fixture_store.h"
 #include "widgets/main_window.h"
 #include "widgets/store_connection.h"
 #include "widgets/store_view.h"
@@ -55,15 +56,7 @@ class MainWindowTest : public QObject {
   void the_visible_view_refreshes_while_a_run_writes() {
     QTemporaryDir dir;
     const QString path = dir.filePath("results.db");
-    {
-      QSqlDatabase source = QSqlDatabase::addDatabase("QSQLITE", "copy");
-      source.setDatabaseName(LMK_WORKBENCH_STUDY_DB);
-      QVERIFY(source.open());
-      QSqlQuery copy(source);
-      QVERIFY2(copy.exec(QString("VACUUM INTO '%1'").arg(path)), qPrintable(path));
-      source.close();
-    }
-    QSqlDatabase::removeDatabase("copy");
+    lmk::widgets::testing::copy_fixture_store(path);
     MainWindow window;
     window.show();
     window.open_store(path);

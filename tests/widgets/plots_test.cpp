@@ -21,6 +21,7 @@
 #include <map>
 
 #include "core/store/schema.h"
+#include "tests/widgets/fixture_store.h"
 #include "widgets/attention_view.h"
 #include "widgets/curves_view.h"
 #include "widgets/length_view.h"
@@ -59,27 +60,13 @@ QStringList strings(const QString& sql, const QVariantList& bindings = {}) {
 // with the same run names; connection "copy" reads it.
 QString two_experiment_copy(const QTemporaryDir& dir) {
   const QString path = dir.filePath("two-experiments.db");
-  if (!QFile::copy(LMK_WORKBENCH_STUDY_DB, path)) qFatal("cannot copy the fixture store");
+  lmk::widgets::testing::copy_fixture_store(path);
   QSqlDatabase db = QSqlDatabase::contains("copy") ? QSqlDatabase::database("copy")
                                                    : QSqlDatabase::addDatabase("QSQLITE", "copy");
   db.close();
   db.setDatabaseName(path);
   if (!db.open()) qFatal("cannot open %s", qPrintable(path));
-  for (const char* sql :
-       {"INSERT INTO experiments (name) VALUES ('second-study')",
-        "INSERT INTO runs (id, experiment_id, name, kind, config, status) "
-        "SELECT id + 100000, (SELECT id FROM experiments WHERE name = 'second-study'), name, "
-        "kind, config, status FROM runs WHERE kind = 'eval'",
-        "INSERT INTO params (run_id, key, value) SELECT run_id + 100000, key, value "
-        "FROM params WHERE run_id IN (SELECT id FROM runs WHERE kind = 'eval' AND id < 100000)",
-        "INSERT INTO eval_results (run_id, dataset, split, metric, group_kind, group_value, "
-        "value) SELECT run_id + 100000, dataset, split, metric, group_kind, group_value, "
-        "value * 0.5 FROM eval_results WHERE run_id < 100000",
-        "INSERT INTO attention_profiles (run_id, dataset, length_group, layer, head, bin, "
-        "bin_start, bin_end, weight) SELECT run_id + 100000, dataset, length_group, layer, "
-        "head, bin, bin_start, bin_end, weight * 0.5 FROM attention_profiles "
-        "WHERE run_id < 100000"})
-    query(sql, {}, "copy");
+  lmk::widgets::testing::add_second_experiment(db);
   return path;
 }
 

@@ -23,6 +23,7 @@
 #include <cmath>
 #include <limits>
 
+#include "tests/widgets/fixture_store.h"
 #include "widgets/results_model.h"
 #include "widgets/results_view.h"
 #include "widgets/store_connection.h"
@@ -34,12 +35,10 @@ using lmk::widgets::StoreView;
 
 namespace {
 
-// A copy of the fixture store (the study may still hold its WAL), so tests can write to it.
+// A copy of the fixture store, so tests can write to it.
 QString copy_fixture(const QTemporaryDir& dir, const QString& name = "results.db") {
   const QString path = dir.filePath(name);
-  QFile::copy(LMK_WORKBENCH_STUDY_DB, path);
-  if (QFile::exists(QString(LMK_WORKBENCH_STUDY_DB) + "-wal"))
-    QFile::copy(QString(LMK_WORKBENCH_STUDY_DB) + "-wal", path + "-wal");
+  lmk::widgets::testing::copy_fixture_store(path);
   return path;
 }
 
@@ -443,17 +442,7 @@ class ResultsTest : public QObject {
     QTemporaryDir dir;
     const QString path = copy_fixture(dir);
     const QSqlDatabase db = direct(path);
-    for (const char* text :
-         {"INSERT INTO experiments (name) VALUES ('second-study')",
-          "INSERT INTO runs (id, experiment_id, name, kind, config, status) "
-          "SELECT id + 100000, (SELECT id FROM experiments WHERE name = 'second-study'), "
-          "name, kind, config, status FROM runs WHERE kind = 'eval'",
-          "INSERT INTO params (run_id, key, value) SELECT run_id + 100000, key, value FROM "
-          "params WHERE run_id IN (SELECT id FROM runs WHERE kind = 'eval' AND id < 100000)",
-          "INSERT INTO eval_results (run_id, dataset, split, metric, group_kind, group_value, "
-          "value) SELECT run_id + 100000, dataset, split, metric, group_kind, group_value, "
-          "value * 0.5 FROM eval_results WHERE run_id < 100000"})
-      sql(db, text);
+    lmk::widgets::testing::add_second_experiment(db);
     ResultsView view;
     load(view, path);
     for (const PivotRows mode : {PivotRows::Variant, PivotRows::Pooling}) {
