@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "app/commands.h"
+#include "app/shape_options.h"
 #include "core/eval/attention_profile.h"
 #include "core/eval/encode.h"
 #include "core/model/checkpoint.h"
@@ -28,44 +29,16 @@ using nlohmann::json;
 namespace {
 
 struct InitArgs {
-  std::string preset = "small", tokenizer, out, architecture = "modernbert", pooling = "lmk";
+  std::string preset = "small", tokenizer, out, pooling = "lmk";
   uint64_t seed = 0;
-  // Shape overrides on the preset (0: the preset's).
-  int64_t hidden_size = 0, layers = 0, heads = 0, intermediate_size = 0, local_window = -1;
-  int64_t global_every = 0;
-  double rope_theta = 0;
+  ShapeOverrides shape;
 };
 
 int run_init(const InitArgs& args) {
   const auto tokenizer = load_tokenizer(args.tokenizer);
-  EncoderConfig config =
-      EncoderConfig::preset(args.preset, static_cast<int64_t>(tokenizer->vocab_size()),
-                            tokenizer->special_tokens().pad.value_or(0));
-  if (args.hidden_size > 0) config.hidden_size = args.hidden_size;
-  if (args.intermediate_size > 0) config.intermediate_size = args.intermediate_size;
-  if (args.heads > 0) config.num_heads = args.heads;
-  if (args.local_window >= 0) config.local_attention = args.local_window;
-  if (args.rope_theta > 0) config.global_rope_theta = args.rope_theta;
-  if (args.layers > 0 || args.global_every > 0) {
-    if (args.layers > 0) config.num_layers = args.layers;
-    // Every k-th layer global, counted from the last (so the pooling tokens see everything).
-    const int64_t every = args.global_every > 0 ? args.global_every : 3;
-    config.global_layers.clear();
-    for (int64_t i = 0; i < config.num_layers; ++i)
-      config.global_layers.push_back((config.num_layers - 1 - i) % every == 0);
-  }
-  config.validate("lmk model init");
-  if (args.architecture == "bert") {
-    config.architecture = Architecture::Bert;
-    config.intermediate_size = 4 * config.hidden_size;
-    config.max_position_embeddings = 8192;
-  } else if (args.architecture == "gte") {
-    config.architecture = Architecture::Gte;
-    config.intermediate_size = 4 * config.hidden_size;
-    config.type_vocab_size = 0;
-  } else if (args.architecture != "modernbert") {
-    throw input_error("--architecture", "must be modernbert, bert or gte");
-  }
+  const EncoderConfig config =
+      shaped_config(args.preset, args.shape, static_cast<int64_t>(tokenizer->vocab_size()),
+                    tokenizer->special_tokens().pad.value_or(0));
   const Encoder encoder(config, args.seed);
   PoolingSettings pooling;
   pooling.pooling = parse_pooling(args.pooling);
@@ -75,8 +48,16 @@ int run_init(const InitArgs& args) {
   save_model_folder(args.out, encoder, args.tokenizer, pooling, latent.get());
   int64_t parameters = 0;
   for (const auto& [name, t] : encoder.named_weights()) parameters += t.numel();
-  std::cerr << "lmk: wrote a randomly initialized " << architecture_name(config.architecture)
-            << " (" << args.preset << ", " << parameters << " parameters) to " << args.out << "\n";
+  std::cerr << "lmk: wrote a randomly initialized encoder to " << args.out << ": "
+            << config.describe() << " (the " << args.preset << " preset"
+            << (args.shape.reshapes() ? " with the shape options" : "") << "; " << parameters
+            << " parameters)\n";
+  if (!config.is_global_layer(config.num_layers - 1)) {
+    std::cerr << "lmk: note: the last layer (" << config.num_layers - 1
+              << ") is local: in it the pooling tokens see only +-" << config.half_window()
+              << " positions (--layers N with (N - 1) % --global-every == 0 ends on a global "
+                 "layer)\n";
+  }
   return 0;
 }
 
@@ -87,10 +68,9 @@ int run_inspect(const std::string& dir) {
   for (const auto& [name, t] : model.encoder->named_weights()) {
     (model.encoder->is_head_weight(name) ? head_parameters : encoder_parameters) += t.numel();
   }
-  std::string layers;
-  for (int64_t i = 0; i < c.num_layers; ++i) layers += c.is_global_layer(i) ? 'G' : 'L';
   std::cout << "architecture     " << architecture_name(c.architecture) << "\n"
-            << "layers           " << c.num_layers << " (" << layers << "; G global, L local)\n"
+            << "layers           " << c.num_layers << " (" << c.layer_pattern()
+            << "; G global, L local)\n"
             << "hidden / heads   " << c.hidden_size << " / " << c.num_heads << " (head size "
             << c.head_dim() << ")\n"
             << "intermediate     " << c.intermediate_size << " (" << c.activation << ")\n"
@@ -292,22 +272,10 @@ Runner add_model_command(CLI::App& app) {
       ->capture_default_str();
   init->add_option("--tokenizer", args->tokenizer, "tokenizer.json, .model or folder")->required();
   init->add_option("--out", args->out, "output folder")->required();
-  init->add_option("--architecture", args->architecture, "modernbert | bert | gte")
-      ->capture_default_str();
   init->add_option("--pooling", args->pooling, "pooling recorded in the folder")
       ->capture_default_str();
   init->add_option("--seed", args->seed, "initialization seed");
-  init->add_option("--hidden-size", args->hidden_size, "hidden size (default: the preset's)");
-  init->add_option("--layers", args->layers, "layers (default: the preset's)");
-  init->add_option("--heads", args->heads, "attention heads (default: the preset's)");
-  init->add_option("--intermediate-size", args->intermediate_size,
-                   "MLP size (default: the preset's)");
-  init->add_option("--local-window", args->local_window,
-                   "ModernBERT local attention window, total (default: the preset's)");
-  init->add_option("--global-every", args->global_every,
-                   "every k-th layer attends globally, the last one included (default 3)");
-  init->add_option("--rope-theta", args->rope_theta,
-                   "RoPE base of the global layers (default: the preset's, 160000)");
+  add_shape_options(*init, args->shape);
   return [args] { return run_init(*args); };
 }
 

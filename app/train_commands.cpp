@@ -4,10 +4,13 @@
 #include <iostream>
 
 #include "app/commands.h"
+#include "core/model/config.h"
 #include "core/train/contrastive.h"
 #include "core/train/loop.h"
 #include "core/train/pretrain.h"
 #include "core/util/error.h"
+#include "core/util/file.h"
+#include "core/util/json_util.h"
 #include "core/util/runtime.h"
 
 namespace lmk::cli {
@@ -45,6 +48,16 @@ bool check_output_folder(const std::string& out_dir, TrainingArgs args) {
   if (read_distributed_env().rank != 0) return false;  // the launcher's variables (bad: exit 2)
   for (const auto& entry : fs::directory_iterator(out_dir)) fs::remove_all(entry.path());
   return false;
+}
+
+// Says so when the model folder written to `dir` cannot state its layer pattern in the form
+// transformers <= 4.5x reads (a model started from a folder whose layer_types has no
+// every-k-th shape).
+void note_layer_pattern(const std::string& dir) {
+  const std::string path = (std::filesystem::path(dir) / "config.json").string();
+  const std::string note = EncoderConfig::from_json(json_util::parse(read_file(path), path), path)
+                               .legacy_layer_pattern_note();
+  if (!note.empty()) std::cerr << "lmk: note: " << dir << ": " << note << "\n";
 }
 
 constexpr const char* kTrainingFooter =
@@ -92,6 +105,7 @@ Runner add_train_command(CLI::App& app) {
         const DistributedContext dist = DistributedContext::from_environment();
         const TrainSummary summary = train_contrastive(config, resume, args.progress_json, dist);
         if (!dist.is_main()) return 0;  // rank 0 reports
+        note_layer_pattern(config.out_dir + "/last");
         std::cerr << "lmk train: " << summary.steps << " steps, final loss "
                   << (summary.losses.empty() ? 0.0 : summary.losses.back());
         if (summary.best_dev >= 0) std::cerr << ", best dev nDCG@10 " << summary.best_dev;
@@ -111,6 +125,7 @@ Runner add_pretrain_command(CLI::App& app) {
         const DistributedContext dist = DistributedContext::from_environment();
         const PretrainSummary summary = pretrain_mlm(config, resume, args.progress_json, dist);
         if (!dist.is_main()) return 0;
+        note_layer_pattern(config.out_dir + "/last");
         std::cerr << "lmk pretrain: " << summary.steps << " steps over " << summary.sequences
                   << " packed sequences, final loss "
                   << (summary.losses.empty() ? 0.0 : summary.losses.back()) << "; model in "

@@ -1,6 +1,7 @@
 #include "core/model/config.h"
 
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "core/util/error.h"
 #include "core/util/json_util.h"
@@ -172,10 +173,121 @@ EncoderConfig EncoderConfig::preset(const std::string& name, int64_t vocab_size,
   } else {
     throw input_error("--preset", "unknown preset '" + name + "' (tiny, small, base)");
   }
-  // Every third layer global, counted so that the last layer is global too (as ModernBERT-base's
-  // 22 and -large's 28 layers are): the pooling tokens then see the whole input.
+  // Every third layer global from layer 0 (ModernBERT's rule); with 7 and 22 layers the last
+  // layer is global too, as in ModernBERT-base (22) and -large (28): the pooling tokens' final
+  // layer sees the whole input.
   for (int64_t i = 0; i < c.num_layers; ++i) c.global_layers.push_back(i % 3 == 0);
   c.validate("preset " + name);
+  return c;
+}
+
+std::optional<int64_t> EncoderConfig::global_every_n_layers() const {
+  if (architecture != Architecture::ModernBert) return std::nullopt;
+  for (int64_t n = 1; n <= num_layers; ++n) {
+    bool matches = true;
+    for (int64_t i = 0; i < num_layers && matches; ++i)
+      matches = global_layers[static_cast<size_t>(i)] == (i % n == 0);
+    if (matches) return n;
+  }
+  return std::nullopt;
+}
+
+std::string EncoderConfig::layer_pattern() const {
+  std::string letters;
+  for (int64_t i = 0; i < num_layers; ++i) letters += is_global_layer(i) ? 'G' : 'L';
+  return letters;
+}
+
+std::string EncoderConfig::legacy_layer_pattern_note() const {
+  if (architecture != Architecture::ModernBert || global_every_n_layers()) return "";
+  // What a reader of global_attn_every_n_layers alone builds when the field is absent.
+  std::string legacy;
+  for (int64_t i = 0; i < num_layers; ++i) legacy += i % 3 == 0 ? 'G' : 'L';
+  return "the layer pattern " + layer_pattern() +
+         " is not 'every k-th layer from layer 0', so config.json states it as layer_types only: "
+         "transformers >= 5 reads it, but transformers <= 4.5x and other readers of "
+         "global_attn_every_n_layers build " +
+         legacy + " (their default) and compute other embeddings";
+}
+
+std::string EncoderConfig::describe() const {
+  std::ostringstream text;
+  text << architecture_name(architecture) << ", " << num_layers << " layers";
+  if (architecture == Architecture::ModernBert) text << " (" << layer_pattern() << ")";
+  text << ", hidden " << hidden_size << ", " << num_heads << " heads, MLP " << intermediate_size;
+  if (architecture == Architecture::ModernBert)
+    text << ", window " << local_attention << ", RoPE " << global_rope_theta << " / "
+         << local_rope_theta;
+  else if (architecture == Architecture::Gte)
+    text << ", RoPE " << rope_theta;
+  else
+    text << ", " << max_position_embeddings << " positions";
+  return text.str();
+}
+
+EncoderConfig shaped_config(const std::string& preset, const ShapeOverrides& shape,
+                            int64_t vocab_size, int64_t pad_token_id) {
+  EncoderConfig c = EncoderConfig::preset(preset, vocab_size, pad_token_id);
+  auto positive = [](const std::optional<int64_t>& value, const char* flag, int64_t& field) {
+    if (!value) return;
+    if (*value <= 0) throw input_error(flag, "must be > 0, got " + std::to_string(*value));
+    field = *value;
+  };
+  auto refuse = [&](bool given, const char* flag, const std::string& why) {
+    if (given)
+      throw input_error(
+          flag, "does not apply to --architecture " + shape.architecture + " (" + why + ")");
+  };
+  positive(shape.hidden_size, "--hidden-size", c.hidden_size);
+  positive(shape.layers, "--layers", c.num_layers);
+  positive(shape.heads, "--heads", c.num_heads);
+  if (c.hidden_size % c.num_heads != 0)
+    throw input_error("--heads", std::to_string(c.num_heads) +
+                                     " heads do not divide the hidden size " +
+                                     std::to_string(c.hidden_size));
+  if (shape.architecture == "modernbert") {
+    positive(shape.intermediate_size, "--intermediate-size", c.intermediate_size);
+    if (shape.local_window) {
+      if (*shape.local_window < 0)
+        throw input_error("--local-window",
+                          "must be >= 0, got " + std::to_string(*shape.local_window));
+      c.local_attention = *shape.local_window;
+    }
+    if (shape.rope_theta) {
+      if (!(*shape.rope_theta > 0)) throw input_error("--rope-theta", "must be > 0");
+      c.global_rope_theta = *shape.rope_theta;
+    }
+    int64_t every = 3;
+    positive(shape.global_every, "--global-every", every);
+    // ModernBERT's rule, which every reader of config.json (global_attn_every_n_layers or
+    // layer_types) builds alike.
+    c.global_layers.clear();
+    for (int64_t i = 0; i < c.num_layers; ++i) c.global_layers.push_back(i % every == 0);
+  } else if (shape.architecture == "bert" || shape.architecture == "gte") {
+    const bool bert = shape.architecture == "bert";
+    refuse(shape.local_window.has_value(), "--local-window", "every layer attends globally");
+    refuse(shape.global_every.has_value(), "--global-every", "every layer attends globally");
+    refuse(bert && shape.rope_theta.has_value(), "--rope-theta", "BERT has absolute positions");
+    c.architecture = bert ? Architecture::Bert : Architecture::Gte;
+    // BERT's and GTE's own shape: an MLP of 4 × hidden, unless asked for another.
+    c.intermediate_size = 4 * c.hidden_size;
+    positive(shape.intermediate_size, "--intermediate-size", c.intermediate_size);
+    if (bert) c.max_position_embeddings = 8192;
+    if (!bert) {
+      c.type_vocab_size = 0;
+      if (shape.rope_theta) {
+        if (!(*shape.rope_theta > 0)) throw input_error("--rope-theta", "must be > 0");
+        c.rope_theta = *shape.rope_theta;
+      }
+    }
+  } else {
+    throw input_error("--architecture",
+                      "must be modernbert, bert or gte, got '" + shape.architecture + "'");
+  }
+  if (c.uses_rope() && c.head_dim() % 2 != 0)
+    throw input_error("--heads", "RoPE needs an even head size (hidden size / heads = " +
+                                     std::to_string(c.head_dim()) + ")");
+  c.validate("lmk model init");
   return c;
 }
 
@@ -203,18 +315,12 @@ json EncoderConfig::to_json() const {
       j["local_attention"] = local_attention;
       j["global_rope_theta"] = global_rope_theta;
       j["local_rope_theta"] = local_rope_theta;
-      // Both forms: old readers use global_attn_every_n_layers, new ones layer_types.
+      // Both forms: old readers use global_attn_every_n_layers, new ones layer_types (where the
+      // old form cannot say the pattern, legacy_layer_pattern_note() tells the user).
       std::vector<std::string> types;
       for (bool g : global_layers) types.push_back(g ? "full_attention" : "sliding_attention");
       j["layer_types"] = types;
-      int64_t every = 0;
-      for (int64_t n = 1; n <= num_layers && every == 0; ++n) {
-        bool matches = true;
-        for (int64_t i = 0; i < num_layers; ++i)
-          matches = matches && global_layers[static_cast<size_t>(i)] == (i % n == 0);
-        if (matches) every = n;
-      }
-      if (every > 0) j["global_attn_every_n_layers"] = every;
+      if (const auto every = global_every_n_layers()) j["global_attn_every_n_layers"] = *every;
       j["tie_word_embeddings"] = true;
       return j;
     }

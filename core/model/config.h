@@ -6,6 +6,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,8 +33,10 @@ struct EncoderConfig {
   bool norm_bias = false, attention_bias = false, mlp_bias = false, decoder_bias = true;
   bool classifier_bias = false;
   std::string classifier_activation = "gelu";
-  int64_t local_attention = 128;    // total window; local layers see |i - j| <= local_attention / 2
-  std::vector<bool> global_layers;  // per layer: full attention (else sliding window)
+  int64_t local_attention = 128;  // total window; local layers see |i - j| <= local_attention / 2
+  // Per layer: full attention (else sliding window). lmk's own models follow ModernBERT's rule
+  // (layer i global when i % k == 0); folders with `layer_types` may hold any pattern.
+  std::vector<bool> global_layers;
   double global_rope_theta = 160000.0;
   double local_rope_theta = 10000.0;
 
@@ -47,8 +50,21 @@ struct EncoderConfig {
   // tiny (4 layers, H 64) | small (7 layers, H 256) | base (ModernBERT-base's shape: 22 layers,
   // H 768), ModernBERT architecture.
   static EncoderConfig preset(const std::string& name, int64_t vocab_size, int64_t pad_token_id);
-  // The config.json Hugging Face transformers reads for this architecture.
+  // The config.json Hugging Face transformers reads for this architecture. For ModernBERT the
+  // layer pattern is written in both forms: `layer_types` (transformers >= 5) and, where the
+  // pattern has that shape, `global_attn_every_n_layers` (transformers 4.48-4.5x, candle,
+  // llama.cpp); see legacy_layer_pattern_note().
   nlohmann::json to_json() const;
+  // k when layer i is global exactly when i % k == 0 (what `global_attn_every_n_layers` can
+  // say), else nullopt. ModernBERT only.
+  std::optional<int64_t> global_every_n_layers() const;
+  // "" when config.json states the layer pattern in both forms, else a sentence saying that
+  // readers of `global_attn_every_n_layers` only (transformers <= 4.5x) load another pattern.
+  std::string legacy_layer_pattern_note() const;
+  // The layers as letters, G global and L local ("GLLG").
+  std::string layer_pattern() const;
+  // One line for logs: "modernbert, 4 layers (GLLG), hidden 128, 4 heads, MLP 256, window 128".
+  std::string describe() const;
 
   int64_t head_dim() const { return hidden_size / num_heads; }
   bool uses_rope() const { return architecture != Architecture::Bert; }
@@ -61,5 +77,27 @@ struct EncoderConfig {
   // Throws InputError naming `where` when a field is out of range.
   void validate(const std::string& where) const;
 };
+
+// The shape options of `lmk model init` (and of the encode benchmark) over a preset. Unset
+// options keep the preset's value (BERT and GTE: an MLP of 4 × hidden, as BERT's own shape).
+struct ShapeOverrides {
+  std::string architecture = "modernbert";  // modernbert | bert | gte
+  std::optional<int64_t> hidden_size, layers, heads, intermediate_size;
+  std::optional<int64_t> local_window;  // ModernBERT: total window of the local layers
+  std::optional<int64_t> global_every;  // ModernBERT: layer i global when i % k == 0
+  std::optional<double> rope_theta;     // ModernBERT: the global layers' base; GTE: the base
+
+  // Whether any option changes the preset.
+  bool reshapes() const {
+    return architecture != "modernbert" || hidden_size || layers || heads || intermediate_size ||
+           local_window || global_every || rope_theta;
+  }
+};
+
+// The preset's configuration with the overrides applied and validated. An option out of range,
+// or one that the architecture does not have (--local-window for BERT, --rope-theta for BERT's
+// absolute positions), is an InputError naming the option.
+EncoderConfig shaped_config(const std::string& preset, const ShapeOverrides& shape,
+                            int64_t vocab_size, int64_t pad_token_id);
 
 }  // namespace lmk

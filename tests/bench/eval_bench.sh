@@ -24,7 +24,7 @@ data="$work/passkey-$docs-$length"
   "$lmk" data passkey --tokenizer "$tokenizer" --out "$data" --lengths "$length" \
     --documents "$docs" --queries 50 >&2
 [ -s "$work/small/config.json" ] || "$lmk" model init --preset small --tokenizer "$tokenizer" --out "$work/small" >&2
-"$build/tests/lmk_encode_bench" --preset small --lengths 512 --repeats 1 --parts-only 1 | awk "NR == 1"
+"$build/tests/lmk_encode_bench" --preset small --lengths 512 --repeats 1 --parts-only | awk "NR == 1"
 echo
 echo "| pooling | documents × tokens | total s | encode documents s | encode queries s | search s | metrics s | document tokens/s |"
 echo "|---|---|---:|---:|---:|---:|---:|---:|"

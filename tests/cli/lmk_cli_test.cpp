@@ -92,6 +92,93 @@ TEST_F(LmkCliTest, BadInputExitsTwoWithAClearMessage) {
   EXPECT_EQ(r.output, "[CLS] w0 [UNK] [SEP]\n");
 }
 
+TEST_F(LmkCliTest, ModelInitHonoursEveryShapeOptionOrRefusesIt) {
+  const std::string folder = (dir_.path() / "shaped").string();
+  // --intermediate-size for BERT and GTE (it was silently 4 x hidden), and the log line names
+  // the shape that was written, not only the preset.
+  for (const char* architecture : {"modernbert", "bert", "gte"}) {
+    const std::string out = folder + "-" + architecture;
+    Result r = run_lmk("model init --preset tiny --tokenizer " + tokenizer_ + " --out " + out +
+                           " --architecture " + architecture +
+                           " --hidden-size 128 --heads 4 --layers 3 --intermediate-size 300",
+                       "", testing::kQuickEnv);
+    ASSERT_EQ(r.code, 0) << r.output;
+    EXPECT_NE(r.output.find("hidden 128, 4 heads, MLP 300"), std::string::npos) << r.output;
+    const auto config = nlohmann::json::parse(read_file(out + "/config.json"));
+    EXPECT_EQ(config["intermediate_size"], 300) << architecture;
+    EXPECT_EQ(config["hidden_size"], 128) << architecture;
+    EXPECT_EQ(config["num_hidden_layers"], 3) << architecture;
+  }
+  // ModernBERT's layer rule (layer 0 global), stated in both config.json forms; a last layer
+  // that is local is pointed out.
+  Result r = run_lmk("model init --preset tiny --tokenizer " + tokenizer_ + " --out " + folder +
+                         "-six --layers 6 --global-every 3",
+                     "", testing::kQuickEnv);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("GLLGLL"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("last layer (5) is local"), std::string::npos) << r.output;
+  const auto six = nlohmann::json::parse(read_file(folder + "-six/config.json"));
+  EXPECT_EQ(six["global_attn_every_n_layers"], 3);
+  EXPECT_EQ(six["layer_types"][5], "sliding_attention");
+  r = run_lmk("inspect " + folder + "-six", "", testing::kQuickEnv);
+  EXPECT_NE(r.output.find("6 (GLLGLL;"), std::string::npos) << r.output;
+  const std::string base =
+      "model init --preset tiny --tokenizer " + tokenizer_ + " --out " + folder + "-bad ";
+  // Every refusal is checked on shaped_config (config_test); here that they reach the user.
+  const std::pair<std::string, std::string> refused[] = {
+      {"--hidden-size -5", "--hidden-size: must be > 0"},
+      {"--heads 3", "--heads: 3 heads do not divide the hidden size 64"},
+      {"--architecture bert --local-window 64", "--local-window: does not apply"},
+      {"--hidden-size many", "--hidden-size"},
+  };
+  for (const auto& [flags, message] : refused) {
+    r = run_lmk(base + flags, "", testing::kQuickEnv);
+    EXPECT_EQ(r.code, 2) << flags << "\n" << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << flags << "\n" << r.output;
+  }
+  EXPECT_FALSE(std::filesystem::exists(folder + "-bad")) << "nothing written on a refusal";
+}
+
+TEST_F(LmkCliTest, EncodeBenchMeasuresAModelFolderOrACustomShape) {
+  Result r = testing::run_built("tests/lmk_encode_bench", "--help", "", testing::kQuickEnv);
+  EXPECT_EQ(r.code, 0) << r.output;
+  for (const char* flag : {"--model", "--preset", "--hidden-size", "--global-every", "--lengths"})
+    EXPECT_NE(r.output.find(flag), std::string::npos) << flag << "\n" << r.output;
+  const std::string model = (dir_.path() / "bench-model").string();
+  ASSERT_EQ(run_lmk("model init --preset tiny --tokenizer " + tokenizer_ + " --out " + model +
+                        " --layers 2",
+                    "", testing::kQuickEnv)
+                .code,
+            0);
+  r = testing::run_built("tests/lmk_encode_bench", "--model " + model + " --lengths 40 --repeats 1",
+                         "", testing::kQuickEnv);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("modernbert, 2 layers (GL), hidden 64"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("| 40 | CLS |"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("| 40 | LMK g=32 |"), std::string::npos) << r.output;
+  r = testing::run_built("tests/lmk_encode_bench",
+                         "--architecture bert --hidden-size 32 --heads 2 --layers 1 "
+                         "--intermediate-size 48 --lengths 30 --repeats 1 --parts-only",
+                         "", testing::kQuickEnv);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("bert, 1 layers, hidden 32, 2 heads, MLP 48"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("attention, global layer"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("attention, local layer"), std::string::npos) << "BERT has none";
+  const std::pair<std::string, std::string> refused[] = {
+      {"--lengths 512,-4", "--lengths"},
+      {"--repeats 0", "--repeats"},
+      {"--architecture bert --global-every 2", "--global-every: does not apply"},
+      {"--model " + model + " --layers 3", "--model"},
+      {"--model /nonexistent", "/nonexistent"},
+  };
+  for (const auto& [flags, message] : refused) {
+    r = testing::run_built("tests/lmk_encode_bench", flags, "", testing::kQuickEnv);
+    EXPECT_EQ(r.code, 2) << flags << "\n" << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << flags << "\n" << r.output;
+  }
+}
+
 TEST_F(LmkCliTest, ModelInitInspectAndEncode) {
   const std::string model = (dir_.path() / "model").string();
   Result r = run_lmk("model init --preset tiny --tokenizer " + tokenizer_ + " --out " + model +

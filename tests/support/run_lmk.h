@@ -28,13 +28,14 @@ struct Result {
 // does not execute itself again to set it (half of a short command's time).
 inline const std::string kQuickEnv = "LMK_THREADS=1 OMP_WAIT_POLICY=PASSIVE";
 
-// Runs `lmk ARGS` (a shell fragment) with stdin from `input` and `env` assignments in front.
-inline Result run_lmk(const std::string& args, const std::string& input = "",
-                      const std::string& env = "") {
+// Runs the build tree's `program ARGS` (a shell fragment; program relative to the build folder)
+// with stdin from `input` and `env` assignments in front.
+inline Result run_built(const std::string& program, const std::string& args,
+                        const std::string& input = "", const std::string& env = "") {
   TempDir dir;
   const std::string in = dir.write("stdin.txt", input);
   const std::string command =
-      env + " " + std::string(LMK_BINARY_DIR) + "/app/lmk " + args + " < " + in + " 2>&1";
+      env + " " + std::string(LMK_BINARY_DIR) + "/" + program + " " + args + " < " + in + " 2>&1";
   Result r{-1, ""};
   FILE* pipe = popen(command.c_str(), "r");
   std::array<char, 4096> buffer;
@@ -43,6 +44,12 @@ inline Result run_lmk(const std::string& args, const std::string& input = "",
   const int status = pclose(pipe);
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return r;
+}
+
+// Runs `lmk ARGS` (a shell fragment) with stdin from `input` and `env` assignments in front.
+inline Result run_lmk(const std::string& args, const std::string& input = "",
+                      const std::string& env = "") {
+  return run_built("app/lmk", args, input, env);
 }
 
 // Starts `lmk ARGS` in the background with `env` ("NAME=value") added to this process's

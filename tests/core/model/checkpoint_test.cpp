@@ -52,6 +52,35 @@ void write_tensors(const std::string& path,
   write_safetensors(path, tensors);
 }
 
+TEST(CheckpointTest, AnExportedLayerPatternReadsBackInBothFieldForms) {
+  TempDir dir;
+  const std::string tokenizer = dir.write("tokenizer.json", testing::word_level_json(1000).dump());
+  for (int64_t layers : {2, 4, 5, 6}) {
+    for (int64_t every : {1, 2, 3, 4}) {
+      ShapeOverrides shape;
+      shape.hidden_size = 32;
+      shape.layers = layers;
+      shape.global_every = every;
+      const Encoder encoder(shaped_config("tiny", shape, 1005, 0), 1);
+      const std::string folder =
+          (dir.path() / ("m" + std::to_string(layers) + "-" + std::to_string(every))).string();
+      save_model_folder(folder, encoder, tokenizer, {});
+      const std::string path = folder + "/config.json";
+      const nlohmann::json written = nlohmann::json::parse(read_file(path));
+      // Old form (transformers 4.48-4.5x, candle, llama.cpp): global_attn_every_n_layers only.
+      nlohmann::json old_form = written, new_form = written;
+      old_form.erase("layer_types");
+      new_form.erase("global_attn_every_n_layers");
+      for (const nlohmann::json* form : {&old_form, &new_form}) {
+        EXPECT_EQ(EncoderConfig::from_json(*form, path).global_layers,
+                  encoder.config().global_layers)
+            << layers << " layers, every " << every << ", " << (form == &old_form ? "old" : "new")
+            << " form";
+      }
+    }
+  }
+}
+
 TEST(CheckpointTest, RoundTripsEveryArchitecture) {
   TempDir dir;
   const std::string tokenizer = dir.write("tokenizer.json", testing::word_level_json(1000).dump());

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "core/util/error.h"
 
@@ -58,6 +59,152 @@ TEST(EncoderConfigTest, ModernBertNewFieldsAndRoundTrip) {
   EXPECT_EQ(again.global_layers, c.global_layers);
   EXPECT_EQ(again.to_json(), c.to_json());
   EXPECT_EQ(c.to_json()["global_attn_every_n_layers"], 2);
+}
+
+// The pattern as G / L letters, read from global_layers (not through the class's own helper).
+std::string letters(const EncoderConfig& c) {
+  std::string out;
+  for (bool global : c.global_layers) out += global ? 'G' : 'L';
+  return out;
+}
+
+// config.json with only one of the two layer-pattern fields, as transformers <= 4.5x (old) and
+// >= 5 (new) read it.
+json only_old_form(json j) {
+  j.erase("layer_types");
+  return j;
+}
+json only_new_form(json j) {
+  j.erase("global_attn_every_n_layers");
+  return j;
+}
+
+TEST(EncoderConfigTest, LayerPatternOfEveryShapeReadsBackInBothForms) {
+  for (int64_t layers = 1; layers <= 13; ++layers) {
+    for (int64_t every = 1; every <= 5; ++every) {
+      ShapeOverrides shape;
+      shape.layers = layers;
+      shape.global_every = every;
+      const EncoderConfig c = shaped_config("tiny", shape, 1000, 0);
+      std::string expected;
+      for (int64_t i = 0; i < layers; ++i) expected += i % every == 0 ? 'G' : 'L';
+      const std::string label = std::to_string(layers) + " layers, every " + std::to_string(every);
+      EXPECT_EQ(letters(c), expected) << label << ": ModernBERT's rule, layer 0 global";
+      const json written = c.to_json();
+      ASSERT_TRUE(written.contains("global_attn_every_n_layers")) << label;
+      ASSERT_TRUE(written.contains("layer_types")) << label;
+      EXPECT_EQ(letters(EncoderConfig::from_json(only_old_form(written), "old")), expected)
+          << label;
+      EXPECT_EQ(letters(EncoderConfig::from_json(only_new_form(written), "new")), expected)
+          << label;
+      EXPECT_EQ(c.legacy_layer_pattern_note(), "") << label;
+    }
+  }
+  // --layers 6 (the independent check's case): GLLGLL in lmk and in every reader.
+  ShapeOverrides six;
+  six.layers = 6;
+  EXPECT_EQ(letters(shaped_config("small", six, 1000, 0)), "GLLGLL");
+}
+
+TEST(EncoderConfigTest, APatternTheOldFormCannotSayIsReportedAtExport) {
+  json j = json::parse(kModernBertBase);
+  j.erase("global_attn_every_n_layers");
+  j["num_hidden_layers"] = 6;
+  j["layer_types"] = {"sliding_attention", "sliding_attention", "full_attention",
+                      "sliding_attention", "sliding_attention", "full_attention"};
+  const auto c = EncoderConfig::from_json(j, "config.json");
+  EXPECT_EQ(letters(c), "LLGLLG");
+  EXPECT_EQ(c.global_every_n_layers(), std::nullopt);
+  const json written = c.to_json();
+  EXPECT_FALSE(written.contains("global_attn_every_n_layers"))
+      << "no value of the old field says LLGLLG";
+  EXPECT_EQ(letters(EncoderConfig::from_json(only_new_form(written), "new")), "LLGLLG");
+  const std::string note = c.legacy_layer_pattern_note();
+  EXPECT_NE(note.find("LLGLLG"), std::string::npos) << note;
+  EXPECT_NE(note.find("GLLGLL"), std::string::npos) << "what old readers build: " << note;
+  EXPECT_NE(note.find("4.5x"), std::string::npos) << note;
+}
+
+TEST(EncoderConfigTest, ShapeOptionsRoundTripThroughConfigJsonForEveryArchitecture) {
+  for (const std::string architecture : {"modernbert", "bert", "gte"}) {
+    ShapeOverrides shape;
+    shape.architecture = architecture;
+    shape.hidden_size = 128;
+    shape.layers = 5;
+    shape.heads = 8;
+    shape.intermediate_size = 300;
+    if (architecture == "modernbert") {
+      shape.local_window = 48;
+      shape.global_every = 2;
+    }
+    if (architecture != "bert") shape.rope_theta = 40000;
+    const EncoderConfig c = shaped_config("small", shape, 1000, 3);
+    const EncoderConfig back = EncoderConfig::from_json(c.to_json(), architecture);
+    for (const EncoderConfig* config : {&c, &back}) {
+      const std::string label = architecture + (config == &c ? " (made)" : " (read back)");
+      EXPECT_EQ(architecture_name(config->architecture),
+                architecture == "gte" ? std::string("new") : architecture)
+          << label;
+      EXPECT_EQ(config->hidden_size, 128) << label;
+      EXPECT_EQ(config->num_layers, 5) << label;
+      EXPECT_EQ(config->num_heads, 8) << label;
+      EXPECT_EQ(config->intermediate_size, 300) << label << ": --intermediate-size honoured";
+      EXPECT_EQ(config->pad_token_id, 3) << label;
+      if (architecture == "modernbert") {
+        EXPECT_EQ(config->local_attention, 48) << label;
+        EXPECT_EQ(letters(*config), "GLGLG") << label;
+        EXPECT_DOUBLE_EQ(config->global_rope_theta, 40000) << label;
+      }
+      if (architecture == "gte") EXPECT_DOUBLE_EQ(config->rope_theta, 40000) << label;
+    }
+    EXPECT_EQ(back.to_json(), c.to_json()) << architecture;
+  }
+  // Without --intermediate-size, BERT and GTE take their own 4 x hidden.
+  ShapeOverrides bert;
+  bert.architecture = "bert";
+  bert.hidden_size = 96;
+  EXPECT_EQ(shaped_config("tiny", bert, 1000, 0).intermediate_size, 384);
+  EXPECT_TRUE(bert.reshapes());
+  EXPECT_FALSE(ShapeOverrides{}.reshapes());
+}
+
+TEST(EncoderConfigTest, ShapeOptionsOutOfRangeOrForeignToTheArchitectureAreRefused) {
+  struct Case {
+    ShapeOverrides shape;
+    std::string flag;
+  };
+  std::vector<Case> cases;
+  auto add = [&](const std::string& architecture, const std::string& flag,
+                 void (*set)(ShapeOverrides&)) {
+    ShapeOverrides shape;
+    shape.architecture = architecture;
+    set(shape);
+    cases.push_back({shape, flag});
+  };
+  add("modernbert", "--hidden-size", [](ShapeOverrides& s) { s.hidden_size = -5; });
+  add("modernbert", "--hidden-size", [](ShapeOverrides& s) { s.hidden_size = 0; });
+  add("modernbert", "--layers", [](ShapeOverrides& s) { s.layers = 0; });
+  add("modernbert", "--heads", [](ShapeOverrides& s) { s.heads = -1; });
+  add("modernbert", "--intermediate-size", [](ShapeOverrides& s) { s.intermediate_size = -300; });
+  add("modernbert", "--local-window", [](ShapeOverrides& s) { s.local_window = -2; });
+  add("modernbert", "--global-every", [](ShapeOverrides& s) { s.global_every = 0; });
+  add("modernbert", "--rope-theta", [](ShapeOverrides& s) { s.rope_theta = -1; });
+  add("bert", "--intermediate-size", [](ShapeOverrides& s) { s.intermediate_size = 0; });
+  add("bert", "--local-window", [](ShapeOverrides& s) { s.local_window = 64; });
+  add("bert", "--global-every", [](ShapeOverrides& s) { s.global_every = 2; });
+  add("bert", "--rope-theta", [](ShapeOverrides& s) { s.rope_theta = 5e4; });
+  add("gte", "--local-window", [](ShapeOverrides& s) { s.local_window = 64; });
+  add("gte", "--global-every", [](ShapeOverrides& s) { s.global_every = 2; });
+  add("gte", "--rope-theta", [](ShapeOverrides& s) { s.rope_theta = 0; });
+  add("t5", "--architecture", [](ShapeOverrides&) {});
+  for (const Case& c : cases) {
+    try {
+      shaped_config("tiny", c.shape, 1000, 0);
+      ADD_FAILURE() << c.shape.architecture << " " << c.flag << " accepted";
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(c.flag, 0), 0u) << e.what();
+    }
+  }
 }
 
 TEST(EncoderConfigTest, BertAndGte) {

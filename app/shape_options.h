@@ -1,0 +1,37 @@
+#pragma once
+
+// The shape options of `lmk model init`, registered on any CLI11 command: lmk itself and the
+// encode benchmark (tests/bench/encode_bench.cpp) take the same flags with the same meaning.
+
+#include <CLI/CLI.hpp>
+
+#include "core/model/config.h"
+
+namespace lmk::cli {
+
+// Adds --architecture, --hidden-size, --layers, --heads, --intermediate-size, --local-window,
+// --global-every and --rope-theta to `command`, writing into `shape` (which must outlive the
+// parse). Ranges are checked by shaped_config(), which names the flag.
+inline void add_shape_options(CLI::App& command, ShapeOverrides& shape) {
+  command.add_option("--architecture", shape.architecture, "modernbert | bert | gte")
+      ->capture_default_str();
+  auto integer = [&](const char* flag, std::optional<int64_t>& field, const char* help) {
+    command.add_option_function<int64_t>(
+        flag, [&field](const int64_t& value) { field = value; }, help);
+  };
+  integer("--hidden-size", shape.hidden_size, "hidden size (default: the preset's)");
+  integer("--layers", shape.layers, "layers (default: the preset's)");
+  integer("--heads", shape.heads, "attention heads (default: the preset's)");
+  integer("--intermediate-size", shape.intermediate_size,
+          "MLP size (default: the preset's; BERT / GTE: 4 x hidden)");
+  integer("--local-window", shape.local_window,
+          "ModernBERT: total window of the local layers (default: the preset's)");
+  integer("--global-every", shape.global_every,
+          "ModernBERT: layer i attends globally when i % K == 0, as ModernBERT's "
+          "global_attn_every_n_layers (default 3)");
+  command.add_option_function<double>(
+      "--rope-theta", [&shape](const double& value) { shape.rope_theta = value; },
+      "RoPE base: ModernBERT's global layers (default 160000), GTE's (default 10000)");
+}
+
+}  // namespace lmk::cli
