@@ -10,38 +10,17 @@
 #include "core/tokenize/sentence_splitter.h"
 #include "core/util/error.h"
 #include "core/util/file.h"
+#include "core/util/random.h"
 
 namespace lmk {
 
 namespace {
 
-// SplitMix64: the same stream on every platform and standard library (std distributions are
-// implementation-defined), so a seed names one dataset.
-class Rng {
- public:
-  explicit Rng(uint64_t seed) : state_(seed) {}
-  uint64_t next() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [0, n).
-  uint64_t below(uint64_t n) { return n == 0 ? 0 : next() % n; }
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-
- private:
-  uint64_t state_;
-};
+// A seed names one dataset (core/util/random.h).
+using Rng = SplitMix64;
 
 uint64_t mix(uint64_t seed, uint64_t salt) {
   return Rng(seed ^ (salt * 0xD6E8FEB86659FD93ULL)).next();
-}
-
-uint64_t hash_string(const std::string& s) {
-  uint64_t h = 1469598103934665603ULL;  // FNV-1a
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ULL;
-  return h;
 }
 
 // 160 first names, enough for unique names among 100 documents of one length.
@@ -307,7 +286,7 @@ std::vector<Document> read_text_folder(const std::string& dir, size_t min_bytes)
 }
 
 std::string split_of_document(const std::string& doc_id, uint64_t seed) {
-  const uint64_t bucket = mix(seed, hash_string(doc_id)) % 10;
+  const uint64_t bucket = mix(seed, fnv1a64(doc_id)) % 10;
   return bucket < 8 ? "train" : bucket == 8 ? "dev" : "test";
 }
 
@@ -390,7 +369,7 @@ RetrievalSplit draw_queries(const std::vector<Document>& documents,
   std::set<std::string> seen;
   for (const Document& doc : documents) {
     if (!seen.insert(doc.id).second) throw input_error(doc.id, "duplicate document id");
-    Rng rng(mix(options.seed, hash_string(doc.id)));
+    Rng rng(mix(options.seed, fnv1a64(doc.id)));
     const std::string split = split_of_document(doc.id, options.seed);
     std::vector<DrawnSentence> drawn;
     for (size_t q = 0; q < options.queries_per_document; ++q) {
@@ -518,7 +497,7 @@ std::vector<TrainingExample> make_training_pairs(const std::vector<Document>& do
   std::vector<TrainingExample> examples;
   for (size_t d = 0; d < pool.size(); ++d) {
     const Document& doc = *pool[d];
-    Rng rng(mix(options.seed, hash_string(doc.id) + 7));
+    Rng rng(mix(options.seed, fnv1a64(doc.id) + 7));
     auto add_negatives = [&](TrainingExample& example) {
       for (size_t n = 0; n < options.negatives; ++n) {
         size_t other = rng.below(pool.size() - 1);

@@ -20,6 +20,7 @@
 #include "core/tokenize/landmark.h"
 #include "core/util/error.h"
 #include "core/util/file.h"
+#include "core/util/random.h"
 #include "core/util/toml_config.h"
 
 namespace lmk {
@@ -68,13 +69,8 @@ StudyVariant parse_variant(const std::string& text, const std::string& where) {
 
 // FNV-1a, 64 bits, as 16 hex digits: the identity of a step's inputs.
 std::string hash_text(const std::string& text) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
   std::ostringstream out;
-  out << std::hex << std::setw(16) << std::setfill('0') << h;
+  out << std::hex << std::setw(16) << std::setfill('0') << fnv1a64(text);
   return out.str();
 }
 

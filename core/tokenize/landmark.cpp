@@ -5,6 +5,7 @@
 
 #include "core/tokenize/sentence_splitter.h"
 #include "core/util/error.h"
+#include "core/util/random.h"
 
 namespace lmk {
 
@@ -32,14 +33,6 @@ std::vector<int> parse_granularity_list(std::string_view text, const std::string
     start = comma + 1;
   }
   return list;
-}
-
-// splitmix64: a well-mixed 64-bit hash, so the draw for row r depends on (seed, r) only.
-uint64_t mix(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
 }
 
 }  // namespace
@@ -134,7 +127,8 @@ int LandmarkTokenizer::granularity_for_row(uint64_t row) const {
   const auto& set = options_.spec.granularities;
   if (set.empty()) return 0;
   if (options_.spec.mode != LandmarkMode::Variable || set.size() == 1) return set.front();
-  return set[mix(options_.seed ^ mix(row)) % set.size()];
+  // splitmix64: the draw for row r depends on (seed, r) only.
+  return set[splitmix64(options_.seed ^ splitmix64(row)) % set.size()];
 }
 
 TokenizedText LandmarkTokenizer::tokenize(std::string_view text, uint64_t row) const {

@@ -21,6 +21,7 @@
 
 #include "core/model/checkpoint.h"
 #include "core/train/distributed.h"
+#include "core/util/random.h"
 
 namespace lmk {
 
@@ -62,8 +63,6 @@ struct LoopOptions {
 // 0..n-1 in the order of epoch `epoch` for `seed` (Fisher-Yates over SplitMix64: the same on
 // every platform, so a seed fixes the data order of a run).
 std::vector<size_t> shuffled_order(size_t n, uint64_t seed, int64_t epoch);
-// One SplitMix64 step (the mixing function behind every seeded draw in training).
-uint64_t splitmix64(uint64_t x);
 
 // The newest complete checkpoint under out_dir (checkpoint/, or checkpoint.new/ or
 // checkpoint.old/ after a kill between the two renames), or an InputError when there is none.

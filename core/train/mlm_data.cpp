@@ -3,24 +3,11 @@
 #include <algorithm>
 
 #include "core/util/error.h"
+#include "core/util/random.h"
 
 namespace lmk {
 
-namespace {
-
-uint64_t splitmix(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
-
-// A uniform double in [0, 1) from 53 bits.
-double unit(uint64_t bits) {
-  return static_cast<double>(bits >> 11) * 0x1.0p-53;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 std::vector<std::vector<int32_t>> pack_sequences(const std::vector<std::vector<int32_t>>& documents,
                                                  size_t max_length, int32_t cls_id,
@@ -61,17 +48,17 @@ MaskedSequence mask_tokens(const std::vector<int32_t>& ids, const MaskingOptions
   if (options.vocab_size <= options.first_random_id)
     throw InputError("mask_tokens: vocab_size must exceed first_random_id");
   MaskedSequence out{ids, std::vector<int32_t>(ids.size(), -100)};
-  const uint64_t base = splitmix(seed);
+  const uint64_t base = splitmix64(seed);
   for (size_t i = 0; i < ids.size(); ++i) {
     if (std::find(options.never_mask.begin(), options.never_mask.end(), ids[i]) !=
         options.never_mask.end())
       continue;
     // Three independent draws per position: chosen?, how replaced, which random id.
-    const uint64_t a = splitmix(base ^ (i * 0xD1B54A32D192ED03ULL));
-    const uint64_t b = splitmix(a), c = splitmix(b);
-    if (unit(a) >= options.mask_rate) continue;
+    const uint64_t a = splitmix64(base ^ (i * 0xD1B54A32D192ED03ULL));
+    const uint64_t b = splitmix64(a), c = splitmix64(b);
+    if (unit_interval(a) >= options.mask_rate) continue;
     out.labels[i] = ids[i];
-    const double how = unit(b);
+    const double how = unit_interval(b);
     if (how < options.use_mask_token) {
       out.input_ids[i] = options.mask_id;
     } else if (how < options.use_mask_token + options.use_random_token) {
