@@ -11,136 +11,20 @@
 #include <functional>
 #include <limits>
 #include <stdexcept>
-#include <thread>
-#include <type_traits>
 
 #include "core/store/schema.h"
+#include "core/store/sqlite_statement.h"
 #include "core/util/error.h"
 #include "core/util/json_util.h"
 
 namespace lmk {
 
+using nlohmann::json;
+using namespace store_sql;
+
 namespace {
 
-using nlohmann::json;
-
-constexpr std::chrono::milliseconds kBusyTimeout{10000};
 constexpr const char* kStatusNames[] = {"SCHEDULED", "RUNNING", "FINISHED", "FAILED", "KILLED"};
-
-// Raises the failure `code` of a call on db: "database is locked" (the wait ran out) as a
-// runtime_error, anything else (not a database, corrupt, disk full, ...) as an InputError
-// naming the file.
-[[noreturn]] void raise(sqlite3* db, const std::string& path, int code) {
-  const std::string message = db ? sqlite3_errmsg(db) : sqlite3_errstr(code);
-  if ((code & 0xff) == SQLITE_BUSY || (code & 0xff) == SQLITE_LOCKED)
-    throw std::runtime_error(path + ": " + message);
-  throw input_error(path, message);
-}
-
-// One prepared statement; parameters bind in order (?1, ?2, ...).
-class Statement {
- public:
-  Statement(sqlite3* db, const std::string& path, const std::string& sql) : db_(db), path_(path) {
-    const int code = sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt_, nullptr);
-    if (code != SQLITE_OK) raise(db, path, code);
-  }
-  ~Statement() { sqlite3_finalize(stmt_); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-
-  // Resets the statement and binds args to ?1, ?2, ...
-  template <typename... Args>
-  Statement& bind(const Args&... args) {
-    sqlite3_reset(stmt_);
-    [[maybe_unused]] int index = 0;
-    (bind_one(++index, args), ...);
-    return *this;
-  }
-  // Resets the statement and binds texts to ?1, ?2, ...
-  Statement& bind_texts(const std::vector<std::string>& values) {
-    sqlite3_reset(stmt_);
-    for (size_t i = 0; i < values.size(); ++i) bind_one(static_cast<int>(i) + 1, values[i]);
-    return *this;
-  }
-  // Steps once; true while there is a row.
-  bool next() {
-    const int code = sqlite3_step(stmt_);
-    if (code == SQLITE_ROW) return true;
-    if (code == SQLITE_DONE) return false;
-    raise(db_, path_, code);
-  }
-  // Steps a statement that returns no rows.
-  void run() {
-    while (next()) {
-    }
-  }
-  bool is_null(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
-  int64_t integer(int column) const { return sqlite3_column_int64(stmt_, column); }
-  // NULL reads as NaN (SQLite stores NaN as NULL).
-  double real(int column) const {
-    return is_null(column) ? std::numeric_limits<double>::quiet_NaN()
-                           : sqlite3_column_double(stmt_, column);
-  }
-  std::string text(int column) const {
-    const auto* bytes = sqlite3_column_text(stmt_, column);
-    return bytes ? std::string(reinterpret_cast<const char*>(bytes),
-                               static_cast<size_t>(sqlite3_column_bytes(stmt_, column)))
-                 : std::string();
-  }
-
- private:
-  template <typename T>
-  void bind_one(int index, const T& value) {
-    int code;
-    if constexpr (std::is_same_v<T, std::optional<int64_t>>) {
-      code = value ? sqlite3_bind_int64(stmt_, index, *value) : sqlite3_bind_null(stmt_, index);
-    } else if constexpr (std::is_floating_point_v<T>) {
-      code = std::isnan(value) ? sqlite3_bind_null(stmt_, index)
-                               : sqlite3_bind_double(stmt_, index, value);
-    } else if constexpr (std::is_integral_v<T>) {
-      code = sqlite3_bind_int64(stmt_, index, static_cast<int64_t>(value));
-    } else {
-      const std::string_view text(value);
-      code = sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()),
-                               SQLITE_TRANSIENT);
-    }
-    if (code != SQLITE_OK) raise(db_, path_, code);
-  }
-
-  sqlite3* db_;
-  const std::string& path_;
-  sqlite3_stmt* stmt_ = nullptr;
-};
-
-// Executes SQL without results, trying again while the database stays busy past the busy
-// handler's wait (WAL can answer SQLITE_BUSY without calling it, e.g. during recovery).
-void execute(sqlite3* db, const std::string& path, const char* sql) {
-  const auto deadline = std::chrono::steady_clock::now() + kBusyTimeout;
-  for (int attempt = 0;; ++attempt) {
-    const int code = sqlite3_exec(db, sql, nullptr, nullptr, nullptr);
-    if (code == SQLITE_OK) return;
-    if ((code & 0xff) != SQLITE_BUSY || std::chrono::steady_clock::now() > deadline)
-      raise(db, path, code);
-    std::this_thread::sleep_for(std::chrono::milliseconds(1 + attempt % 8));
-  }
-}
-
-// Runs fn inside BEGIN IMMEDIATE ... COMMIT: one write transaction, rolled back when fn throws.
-void write_transaction(sqlite3* db, const std::string& path, const std::function<void()>& fn) {
-  execute(db, path, "BEGIN IMMEDIATE");
-  try {
-    fn();
-    execute(db, path, "COMMIT");
-  } catch (...) {
-    sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
-    throw;
-  }
-}
-
-int64_t single_integer(sqlite3* db, const std::string& path, const std::string& sql) {
-  Statement statement(db, path, sql);
-  return statement.next() ? statement.integer(0) : 0;
-}
 
 // What a file holds before this program touches it.
 struct FileState {
@@ -202,25 +86,6 @@ void migrate(sqlite3* db, const std::string& path, ResultsStore::OpenMode mode) 
   });
 }
 
-void require_run(sqlite3* db, const std::string& path, int64_t run_id) {
-  Statement statement(db, path, "SELECT 1 FROM runs WHERE id = ?");
-  if (!statement.bind(run_id).next())
-    throw input_error(path, "no run with id " + std::to_string(run_id));
-}
-
-// A write transaction that first checks the run exists (InputError naming the file if not).
-void write_run_transaction(sqlite3* db, const std::string& path, int64_t run_id,
-                           const std::function<void()>& fn) {
-  write_transaction(db, path, [&] {
-    require_run(db, path, run_id);
-    fn();
-  });
-}
-
-void require_nonempty(const std::string& value, const char* what) {
-  if (value.empty()) throw std::invalid_argument(std::string("results store: empty ") + what);
-}
-
 void flatten_into(const json& value, const std::string& key,
                   std::vector<std::pair<std::string, std::string>>& out) {
   if (value.is_object() && !value.empty()) {
@@ -259,17 +124,6 @@ RunRecord read_run(const Statement& row, const std::string& path) {
   if (!row.is_null(13)) run.parent_run_id = row.integer(13);
   run.error_text = row.text(14);
   return run;
-}
-
-// The rows of a query, each made by read(row); args bind to ?1, ?2, ...
-template <typename Read, typename... Args>
-auto select_rows(sqlite3* db, const std::string& path, const std::string& sql, Read&& read,
-                 const Args&... args) {
-  Statement rows(db, path, sql);
-  rows.bind(args...);
-  std::vector<decltype(read(rows))> out;
-  while (rows.next()) out.push_back(read(rows));
-  return out;
 }
 
 Metric read_metric(const Statement& row) {
@@ -616,154 +470,6 @@ std::vector<LengthHistogram> ResultsStore::length_histograms(const std::string& 
         histogram.dataset, histogram.tokenizer);
   }
   return histograms;
-}
-
-namespace {
-
-const char* const kJobColumns =
-    "SELECT j.run_id, j.executor, j.study_dir, j.step, j.step_key, j.command, j.log_path, "
-    "j.depends_on, j.external_id, j.process_start, j.attempts, j.cancel_requested, "
-    "j.progress_done, j.progress_total, j.eta_s, j.progress_text, j.updated_at, j.outputs, "
-    "j.ended "
-    "FROM jobs j ";
-
-JobRecord read_job(const Statement& row, const std::string& path) {
-  JobRecord job;
-  job.run_id = row.integer(0);
-  const std::string where = path + ": jobs of run " + std::to_string(job.run_id);
-  job.executor = row.text(1);
-  job.study_dir = row.text(2);
-  job.step = row.text(3);
-  job.step_key = row.text(4);
-  const json command = json_util::parse(row.text(5), where + ", command");
-  const json deps = json_util::parse(row.text(7), where + ", depends_on");
-  const json outputs = json_util::parse(row.text(17), where + ", outputs");
-  try {
-    job.command = command.get<std::vector<std::string>>();
-    job.outputs = outputs.get<std::vector<std::string>>();
-    job.depends_on = deps.get<std::vector<int64_t>>();
-  } catch (const json::exception&) {
-    throw input_error(where,
-                      "command and outputs must be arrays of strings, depends_on of run ids");
-  }
-  job.log_path = row.text(6);
-  job.external_id = row.text(8);
-  job.process_start = row.text(9);
-  job.attempts = row.integer(10);
-  job.cancel_requested = row.integer(11) != 0;
-  job.progress_done = row.integer(12);
-  job.progress_total = row.integer(13);
-  job.eta_s = row.is_null(14) ? -1 : row.real(14);
-  job.progress_text = row.text(15);
-  job.updated_at = row.text(16);
-  job.ended = row.integer(18) != 0;
-  return job;
-}
-
-}  // namespace
-
-void ResultsStore::add_job(const JobRecord& job) {
-  require_nonempty(job.executor, "job executor");
-  write_run_transaction(db_.get(), path_, job.run_id, [&] {
-    Statement(db_.get(), path_,
-              "INSERT INTO jobs (run_id, executor, study_dir, step, step_key, command, log_path, "
-              "depends_on) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
-        .bind(job.run_id, job.executor, job.study_dir, job.step, job.step_key,
-              json(job.command).dump(), job.log_path, json(job.depends_on).dump())
-        .run();
-  });
-  update_job(job);
-}
-
-void ResultsStore::update_job(const JobRecord& job) {
-  write_transaction(db_.get(), path_, [&] {
-    Statement update(
-        db_.get(), path_,
-        "UPDATE jobs SET executor = ?, study_dir = ?, step = ?, step_key = ?, "
-        "command = ?, log_path = ?, outputs = ?, depends_on = ?, external_id = ?, "
-        "process_start = ?, attempts = ?, cancel_requested = ?, ended = ?, progress_done = ?, "
-        "progress_total = ?, eta_s = ?, progress_text = ?, "
-        "updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE run_id = ?");
-    update
-        .bind(job.executor, job.study_dir, job.step, job.step_key, json(job.command).dump(),
-              job.log_path, json(job.outputs).dump(), json(job.depends_on).dump(), job.external_id,
-              job.process_start, job.attempts, job.cancel_requested ? 1 : 0, job.ended ? 1 : 0,
-              job.progress_done, job.progress_total,
-              job.eta_s < 0 ? std::numeric_limits<double>::quiet_NaN() : job.eta_s,
-              job.progress_text, job.run_id)
-        .run();
-    if (sqlite3_changes(db_.get()) == 0)
-      throw input_error(path_, "no job for run " + std::to_string(job.run_id));
-  });
-}
-
-namespace {
-
-// Runs one UPDATE in a write transaction; whether it changed a row.
-template <typename... Args>
-bool update_one(sqlite3* db, const std::string& path, const char* sql, const Args&... args) {
-  bool changed = false;
-  write_transaction(db, path, [&] {
-    Statement(db, path, sql).bind(args...).run();
-    changed = sqlite3_changes(db) > 0;
-  });
-  return changed;
-}
-
-}  // namespace
-
-bool ResultsStore::claim_job_end(int64_t run_id) {
-  return update_one(db_.get(), path_,
-                    "UPDATE jobs SET ended = 1, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', "
-                    "'now') WHERE run_id = ? AND ended = 0",
-                    run_id);
-}
-
-bool ResultsStore::mark_job_started(int64_t run_id, const std::string& external_id,
-                                    const std::string& process_start) {
-  return update_one(db_.get(), path_,
-                    "UPDATE jobs SET external_id = ?, process_start = ?, attempts = attempts + 1, "
-                    "updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
-                    "WHERE run_id = ? AND ended = 0 AND cancel_requested = 0",
-                    external_id, process_start, run_id);
-}
-
-bool ResultsStore::request_job_cancel(int64_t run_id) {
-  return update_one(db_.get(), path_,
-                    "UPDATE jobs SET cancel_requested = 1, updated_at = "
-                    "strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE run_id = ? AND ended = 0",
-                    run_id);
-}
-
-void ResultsStore::set_job_progress(int64_t run_id, int64_t done, int64_t total, double eta_s,
-                                    const std::string& text) {
-  update_one(db_.get(), path_,
-             "UPDATE jobs SET progress_done = ?, progress_total = ?, eta_s = ?, "
-             "progress_text = ?, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
-             "WHERE run_id = ?",
-             done, total, eta_s < 0 ? std::numeric_limits<double>::quiet_NaN() : eta_s, text,
-             run_id);
-}
-
-std::optional<JobRecord> ResultsStore::job(int64_t run_id) const {
-  Statement row(db_.get(), path_, std::string(kJobColumns) + "WHERE j.run_id = ?");
-  if (!row.bind(run_id).next()) return std::nullopt;
-  return read_job(row, path_);
-}
-
-std::vector<JobRecord> ResultsStore::jobs(const std::string& study_dir, bool unfinished) const {
-  std::string sql = std::string(kJobColumns) + "WHERE 1";
-  std::vector<std::string> values;
-  if (!study_dir.empty()) {
-    sql += " AND j.study_dir = ?";
-    values.push_back(study_dir);
-  }
-  if (unfinished) sql += " AND j.ended = 0";
-  Statement rows(db_.get(), path_, sql + " ORDER BY j.run_id");
-  rows.bind_texts(values);
-  std::vector<JobRecord> out;
-  while (rows.next()) out.push_back(read_job(rows, path_));
-  return out;
 }
 
 std::vector<Artifact> ResultsStore::artifacts(int64_t run_id) const {

@@ -1,9 +1,9 @@
 #pragma once
 
 // The results store: one SQLite file holding experiments, runs (config, status, host), their
-// parameters, metric series, evaluation results, attention profiles, document-length
-// histograms and artifacts. Schema and migrations: core/store/schema.h; tables:
-// docs/USER-GUIDE.md ("Results store").
+// parameters, metric series, evaluation results (per query too), attention profiles,
+// document-length histograms, artifacts and jobs. Schema and migrations: core/store/schema.h;
+// tables: docs/USER-GUIDE.md ("Results store").
 //
 // Concurrency: the file is in WAL mode, so readers never wait for writers and writers queue
 // (busy timeout 10 s, and BEGIN IMMEDIATE retried while SQLITE_BUSY). One ResultsStore is one
@@ -93,6 +93,25 @@ struct EvalResult {
   std::string group_kind = "all", group_value;
 };
 
+// One query of an evaluation: its metric values and, where the task knows them, where its
+// evidence sits and how long its target document is. part names the dataset part the query
+// belongs to (a context length such as "4096" of a LongEmbed-style folder; "" for a dataset of
+// one part): a query is identified by (dataset, split, part, query_id).
+struct QueryResult {
+  std::string dataset, split, part, query_id;
+  std::optional<double> evidence_position;  // 0..1: where in the target document the evidence is
+  std::optional<int64_t> target_length;     // tokens of the target document (before truncation)
+  std::map<std::string, double> metrics;    // metric -> value
+};
+
+// One metric of one query, as paired tests and intervals read it.
+struct QueryScore {
+  std::string part, query_id;
+  double value = 0;
+  std::optional<double> evidence_position;
+  std::optional<int64_t> target_length;
+};
+
 // One bin of the attention of the pooling tokens over positions, for documents of one length
 // (group); bin_start / bin_end are positions or fractions of the length.
 struct AttentionProfileRow {
@@ -176,6 +195,8 @@ class ResultsStore {
   // Adds evaluation results; a row with the same run, dataset, split, metric and group
   // replaces the stored one.
   void add_eval_results(int64_t run_id, const std::vector<EvalResult>& rows);
+  // Adds per-query results: the queries of a (dataset, split, part) replace any stored for it.
+  void add_query_results(int64_t run_id, const std::vector<QueryResult>& rows);
   // Adds attention-profile bins (same key: replaced).
   void add_attention_profile(int64_t run_id, const std::vector<AttentionProfileRow>& rows);
   // Stores the histogram of (dataset, tokenizer), replacing an earlier one.
@@ -194,6 +215,14 @@ class ResultsStore {
   // The run's evaluation results (of one dataset when given), ordered by dataset, split,
   // metric, group.
   std::vector<EvalResult> eval_results(int64_t run_id, const std::string& dataset = "") const;
+  // Whether the run has per-query results (runs evaluated before schema 4 have none).
+  bool has_query_results(int64_t run_id) const;
+  // The run's per-query results (of one dataset when given), by dataset, split, part, query.
+  std::vector<QueryResult> query_results(int64_t run_id, const std::string& dataset = "") const;
+  // One metric's per-query values of a run on a dataset split, by part and query id; empty when
+  // the run has none.
+  std::vector<QueryScore> query_scores(int64_t run_id, const std::string& dataset,
+                                       const std::string& split, const std::string& metric) const;
   std::vector<AttentionProfileRow> attention_profiles(int64_t run_id,
                                                       const std::string& dataset = "") const;
   // Histograms of one dataset when given, else all; by dataset and tokenizer.

@@ -139,10 +139,35 @@ CREATE INDEX jobs_by_step ON jobs(study_dir, step_key);
 CREATE INDEX jobs_unended ON jobs(ended);
 )sql";
 
+// Version 4: per-query results of evaluations, for paired tests and confidence intervals. One
+// row per query (its part, the evidence position and the target document's length where the
+// task has them), and one per query and metric; metric names are short and repeated values
+// compress well in SQLite's record format (0 and 1 take no bytes).
+const char* const kVersion4 = R"sql(
+CREATE TABLE eval_queries (
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  dataset TEXT NOT NULL,
+  split TEXT NOT NULL,
+  part TEXT NOT NULL DEFAULT '',
+  query_id TEXT NOT NULL,
+  evidence_position REAL,
+  target_length INTEGER,
+  UNIQUE (run_id, dataset, split, part, query_id)
+);
+CREATE TABLE query_metrics (
+  query INTEGER NOT NULL REFERENCES eval_queries(id) ON DELETE CASCADE,
+  metric TEXT NOT NULL,
+  value REAL,
+  PRIMARY KEY (query, metric)
+) WITHOUT ROWID;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& migrations() {
-  static const std::vector<Migration> all = {{1, kVersion1}, {2, kVersion2}, {3, kVersion3}};
+  static const std::vector<Migration> all = {
+      {1, kVersion1}, {2, kVersion2}, {3, kVersion3}, {4, kVersion4}};
   return all;
 }
 

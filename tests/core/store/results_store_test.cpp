@@ -95,6 +95,7 @@ TEST(ResultsStoreTest, CreatesTheSchemaInWalMode) {
       &tables, nullptr);
   const std::vector<std::string> expected = {"artifacts",
                                              "attention_profiles",
+                                             "eval_queries",
                                              "eval_results",
                                              "experiments",
                                              "jobs",
@@ -103,6 +104,7 @@ TEST(ResultsStoreTest, CreatesTheSchemaInWalMode) {
                                              "metric_latest",
                                              "metrics",
                                              "params",
+                                             "query_metrics",
                                              "runs"};
   EXPECT_EQ(tables, expected);
   sqlite3_stmt* stmt = nullptr;
@@ -145,6 +147,76 @@ TEST(ResultsStoreTest, UpgradesAVersion1Database) {
   job.executor = "local";
   store.add_job(job);
   EXPECT_TRUE(store.job(1).has_value());
+  // And version 4's per-query results.
+  EXPECT_FALSE(store.has_query_results(1));
+  store.add_query_results(1, {{"scifact", "test", "", "q1", 0.5, 900, {{"ndcg_at_10", 1.0}}}});
+  EXPECT_TRUE(store.has_query_results(1));
+}
+
+TEST(ResultsStoreTest, AVersion3StoreOpensWithoutPerQueryData) {
+  TempDir dir;
+  const std::string path = (dir.path() / "v3.db").string();
+  std::string sql = "BEGIN;";
+  for (const auto& migration : store_schema::migrations())
+    if (migration.version <= 3) sql += migration.sql;
+  execute_sql(path, sql +
+                        "PRAGMA application_id = " + std::to_string(store_schema::kApplicationId) +
+                        "; PRAGMA user_version = 3;"
+                        "INSERT INTO experiments (name) VALUES ('old');"
+                        "INSERT INTO runs (experiment_id, name, kind, status) "
+                        "VALUES (1, 'lmk-32/corpus@512', 'eval', 'FINISHED');"
+                        "INSERT INTO eval_results (run_id, dataset, split, metric, value) "
+                        "VALUES (1, 'corpus-documents', 'test', 'ndcg_at_10', 0.25); COMMIT;");
+  ResultsStore store(path, ResultsStore::OpenMode::Existing);
+  EXPECT_EQ(store.schema_version(), 4);
+  EXPECT_EQ(store.eval_results(1).at(0).value, 0.25) << "what was stored stays";
+  EXPECT_FALSE(store.has_query_results(1));
+  EXPECT_TRUE(store.query_scores(1, "corpus-documents", "test", "ndcg_at_10").empty());
+}
+
+TEST(ResultsStoreTest, StoresPerQueryResultsAndReplacesAPartEvaluatedAgain) {
+  TempDir dir;
+  ResultsStore store((dir.path() / "r.db").string());
+  const int64_t run = store.create_run(store.get_or_create_experiment("e"), {"first"});
+  const int64_t other = store.create_run(store.get_or_create_experiment("e"), {"second"});
+  std::vector<QueryResult> rows = {
+      {"passkey", "test", "256", "q1", 0.25, 256, {{"ndcg_at_1", 1}, {"recall_at_10", 1}}},
+      {"passkey", "test", "256", "q2", 0.75, 256, {{"ndcg_at_1", 0}, {"recall_at_10", 1}}},
+      {"passkey", "test", "4096", "q1", 0.5, 4096, {{"ndcg_at_1", 0}, {"recall_at_10", 0.5}}},
+      {"scifact", "test", "", "7", std::nullopt, std::nullopt, {{"ndcg_at_1", 0.5}}},
+  };
+  store.add_query_results(run, rows);
+  store.add_query_results(other, {rows[0]});
+  const std::vector<QueryScore> scores = store.query_scores(run, "passkey", "test", "ndcg_at_1");
+  ASSERT_EQ(scores.size(), 3u);
+  EXPECT_EQ(scores[0].part, "256");
+  EXPECT_EQ(scores[0].query_id, "q1");
+  EXPECT_EQ(scores[0].value, 1);
+  EXPECT_EQ(scores[0].evidence_position, 0.25);
+  EXPECT_EQ(scores[0].target_length, 256);
+  EXPECT_EQ(scores[2].part, "4096");
+  EXPECT_EQ(scores[2].value, 0);
+  const std::vector<QueryScore> plain = store.query_scores(run, "scifact", "test", "ndcg_at_1");
+  ASSERT_EQ(plain.size(), 1u);
+  EXPECT_FALSE(plain[0].evidence_position.has_value());
+  EXPECT_FALSE(plain[0].target_length.has_value());
+  EXPECT_TRUE(store.query_scores(run, "passkey", "dev", "ndcg_at_1").empty());
+  const std::vector<QueryResult> all = store.query_results(run);
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(all[0].metrics, (std::map<std::string, double>{{"ndcg_at_1", 1}, {"recall_at_10", 1}}));
+  EXPECT_EQ(store.query_results(run, "scifact").size(), 1u);
+
+  // The 256 part evaluated again: its queries are replaced, the other part's stay.
+  store.add_query_results(run, {{"passkey", "test", "256", "q9", 0.1, 250, {{"ndcg_at_1", 0.5}}}});
+  const std::vector<QueryScore> again = store.query_scores(run, "passkey", "test", "ndcg_at_1");
+  ASSERT_EQ(again.size(), 2u);
+  EXPECT_EQ(again[0].query_id, "q9");
+  EXPECT_EQ(again[1].part, "4096");
+  EXPECT_EQ(store.query_scores(other, "passkey", "test", "ndcg_at_1").size(), 1u)
+      << "another run's queries stay";
+  EXPECT_THROW(store.add_query_results(999, rows), InputError) << "no such run";
+  EXPECT_THROW(store.add_query_results(run, {{"", "test", "", "q", {}, {}, {}}}),
+               std::invalid_argument);
 }
 
 TEST(ResultsStoreTest, KeepsJobsWithTheirRuns) {

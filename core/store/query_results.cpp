@@ -1,0 +1,94 @@
+// Per-query results in the results store (core/store/results_store.h; schema version 4).
+#include <cmath>
+
+#include "core/store/results_store.h"
+#include "core/store/sqlite_statement.h"
+#include "core/util/error.h"
+
+namespace lmk {
+
+using namespace store_sql;
+
+void ResultsStore::add_query_results(int64_t run_id, const std::vector<QueryResult>& rows) {
+  for (const QueryResult& row : rows) {
+    require_nonempty(row.dataset, "query result dataset");
+    require_nonempty(row.split, "query result split");
+    require_nonempty(row.query_id, "query result query id");
+  }
+  write_run_transaction(db_.get(), path_, run_id, [&] {
+    // A (dataset, split, part) evaluated again replaces its queries (and, by the cascade,
+    // their metrics).
+    Statement clear(db_.get(), path_,
+                    "DELETE FROM eval_queries WHERE run_id = ? AND dataset = ? AND split = ? "
+                    "AND part = ?");
+    std::string cleared;
+    for (const QueryResult& row : rows) {
+      const std::string key = row.dataset + '\n' + row.split + '\n' + row.part;
+      if (key == cleared) continue;
+      clear.bind(run_id, row.dataset, row.split, row.part).run();
+      cleared = key;
+    }
+    Statement query(db_.get(), path_,
+                    "INSERT OR REPLACE INTO eval_queries (run_id, dataset, split, part, query_id, "
+                    "evidence_position, target_length) VALUES (?, ?, ?, ?, ?, ?, ?)");
+    Statement metric(
+        db_.get(), path_,
+        "INSERT OR REPLACE INTO query_metrics (query, metric, value) VALUES (?, ?, ?)");
+    for (const QueryResult& row : rows) {
+      query
+          .bind(run_id, row.dataset, row.split, row.part, row.query_id,
+                row.evidence_position.value_or(std::nan("")), row.target_length)
+          .run();
+      const int64_t id = sqlite3_last_insert_rowid(db_.get());
+      for (const auto& [name, value] : row.metrics) metric.bind(id, name, value).run();
+    }
+  });
+}
+
+bool ResultsStore::has_query_results(int64_t run_id) const {
+  Statement row(db_.get(), path_, "SELECT 1 FROM eval_queries WHERE run_id = ? LIMIT 1");
+  return row.bind(run_id).next();
+}
+
+std::vector<QueryResult> ResultsStore::query_results(int64_t run_id,
+                                                     const std::string& dataset) const {
+  Statement rows(db_.get(), path_,
+                 "SELECT q.id, q.dataset, q.split, q.part, q.query_id, q.evidence_position, "
+                 "q.target_length, m.metric, m.value FROM eval_queries q "
+                 "JOIN query_metrics m ON m.query = q.id "
+                 "WHERE q.run_id = ?1 AND (?2 = '' OR q.dataset = ?2) "
+                 "ORDER BY q.dataset, q.split, q.part, q.query_id, m.metric");
+  rows.bind(run_id, dataset);
+  std::vector<QueryResult> out;
+  int64_t current = -1;
+  while (rows.next()) {
+    if (rows.integer(0) != current) {
+      current = rows.integer(0);
+      QueryResult result{rows.text(1), rows.text(2), rows.text(3), rows.text(4), {}, {}, {}};
+      if (!rows.is_null(5)) result.evidence_position = rows.real(5);
+      if (!rows.is_null(6)) result.target_length = rows.integer(6);
+      out.push_back(std::move(result));
+    }
+    out.back().metrics[rows.text(7)] = rows.real(8);
+  }
+  return out;
+}
+
+std::vector<QueryScore> ResultsStore::query_scores(int64_t run_id, const std::string& dataset,
+                                                   const std::string& split,
+                                                   const std::string& metric) const {
+  return select_rows(
+      db_.get(), path_,
+      "SELECT q.part, q.query_id, m.value, q.evidence_position, q.target_length "
+      "FROM eval_queries q JOIN query_metrics m ON m.query = q.id AND m.metric = ?4 "
+      "WHERE q.run_id = ?1 AND q.dataset = ?2 AND q.split = ?3 ORDER BY q.part, q.query_id",
+      [](const Statement& row) {
+        QueryScore score{row.text(0), row.text(1), row.real(2), {}, {}};
+        if (!row.is_null(3)) score.evidence_position = row.real(3);
+        if (!row.is_null(4)) score.target_length = row.integer(4);
+        return score;
+      },
+      run_id, dataset, split, metric);
+}
+
+}  // namespace lmk
