@@ -1,7 +1,10 @@
 // lmk eval: retrieval metrics of a model on a dataset folder — overall, per context length and
-// per evidence position — printed, stored in the results database, and written as MTEB JSON.
+// per evidence position, and per query — printed, stored in the results database, and written as
+// MTEB JSON and (--save-run) TREC run files.
 
+#include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -31,7 +34,7 @@ using json = nlohmann::json;
 
 struct EvalArgs {
   std::string model, dataset, pooling, db, experiment = "default", run_name, mteb_out,
-                                           device = "cpu", split;
+                                           device = "cpu", split, save_run;
   int granularity = 0;
   size_t max_length = 0, query_max_length = 0, batch_size = 16;
   std::string ks = "1,3,5,10,100";
@@ -39,24 +42,69 @@ struct EvalArgs {
   int bins = 20;
 };
 
+// Documents per query in a saved TREC run.
+constexpr size_t kTrecRunDepth = 100;
+
+// A run name as a TREC run tag (the last column: no spaces).
+std::string trec_tag(const std::string& name) {
+  std::string tag = name;
+  for (char& c : tag)
+    if (std::isspace(static_cast<unsigned char>(c))) c = '_';
+  return tag.empty() ? "lmk" : tag;
+}
+
 std::string format_value(double v) {
   std::ostringstream out;
   out << std::fixed << std::setprecision(4) << v;
   return out.str();
 }
 
-// What an evaluation produced: rows for the store, MTEB scores by split, stage timings.
+// What an evaluation produced: rows for the store (means and per query), MTEB scores by split,
+// stage timings, and with --save-run the ranking and judgments in TREC form.
 struct EvalOutcome {
   std::vector<EvalResult> rows;
+  std::vector<QueryResult> queries;
+  std::string trec_run, trec_qrels;
   json mteb_scores = json::object();
   std::vector<std::pair<std::string, double>> timings;
   std::string timing_text;
 };
 
+// A TREC run file's lines for one part's rankings (qid Q0 docid rank score tag), the best first
+// in trec_eval's order; a part's queries are named PART/QID so the parts of a dataset stay apart.
+std::string trec_run_lines(const RunResults& run, const std::string& part, size_t depth,
+                           const std::string& tag) {
+  std::string lines;
+  for (const auto& [query_id, ranking] : run) {
+    std::vector<ScoredDoc> sorted = ranking;
+    sort_ranking(sorted);
+    const std::string qid = part.empty() ? query_id : part + "/" + query_id;
+    for (size_t rank = 0; rank < std::min(depth, sorted.size()); ++rank) {
+      char score[32];
+      std::snprintf(score, sizeof score, "%.9g", static_cast<double>(sorted[rank].score));
+      lines += qid + " Q0 " + sorted[rank].doc_id + " " + std::to_string(rank + 1) + " " + score +
+               " " + tag + "\n";
+    }
+  }
+  return lines;
+}
+
+// The judgments in TREC qrels form (qid 0 docid relevance), queries named as trec_run_lines does.
+std::string trec_qrels_lines(const Qrels& qrels, const std::string& part) {
+  std::string lines;
+  for (const auto& [query_id, judged] : qrels) {
+    const std::string qid = part.empty() ? query_id : part + "/" + query_id;
+    for (const auto& [doc_id, relevance] : judged)
+      lines += qid + " 0 " + doc_id + " " + std::to_string(relevance) + "\n";
+  }
+  return lines;
+}
+
 EvalOutcome evaluate_retrieval_dataset(const EvalArgs& args, const DatasetInfo& dataset,
                                        const std::string& split, const LoadedModel& model,
                                        const Tokenizer& tokenizer, const RetrievalOptions& options,
-                                       int granularity, ResultsStore* store, int64_t run_id) {
+                                       int granularity, ResultsStore* store, int64_t run_id,
+                                       const std::string& run_tag) {
   EvalOutcome outcome;
   std::vector<EvalResult>& rows = outcome.rows;
   json& mteb_scores = outcome.mteb_scores;
@@ -69,6 +117,7 @@ EvalOutcome evaluate_retrieval_dataset(const EvalArgs& args, const DatasetInfo& 
   std::map<std::string, std::map<std::string, std::pair<double, size_t>>> by_position;
   for (const DatasetPart& part : dataset.parts) {
     RetrievalSplit data = read_beir(part.path, split);
+    if (!args.save_run.empty()) outcome.trec_qrels += trec_qrels_lines(data.qrels, part.name);
     // The documents whose attention profile is stored, taken before the corpus moves on.
     std::vector<std::string> profile_texts;
     for (size_t d = 0; d < std::min(store ? args.attention_docs : 0, data.corpus.size()); ++d) {
@@ -76,6 +125,13 @@ EvalOutcome evaluate_retrieval_dataset(const EvalArgs& args, const DatasetInfo& 
       profile_texts.push_back(doc.title.empty() ? doc.text : doc.title + " " + doc.text);
     }
     const SplitEvaluation result = evaluate_retrieval(model, tokenizer, std::move(data), options);
+    for (const auto& [query_id, metrics] : result.metrics.per_query) {
+      const QueryFacts& facts = result.facts.at(query_id);
+      outcome.queries.push_back({dataset.task, split, part.name, query_id, facts.evidence_position,
+                                 facts.target_length, metrics});
+    }
+    if (!args.save_run.empty())
+      outcome.trec_run += trec_run_lines(result.run, part.name, options.run_depth, run_tag);
     total.encode_documents += result.timing.encode_documents;
     total.encode_queries += result.timing.encode_queries;
     total.search += result.timing.search;
@@ -232,6 +288,7 @@ int run_eval(const EvalArgs& args) {
   options.ks.clear();
   for (int64_t k : parse_int_list(args.ks, "--k", 1, "a positive cutoff"))
     options.ks.push_back(static_cast<int>(k));
+  if (!args.save_run.empty()) options.run_depth = kTrecRunDepth;
   const int granularity = args.granularity > 0
                               ? args.granularity
                               : (options.encode.pooling == Pooling::Landmark ? 32 : 0);
@@ -248,6 +305,12 @@ int run_eval(const EvalArgs& args) {
                        {"layers", model.encoder->config().num_layers},
                        {"hidden_size", model.encoder->config().hidden_size}};
 
+  const std::string default_name = fs::path(args.model).lexically_normal().filename().string() +
+                                   "-" + pooling_name(options.encode.pooling) +
+                                   (granularity > 0 ? "-g" + std::to_string(granularity) : "") +
+                                   "-" + dataset.task;
+  if (!args.save_run.empty() && dataset.type == "classification")
+    throw input_error("--save-run", "a classification dataset has no ranking to save");
   // The run is recorded first, so a failure is stored as FAILED with its message.
   std::optional<ResultsStore> store;
   int64_t run_id = 0;
@@ -259,12 +322,7 @@ int run_eval(const EvalArgs& args) {
     store.emplace(args.db);
     NewRun run;
     run.kind = "eval";
-    run.name = args.run_name.empty()
-                   ? fs::path(args.model).lexically_normal().filename().string() + "-" +
-                         pooling_name(options.encode.pooling) +
-                         (granularity > 0 ? "-g" + std::to_string(granularity) : "") + "-" +
-                         dataset.task
-                   : args.run_name;
+    run.name = args.run_name.empty() ? default_name : args.run_name;
     run.config = config;
     run_id = store->create_run(store->get_or_create_experiment(args.experiment), run);
   }
@@ -276,8 +334,10 @@ int run_eval(const EvalArgs& args) {
     const EvalOutcome outcome =
         dataset.type == "classification"
             ? evaluate_classification_dataset(args, dataset, model, *tokenizer, options)
-            : evaluate_retrieval_dataset(args, dataset, split, model, *tokenizer, options,
-                                         granularity, store ? &*store : nullptr, run_id);
+            : evaluate_retrieval_dataset(
+                  args, dataset, split, model, *tokenizer, options, granularity,
+                  store ? &*store : nullptr, run_id,
+                  trec_tag(args.run_name.empty() ? default_name : args.run_name));
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::cout << "time: " << format_value(seconds) << " s (" << outcome.timing_text << ")\n";
@@ -298,8 +358,24 @@ int run_eval(const EvalArgs& args) {
       out.commit();
       std::cerr << "lmk eval: MTEB result in " << file << "\n";
     }
+    if (!args.save_run.empty()) {
+      for (const auto& [path, text] : {std::pair{args.save_run, outcome.trec_run},
+                                       std::pair{args.save_run + ".qrels", outcome.trec_qrels}}) {
+        if (fs::path(path).has_parent_path()) fs::create_directories(fs::path(path).parent_path());
+        AtomicFile file(path);
+        file.write(text);
+        file.commit();
+      }
+      std::cerr << "lmk eval: the ranking (top " << kTrecRunDepth << ", TREC run format) in "
+                << args.save_run << ", the judgments in " << args.save_run << ".qrels\n";
+    }
     if (store) {
       store->add_eval_results(run_id, outcome.rows);
+      store->add_query_results(run_id, outcome.queries);
+      if (!args.save_run.empty()) {
+        store->add_artifact(run_id, "trec-run", fs::absolute(args.save_run).string());
+        store->add_artifact(run_id, "trec-qrels", fs::absolute(args.save_run + ".qrels").string());
+      }
       std::vector<std::pair<std::string, double>> timings = outcome.timings;
       timings.emplace_back("evaluation_time", seconds);
       store->log_metrics(run_id, 0, timings);
@@ -336,6 +412,9 @@ Runner add_eval_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--run-name", args->run_name, "run name (default: model-pooling-dataset)");
   cmd->add_option("--mteb-out", args->mteb_out, "folder for MTEB v2 result JSON");
+  cmd->add_option("--save-run", args->save_run,
+                  "write the ranking (top 100 per query) to this TREC run file, and the "
+                  "judgments beside it (FILE.qrels), for trec_eval, ranx or pytrec_eval");
   cmd->add_option("--attention-docs", args->attention_docs,
                   "documents per part whose attention profile is stored (with --db)")
       ->capture_default_str();

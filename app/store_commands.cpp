@@ -1,4 +1,5 @@
-// lmk results, lmk compare, lmk export: read the results store (core/store/results_store.h).
+// lmk results and lmk export, and what they share with lmk compare (app/store_access.h): read
+// the results store (core/store/results_store.h).
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,26 +15,20 @@
 #include <tuple>
 
 #include "app/commands.h"
+#include "app/store_access.h"
+#include "core/eval/comparison_report.h"
+#include "core/eval/pivot.h"
 #include "core/store/results_store.h"
 #include "core/util/error.h"
 #include "core/util/file.h"
+#include "core/util/text_table.h"
 
 namespace lmk::cli {
 
-namespace {
-
-namespace fs = std::filesystem;
-using nlohmann::json;
-
-// Shown for a parameter a run does not have, or a result it lacks.
-const char* const kAbsent = "-";
-
-// Opens a store for reading: it must exist (a typo must not create an empty file).
 ResultsStore open_for_reading(const std::string& db) {
   return ResultsStore(db, ResultsStore::OpenMode::Existing);
 }
 
-// "%.4f", or "nan".
 std::string format_metric(double value) {
   if (std::isnan(value)) return "nan";
   char text[32];
@@ -41,79 +36,11 @@ std::string format_metric(double value) {
   return text;
 }
 
-// "a, b, c", or "none".
-template <typename Names>
-std::string join(const Names& names) {
-  std::string text;
-  for (const auto& name : names) text += (text.empty() ? "" : ", ") + name;
-  return text.empty() ? "none" : text;
-}
-
-// Display width: code points (UTF-8 continuation bytes take no column).
-size_t display_width(const std::string& text) {
-  size_t width = 0;
-  for (const unsigned char c : text) width += (c & 0xC0) != 0x80;
-  return width;
-}
-
-// Aligned text columns; a cell may be bold (ANSI, only when stdout is a terminal).
-class Table {
- public:
-  struct Cell {
-    std::string text;
-    bool bold = false;
-  };
-
-  // right_aligned: one flag per column (numbers).
-  Table(std::vector<std::string> header, std::vector<bool> right_aligned)
-      : right_aligned_(std::move(right_aligned)) {
-    std::vector<Cell> cells;
-    for (auto& title : header) cells.push_back({std::move(title)});
-    rows_.push_back(std::move(cells));
-  }
-
-  void add_row(std::vector<Cell> cells) { rows_.push_back(std::move(cells)); }
-
-  // The header, a rule, then the rows; columns two spaces apart.
-  std::string render(bool terminal) const {
-    std::vector<size_t> widths(rows_[0].size(), 0);
-    for (const auto& row : rows_) {
-      for (size_t c = 0; c < row.size(); ++c)
-        widths[c] = std::max(widths[c], display_width(row[c].text));
-    }
-    std::string out;
-    auto add_line = [&](const std::vector<Cell>& row) {
-      std::string line;
-      for (size_t c = 0; c < row.size(); ++c) {
-        const std::string padding(widths[c] - display_width(row[c].text), ' ');
-        const std::string text =
-            terminal && row[c].bold ? "\x1b[1m" + row[c].text + "\x1b[0m" : row[c].text;
-        if (c) line += "  ";
-        line += right_aligned_[c] ? padding + text : text + padding;
-      }
-      while (!line.empty() && line.back() == ' ') line.pop_back();
-      out += line + "\n";
-    };
-    add_line(rows_[0]);
-    std::vector<Cell> rule;
-    for (const size_t width : widths) rule.push_back({std::string(width, '-')});
-    add_line(rule);
-    for (size_t r = 1; r < rows_.size(); ++r) add_line(rows_[r]);
-    return out;
-  }
-
- private:
-  std::vector<bool> right_aligned_;
-  std::vector<std::vector<Cell>> rows_;
-};
-
-// Bold is for a terminal, unless NO_COLOR is set to something (no-color.org).
 bool stdout_is_terminal() {
   const char* no_color = std::getenv("NO_COLOR");
   return isatty(STDOUT_FILENO) != 0 && (no_color == nullptr || *no_color == '\0');
 }
 
-// The keys whose values are not the same in every run (a missing key differs from any value).
 std::set<std::string> differing_keys(const std::vector<std::map<std::string, std::string>>& runs) {
   std::set<std::string> keys, differing;
   for (const auto& params : runs) {
@@ -135,6 +62,11 @@ std::string value_or_absent(const std::map<std::string, std::string>& params,
   const auto it = params.find(key);
   return it == params.end() ? kAbsent : it->second;
 }
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
 
 // ---- lmk results
 
@@ -206,9 +138,9 @@ int run_results(const ResultsArgs& args) {
   std::vector<bool> right(header.size(), false);
   right[0] = true;
   std::fill(right.end() - static_cast<std::ptrdiff_t>(columns.size()), right.end(), true);
-  Table table(header, right);
+  TextTable table(header, right);
   for (size_t r = 0; r < runs.size(); ++r) {
-    std::vector<Table::Cell> row = {
+    std::vector<TextTable::Cell> row = {
         {std::to_string(runs[r].id)}, {runs[r].name}, {run_status_name(runs[r].status)}};
     if (show_experiment) row.insert(row.begin() + 2, {runs[r].experiment});
     for (const auto& key : keys) row.push_back({value_or_absent(params[r], key)});
@@ -223,132 +155,17 @@ int run_results(const ResultsArgs& args) {
   return 0;
 }
 
-// ---- lmk compare
-
-struct CompareArgs {
-  std::string db;
-  std::vector<int64_t> runs;
-  bool all = false;
-};
-
-// An eval result's identity across runs: dataset, split, metric, group kind, group value.
-using ResultKey = std::tuple<std::string, std::string, std::string, std::string, std::string>;
-
-int run_compare(const CompareArgs& args) {
-  if (args.runs.size() < 2) throw input_error("compare", "give at least two run ids");
-  ResultsStore store = open_for_reading(args.db);
-  std::vector<RunRecord> runs;
-  std::vector<std::map<std::string, std::string>> params;
-  std::vector<std::map<ResultKey, double>> results(args.runs.size());
-  std::set<ResultKey> result_keys;
-  for (size_t r = 0; r < args.runs.size(); ++r) {
-    runs.push_back(store.get_run(args.runs[r]));
-    params.push_back(store.run_params(args.runs[r]));
-    for (const auto& e : store.eval_results(args.runs[r])) {
-      const ResultKey key{e.dataset, e.split, e.metric, e.group_kind, e.group_value};
-      results[r][key] = e.value;
-      result_keys.insert(key);
-    }
-  }
-  const bool terminal = stdout_is_terminal();
-
-  std::vector<std::string> header = {"", ""};
-  for (const auto& run : runs) header.push_back("run " + std::to_string(run.id));
-  Table overview(header, std::vector<bool>(header.size(), false));
-  auto add_field = [&](const char* field, const std::function<std::string(const RunRecord&)>& of) {
-    std::vector<Table::Cell> row = {{""}, {field}};
-    for (const auto& run : runs) row.push_back({of(run)});
-    overview.add_row(std::move(row));
-  };
-  add_field("name", [](const RunRecord& run) { return run.name; });
-  add_field("experiment", [](const RunRecord& run) { return run.experiment; });
-  add_field("kind", [](const RunRecord& run) { return run.kind; });
-  add_field("status", [](const RunRecord& run) { return run_status_name(run.status); });
-  add_field("created", [](const RunRecord& run) { return run.created_at; });
-
-  // Config: the differing parameters (marked *), with --all the equal ones too.
-  const std::set<std::string> differing = differing_keys(params);
-  std::set<std::string> keys = differing;
-  if (args.all) {
-    for (const auto& run_params : params) {
-      for (const auto& entry : run_params) keys.insert(entry.first);
-    }
-  }
-  for (const auto& key : keys) {
-    const bool differs = differing.count(key) > 0;
-    std::vector<Table::Cell> row = {{differs ? "*" : "", differs}, {key, differs}};
-    for (const auto& run_params : params)
-      row.push_back({value_or_absent(run_params, key), differs});
-    overview.add_row(std::move(row));
-  }
-  std::cout << overview.render(terminal);
-  if (differing.empty()) std::cout << "(configs are identical)\n";
-
-  if (result_keys.empty()) {
-    std::cout << "\nno evaluation results\n";
-    return 0;
-  }
-  // Metrics: each run's value and its change from the first run.
-  std::vector<std::string> metric_header = {"", "dataset/split", "metric", "group"};
-  for (const auto& run : runs) metric_header.push_back("run " + std::to_string(run.id));
-  std::vector<bool> right(metric_header.size(), true);
-  std::fill(right.begin(), right.begin() + 4, false);
-  Table metrics(metric_header, right);
-  for (const auto& key : result_keys) {
-    const auto& [dataset, split, metric, group_kind, group_value] = key;
-    const auto first = results[0].find(key);
-    std::vector<Table::Cell> row = {
-        {""},
-        {dataset + "/" + split},
-        {metric},
-        {group_kind == "all" ? group_kind : group_kind + "=" + group_value}};
-    bool any_change = false;
-    for (size_t r = 0; r < runs.size(); ++r) {
-      const auto it = results[r].find(key);
-      if (it == results[r].end()) {
-        row.push_back({kAbsent});
-        any_change = true;
-        continue;
-      }
-      std::string text = format_metric(it->second);
-      bool changed = false;
-      if (r > 0 && first != results[0].end()) {
-        const double delta = it->second - first->second;
-        char delta_text[32];
-        std::snprintf(delta_text, sizeof delta_text, " (%+.4f)", delta);
-        text += delta_text;
-        changed = std::isnan(delta) || std::fabs(delta) >= 5e-5;
-      }
-      any_change = any_change || changed;
-      row.push_back({text, changed});
-    }
-    if (any_change) row[0] = {"*", true};
-    metrics.add_row(std::move(row));
-  }
-  std::cout << "\n"
-            << metrics.render(terminal) << "(delta: change from run " << runs[0].id << ")\n";
-  return 0;
-}
-
 // ---- lmk export
 
 struct ExportArgs {
   std::string db, format, out, experiment;
   std::vector<int64_t> runs;
+  // --format latex
+  std::string metric = "ndcg_at_10", rows = "pooling-granularity", baseline, test = "fisher";
+  double alpha = 0.05;
+  int64_t resamples = 10000;
+  uint64_t seed = 0;
 };
-
-// A CSV field, quoted when it holds a comma, quote or line break (RFC 4180).
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
-}
-
-// Shortest text that reads back as the same double; "nan" for NaN.
-std::string exact_number(double value) {
-  return std::isnan(value) ? "nan" : json(value).dump();
-}
 
 // A file or folder name made of the text: characters other than letters, digits and ._-=+,
 // become '_'.
@@ -450,6 +267,119 @@ size_t export_mteb(ResultsStore& store, const std::vector<RunRecord>& runs,
   return files;
 }
 
+// Each run's saved ranking (lmk eval --save-run) and judgments in TREC form: one run to a file
+// (its judgments beside it as FILE.qrels; '-': the ranking on stdout), several to a folder
+// (NAME.trec and NAME.trec.qrels per run). A run named by --run (`named`) must have a saved
+// ranking; of all runs, those without are left out. Returns how many runs were written.
+size_t export_trec(ResultsStore& store, const std::vector<RunRecord>& runs, bool named,
+                   const std::string& out) {
+  struct Saved {
+    const RunRecord* run;
+    std::string ranking, judgments;
+  };
+  std::vector<Saved> saved;
+  for (const RunRecord& run : runs) {
+    Saved s{&run, "", ""};
+    for (const Artifact& artifact : store.artifacts(run.id)) {
+      if (artifact.kind == "trec-run") s.ranking = artifact.path;
+      if (artifact.kind == "trec-qrels") s.judgments = artifact.path;
+    }
+    if (s.ranking.empty()) {
+      if (named) {
+        throw input_error("run " + std::to_string(run.id),
+                          "no saved ranking (" + run.name +
+                              "): evaluate it with lmk eval --save-run FILE to export it as TREC");
+      }
+      continue;
+    }
+    saved.push_back(s);
+  }
+  if (saved.empty())
+    throw InputError("lmk export: none of these runs has a saved ranking (lmk eval --save-run)");
+  auto copy = [](const std::string& from, const std::string& to) {
+    if (to == "-") {
+      std::cout << read_file(from);
+    } else {
+      write_file(to, read_file(from));
+    }
+  };
+  if (saved.size() == 1 && !fs::is_directory(out)) {
+    copy(saved[0].ranking, out);
+    if (out != "-" && !saved[0].judgments.empty()) copy(saved[0].judgments, out + ".qrels");
+    return 1;
+  }
+  if (out == "-") throw input_error("--out", "several runs' rankings need a folder");
+  fs::create_directories(out);
+  std::map<std::string, int> name_uses;
+  for (const Saved& s : saved) ++name_uses[safe_file_name(s.run->name)];
+  for (const Saved& s : saved) {
+    std::string name = safe_file_name(s.run->name);
+    if (name_uses[name] > 1) name += "-" + std::to_string(s.run->id);
+    const std::string file = (fs::path(out) / (name + ".trec")).string();
+    copy(s.ranking, file);
+    if (!s.judgments.empty()) copy(s.judgments, file + ".qrels");
+  }
+  return saved.size();
+}
+
+// The paper-layout pivot (core/eval/pivot.h) of the runs' eval results as a LaTeX table: rows ×
+// benchmark columns of one metric, mean ± CI, significance marks, the significant best bold.
+std::string export_latex(ResultsStore& store, const std::vector<RunRecord>& runs,
+                         const ExportArgs& args) {
+  const PivotRows rows = args.rows == "variant"   ? PivotRows::Variant
+                         : args.rows == "pooling" ? PivotRows::Pooling
+                                                  : PivotRows::PoolingGranularity;
+  std::vector<PivotInput> inputs;
+  std::set<std::string> metrics;
+  for (const RunRecord& run : runs) {
+    const std::map<std::string, std::string> params = store.run_params(run.id);
+    auto param = [&](const char* key) {
+      const auto it = params.find(key);
+      return it == params.end() ? std::string() : it->second;
+    };
+    for (const EvalResult& e : store.eval_results(run.id)) {
+      metrics.insert(e.metric);
+      if (e.metric != args.metric || (e.group_kind != "all" && e.group_kind != "length")) continue;
+      inputs.push_back({run.id, run.experiment, run.name, param("pooling"), param("granularity"),
+                        param("max_length"), e.dataset, e.split, e.group_kind, e.group_value,
+                        e.value});
+    }
+  }
+  if (inputs.empty()) {
+    throw input_error("--metric", "no '" + args.metric + "' results in these runs (they have " +
+                                      join(metrics) + ")");
+  }
+  const Pivot pivot = build_pivot(inputs, rows);
+  ComparisonOptions options;
+  options.test = stats::parse_paired_test(args.test, "--test");
+  options.alpha = args.alpha;
+  options.resampling.resamples = args.resamples;
+  options.resampling.seed = args.seed;
+  options.refuse_unpaired = false;
+  options.all_pairs = true;  // the significant best is bold, with or without a baseline
+  if (!args.baseline.empty()) {
+    const auto at = std::find(pivot.rows.begin(), pivot.rows.end(), args.baseline);
+    if (at == pivot.rows.end())
+      throw input_error("--baseline",
+                        "no row '" + args.baseline + "' (rows: " + join(pivot.rows) + ")");
+    options.baseline = static_cast<size_t>(at - pivot.rows.begin());
+  }
+  const ComparisonTable table = compare_pivot(
+      pivot,
+      [&](int64_t run, const std::string& dataset,
+          const std::string& split) -> std::optional<std::vector<QueryScore>> {
+        std::vector<QueryScore> scores = store.query_scores(run, dataset, split, args.metric);
+        if (scores.empty()) return std::nullopt;
+        return scores;
+      },
+      options);
+  ReportOptions report;
+  report.format = ReportFormat::Latex;
+  report.row_header = pivot.row_header;
+  report.title = args.metric;
+  return render_comparison(table, report);
+}
+
 int run_export(const ExportArgs& args) {
   ResultsStore store = open_for_reading(args.db);
   std::vector<RunRecord> runs;
@@ -469,6 +399,21 @@ int run_export(const ExportArgs& args) {
       write_file(args.out, csv);
       std::cerr << "lmk export: " << rows << " results of " << runs.size() << " runs written to "
                 << args.out << "\n";
+    }
+  } else if (args.format == "trec") {
+    const size_t written = export_trec(store, runs, !args.runs.empty(), args.out);
+    if (args.out != "-")
+      std::cerr << "lmk export: the rankings of " << written << " run" << (written == 1 ? "" : "s")
+                << " (TREC run files, judgments in .qrels beside them) written to " << args.out
+                << "\n";
+  } else if (args.format == "latex") {
+    const std::string latex = export_latex(store, runs, args);
+    if (args.out == "-") {
+      std::cout << latex;
+    } else {
+      write_file(args.out, latex);
+      std::cerr << "lmk export: the " << args.metric << " pivot of " << runs.size()
+                << " runs written to " << args.out << " (LaTeX, booktabs)\n";
     }
   } else {
     if (args.out == "-") throw input_error("--out", "mteb export needs a folder");
@@ -493,28 +438,37 @@ Runner add_results_command(CLI::App& app) {
   return [args] { return run_results(*args); };
 }
 
-Runner add_compare_command(CLI::App& app) {
-  auto args = std::make_shared<CompareArgs>();
-  auto* cmd = app.add_subcommand(
-      "compare",
-      "Config differences and metric deltas of runs (vs the first) in a results database");
-  cmd->add_option("--db", args->db, "results database (SQLite)")->required();
-  cmd->add_option("RUN", args->runs, "run ids (two or more)")->required();
-  cmd->add_flag("--all", args->all, "show the parameters that are equal too");
-  return [args] { return run_compare(*args); };
-}
-
 Runner add_export_command(CLI::App& app) {
   auto args = std::make_shared<ExportArgs>();
   auto* cmd = app.add_subcommand(
-      "export", "Evaluation results as CSV (one row per result) or MTEB v2 JSON files");
+      "export",
+      "Evaluation results as CSV (one row per result), MTEB v2 JSON files, TREC run files (the "
+      "rankings lmk eval --save-run kept) or the paper's table in LaTeX (with intervals and "
+      "significance marks)");
   cmd->add_option("--db", args->db, "results database (SQLite)")->required();
-  cmd->add_option("--format", args->format, "csv | mteb")
+  cmd->add_option("--format", args->format, "csv | mteb | trec | latex")
       ->required()
-      ->check(CLI::IsMember({"csv", "mteb"}));
+      ->check(CLI::IsMember({"csv", "mteb", "trec", "latex"}));
   cmd->add_option("--run", args->runs, "run id (repeatable; default: every run)");
   cmd->add_option("--experiment", args->experiment, "without --run: only this experiment's runs");
-  cmd->add_option("--out", args->out, "CSV file ('-': stdout), or the MTEB folder")->required();
+  cmd->add_option("--out", args->out,
+                  "CSV / LaTeX / TREC file ('-': stdout), the MTEB folder, or a folder for several "
+                  "runs' TREC files")
+      ->required();
+  cmd->add_option("--metric", args->metric, "latex: the metric of the table")
+      ->capture_default_str();
+  cmd->add_option("--rows", args->rows, "latex: variant | pooling-granularity | pooling")
+      ->check(CLI::IsMember({"variant", "pooling-granularity", "pooling"}))
+      ->capture_default_str();
+  cmd->add_option("--baseline", args->baseline,
+                  "latex: a row label (e.g. cls) to mark rows significantly above / below");
+  cmd->add_option("--test", args->test, "latex: fisher | student | bootstrap")
+      ->capture_default_str();
+  cmd->add_option("--alpha", args->alpha, "latex: family-wise level (Holm–Bonferroni)")
+      ->capture_default_str();
+  cmd->add_option("--resamples", args->resamples, "latex: bootstrap resamples / sign patterns")
+      ->capture_default_str();
+  cmd->add_option("--seed", args->seed, "latex: seed of the resampling")->capture_default_str();
   return [args] { return run_export(*args); };
 }
 

@@ -359,6 +359,29 @@ RetrievalSplit read_beir(const std::string& dir, const std::string& split) {
   return read_beir({corpus, corpus_path}, {queries, queries_path}, {qrels, qrels_path});
 }
 
+std::optional<JudgedQuery> find_beir_query(const std::string& dir, const std::string& split,
+                                           const std::string& query_id) {
+  std::optional<JudgedQuery> found;
+  const std::string queries_path = data_file(dir, "queries.jsonl");
+  std::ifstream queries = open_input(queries_path);
+  for_each_jsonl({queries, queries_path}, [&](json& object, const std::string& where) {
+    Query query = parse_query(object, "_id", "text", where);
+    if (query.id != query_id) return true;
+    found = JudgedQuery{std::move(query), {}};
+    return false;
+  });
+  if (!found) return found;
+  const std::string qrels_path = data_file(dir, "qrels/" + split + ".tsv");
+  std::ifstream qrels = open_input(qrels_path);
+  for_each_qrels_tsv({qrels, qrels_path}, [&](Judgement&& judgement, const std::string&) {
+    if (judgement.query_id == query_id) found->judgements.push_back(std::move(judgement));
+  });
+  std::stable_sort(
+      found->judgements.begin(), found->judgements.end(),
+      [](const Judgement& a, const Judgement& b) { return a.relevance > b.relevance; });
+  return found;
+}
+
 void write_beir(const std::string& dir, const std::string& split, const RetrievalSplit& data) {
   if (split.empty() || split.find_first_of("/\\") != std::string::npos || split == "." ||
       split == "..") {

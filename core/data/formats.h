@@ -66,6 +66,16 @@ void for_each_beir_document(NamedInput corpus, const DocumentVisitor& fn);
 void for_each_qrels_tsv(NamedInput qrels,
                         const std::function<void(Judgement&&, const std::string& where)>& fn);
 
+// One query of a BEIR folder with its judgements in `split`, read without the corpus (for
+// showing a query next to its results); nullopt when the folder has no such query. The files'
+// errors are InputErrors as in read_beir.
+struct JudgedQuery {
+  Query query;
+  std::vector<Judgement> judgements;  // most relevant first
+};
+std::optional<JudgedQuery> find_beir_query(const std::string& dir, const std::string& split,
+                                           const std::string& query_id);
+
 // Writes DIR/corpus.jsonl, DIR/queries.jsonl and DIR/qrels/SPLIT.tsv, each atomically, with
 // `extra` fields merged into the JSON objects. Throws InputError (naming DIR) for data the
 // reader would reject: duplicate ids, judgements naming unknown ids, ids with tabs or newlines.

@@ -87,10 +87,33 @@ SplitEvaluation evaluate_retrieval(const LoadedModel& model, const Tokenizer& to
   for (const Query& q : split.queries) {
     query_texts.push_back(options.query_prefix + q.text);
     query_ids.push_back(q.id);
+    QueryFacts& facts = out.facts[q.id];
     if (q.extra.is_object() && q.extra.contains("evidence_position") &&
         q.extra["evidence_position"].is_number()) {
-      bucket_of_query[q.id] =
-          position_bucket(q.extra["evidence_position"].get<double>(), options.position_buckets);
+      facts.evidence_position = q.extra["evidence_position"].get<double>();
+      bucket_of_query[q.id] = position_bucket(*facts.evidence_position, options.position_buckets);
+    }
+  }
+  // Target lengths: one tokenization per target document (a few per query, not the corpus).
+  {
+    std::map<std::string, size_t> row_of_document;
+    for (size_t i = 0; i < document_ids.size(); ++i) row_of_document.emplace(document_ids[i], i);
+    std::map<size_t, int64_t> tokens_of_row;
+    for (auto& [query_id, facts] : out.facts) {
+      const auto judged = split.qrels.find(query_id);
+      if (judged == split.qrels.end()) continue;
+      const std::string* target = nullptr;
+      int best = 0;
+      for (const auto& [doc_id, relevance] : judged->second) {
+        if (relevance > best) best = relevance, target = &doc_id;
+      }
+      const auto row = target ? row_of_document.find(*target) : row_of_document.end();
+      if (row == row_of_document.end()) continue;
+      auto [counted, fresh] = tokens_of_row.emplace(row->second, 0);
+      if (fresh)
+        counted->second =
+            static_cast<int64_t>(tokenizer.encode(document_texts[row->second]).ids.size());
+      facts.target_length = counted->second;
     }
   }
   auto start = std::chrono::steady_clock::now();
@@ -106,11 +129,11 @@ SplitEvaluation evaluate_retrieval(const LoadedModel& model, const Tokenizer& to
   start = std::chrono::steady_clock::now();
   const int max_k =
       options.ks.empty() ? 10 : *std::max_element(options.ks.begin(), options.ks.end());
-  const RunResults run =
-      exact_search(queries, query_ids, documents, document_ids, static_cast<size_t>(max_k));
+  out.run = exact_search(queries, query_ids, documents, document_ids,
+                         std::max(static_cast<size_t>(max_k), options.run_depth));
   out.timing.search = seconds_since(start);
   start = std::chrono::steady_clock::now();
-  out.metrics = evaluate(split.qrels, run, options.ks, bucket_of_query);
+  out.metrics = evaluate(split.qrels, out.run, options.ks, bucket_of_query);
   out.timing.metrics = seconds_since(start);
   return out;
 }

@@ -6,6 +6,8 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,7 +23,8 @@ struct RetrievalOptions {
   std::string query_prefix, document_prefix;  // prepended to every query / document text
   size_t query_max_length = 0;                // 0: encode.max_length
   int position_buckets = 10;                  // evidence-position groups ("0-10%", ...)
-  bool show_progress = true;                  // bars on stderr while encoding
+  size_t run_depth = 0;       // documents kept per query in SplitEvaluation::run (0: the largest k)
+  bool show_progress = true;  // bars on stderr while encoding
 };
 
 // Seconds spent in each stage of one split's evaluation.
@@ -29,8 +32,16 @@ struct RetrievalTiming {
   double encode_documents = 0, encode_queries = 0, search = 0, metrics = 0;
 };
 
+// What is known of a query besides its metrics, for per-query results.
+struct QueryFacts {
+  std::optional<double> evidence_position;  // the query's evidence_position field (0..1)
+  std::optional<int64_t> target_length;     // content tokens of its most relevant document
+};
+
 struct SplitEvaluation {
-  Evaluation metrics;  // overall, per query, per evidence-position bucket
+  Evaluation metrics;                       // overall, per query, per evidence-position bucket
+  std::map<std::string, QueryFacts> facts;  // by query id, for every query of the split
+  RunResults run;                           // each query's ranking (top run_depth documents)
   RetrievalTiming timing;
   size_t documents = 0, queries = 0;
 };
@@ -42,8 +53,11 @@ RunResults exact_search(const at::Tensor& queries, const std::vector<std::string
                         size_t top_k, int64_t chunk = 8192);
 
 // Evaluates one split: documents are "title text" (or text), queries their text; a query's
-// evidence_position extra field (0..1) puts it in a position bucket. The split is taken by
-// value and its texts are moved out, so a large corpus is never held twice (pass std::move).
+// evidence_position extra field (0..1) puts it in a position bucket. A query's target is its
+// most relevant document (the first of equal ones), whose length is counted in the
+// tokenizer's content tokens as encoded (prefix and title included, before truncation). The split
+// is taken by value and its texts are moved out, so a large corpus is never held twice (pass
+// std::move).
 SplitEvaluation evaluate_retrieval(const LoadedModel& model, const Tokenizer& tokenizer,
                                    RetrievalSplit split, const RetrievalOptions& options);
 

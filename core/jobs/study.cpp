@@ -16,6 +16,8 @@
 #include <sstream>
 #include <thread>
 
+#include "core/eval/comparison_report.h"
+#include "core/eval/store_comparison.h"
 #include "core/store/results_store.h"
 #include "core/tokenize/landmark.h"
 #include "core/util/error.h"
@@ -777,64 +779,40 @@ std::string cell_table(const StudyCell& cell, const std::map<std::string, int64_
             {b + "@" + std::to_string(length), b, "ndcg_at_1", "length", std::to_string(length)});
     }
   }
-  std::vector<std::vector<std::string>> rows;
-  std::vector<std::vector<double>> values;
+  // Each variant's result per column, with its per-query scores, compared with the CLS row.
+  std::vector<std::string> rows, headers;
+  std::optional<size_t> cls;
+  for (const Column& col : columns) headers.push_back(col.header);
+  std::vector<std::vector<ComparisonCell>> cells;
   for (const StudyVariant& v : c.variants) {
-    std::vector<std::string> row = {v.label};
-    std::vector<double> numbers;
+    if (v.pooling == "cls" && !cls) cls = rows.size();
+    rows.push_back(v.label);
+    cells.emplace_back();
     for (const Column& col : columns) {
       const auto name = cell.run_names.find(v.label + "/" + col.run);
       const auto run = name == cell.run_names.end() ? latest.end() : latest.find(name->second);
-      double value = -1;
+      ComparisonCell result;
       if (run != latest.end()) {
-        for (const EvalResult& r : store.eval_results(run->second)) {
+        const std::vector<EvalResult> results = store.eval_results(run->second);
+        for (const EvalResult& r : results) {
           if (r.metric == col.metric && r.group_kind == col.group_kind &&
               r.group_value == col.group_value)
-            value = r.value;
+            result = stored_cell(store, run->second, results,
+                                 {r.dataset, r.split, r.metric, r.group_kind, r.group_value});
         }
       }
-      numbers.push_back(value);
-      std::ostringstream cell;
-      if (value < 0)
-        cell << "-";
-      else
-        cell << std::fixed << std::setprecision(3) << value;
-      row.push_back(cell.str());
+      cells.back().push_back(std::move(result));
     }
-    rows.push_back(row);
-    values.push_back(numbers);
   }
-  // Best per column marked with *.
-  for (size_t col = 0; col < columns.size(); ++col) {
-    double best = -1;
-    for (const auto& v : values) best = std::max(best, v[col]);
-    if (best <= 0) continue;
-    for (size_t r = 0; r < rows.size(); ++r)
-      if (values[r][col] == best) rows[r][col + 1] += "*";
-  }
-  std::vector<std::string> header = {"pooling"};
-  for (const Column& col : columns) header.push_back(col.header);
-  std::vector<size_t> width(header.size(), 0);
-  for (size_t i = 0; i < header.size(); ++i) {
-    width[i] = header[i].size();
-    for (const auto& row : rows) width[i] = std::max(width[i], row[i].size());
-  }
-  std::ostringstream out;
-  auto print = [&](const std::vector<std::string>& cells) {
-    for (size_t i = 0; i < cells.size(); ++i) {
-      if (i == 0)
-        out << std::left << std::setw(static_cast<int>(width[i])) << cells[i];
-      else
-        out << "  " << std::right << std::setw(static_cast<int>(width[i])) << cells[i];
-    }
-    out << "\n";
-  };
-  print(header);
-  for (const auto& row : rows) print(row);
-  out << "(training length " << c.pretrain_length << " tokens; passages and corpus: nDCG@10, "
-      << "passkey and needle: nDCG@1 per document length; * best in the column; corpus@L "
-         "truncates documents to L tokens)\n";
-  return out.str();
+  ComparisonOptions options;
+  options.baseline = cls;
+  options.refuse_unpaired = false;
+  ReportOptions report;
+  report.row_header = "pooling";
+  return render_comparison(compare_table(rows, headers, cells, options), report) +
+         "(training length " + std::to_string(c.pretrain_length) +
+         " tokens; passages and corpus: nDCG@10, passkey and needle: nDCG@1 per document length; "
+         "corpus@L truncates documents to L tokens)\n";
 }
 
 }  // namespace

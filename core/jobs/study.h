@@ -170,7 +170,10 @@ StudyRunSummary run_study(const StudyPlan& plan, const std::string& lmk_binary,
                           const StudyReport& report, double interval_s = 30);
 
 // The comparison table (pooling x benchmark @ length, main score of each) from the store; one
-// per sweep cell, under the cell's name.
+// per sweep cell, under the cell's name. Each cell is its mean ± half the width of a 95 %
+// bootstrap interval over the queries; ▲ / ▼ mark a pooling significantly above / below CLS in
+// the same column (Fisher's randomization test, Holm–Bonferroni over the table's comparisons),
+// and the test and correction are named under the table.
 std::string study_table(const StudyPlan& plan, const ResultsStore& store);
 
 }  // namespace lmk

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <set>
+#include <sstream>
 
 #include "core/data/formats.h"
 #include "core/store/results_store.h"
@@ -56,7 +58,8 @@ TEST_F(DataEvalCliTest, PasskeyEvaluatedIntoTheStoreAndMteb) {
   ASSERT_EQ(r.code, 0) << r.output;
   r = run_lmk("eval --model " + path("model") + " --dataset " + path("passkey") +
               " --pooling lmk --granularity 16 --db " + path("results.db") + " --mteb-out " +
-              path("mteb") + " --run-name tiny-lmk --experiment passkey");
+              path("mteb") + " --run-name tiny-lmk --experiment passkey --save-run " +
+              path("runs/passkey.trec"));
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("length 64"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("by evidence position"), std::string::npos) << r.output;
@@ -87,6 +90,69 @@ TEST_F(DataEvalCliTest, PasskeyEvaluatedIntoTheStoreAndMteb) {
     profile_sums[row.length_group] += row.weight;
   ASSERT_EQ(profile_sums.size(), 2u);
   for (const auto& [length, sum] : profile_sums) EXPECT_NEAR(sum, 1.0, 1e-6) << length;
+
+  // One row per query and part with every metric, the evidence position and the target's length
+  // as the generator wrote them; their means are the stored per-length results.
+  std::map<std::string, std::map<std::string, const Query*>> queries;  // part -> id -> query
+  std::map<std::string, RetrievalSplit> parts;
+  for (const std::string length : {"64", "128"}) {
+    parts[length] = read_beir(path("passkey/" + length), "test");
+    for (const Query& q : parts[length].queries) queries[length][q.id] = &q;
+  }
+  const std::vector<QueryResult> per_query = store.query_results(runs[0].id);
+  ASSERT_EQ(per_query.size(), 8u);
+  std::map<std::string, double> sums;
+  for (const QueryResult& q : per_query) {
+    EXPECT_EQ(q.dataset, "passkey");
+    EXPECT_EQ(q.split, "test");
+    const Query& source = *queries.at(q.part).at(q.query_id);
+    ASSERT_TRUE(q.evidence_position.has_value());
+    EXPECT_DOUBLE_EQ(*q.evidence_position, source.extra["evidence_position"].get<double>());
+    ASSERT_TRUE(q.target_length.has_value());
+    EXPECT_EQ(*q.target_length, source.extra["tokens"].get<int64_t>()) << q.query_id;
+    EXPECT_EQ(q.metrics.size(), 25u) << "5 metrics at 5 cutoffs";
+    sums[q.part] += q.metrics.at("ndcg_at_1");
+  }
+  for (const EvalResult& e : store.eval_results(runs[0].id, "passkey")) {
+    if (e.metric == "ndcg_at_1" && e.group_kind == "length")
+      EXPECT_NEAR(e.value, sums.at(e.group_value) / 4, 1e-12) << e.group_value;
+  }
+  // The ranking as a TREC run (qid Q0 docid rank score tag, best first) and the judgments
+  // beside it, both recorded as artifacts of the run.
+  std::istringstream ranking(read_file(path("runs/passkey.trec")));
+  std::map<std::string, std::vector<std::pair<int, double>>> ranked;
+  for (std::string line; std::getline(ranking, line);) {
+    std::istringstream fields(line);
+    std::string qid, q0, doc, tag;
+    int rank = 0;
+    double score = 0;
+    ASSERT_TRUE(fields >> qid >> q0 >> doc >> rank >> score >> tag) << line;
+    EXPECT_EQ(q0, "Q0");
+    EXPECT_EQ(tag, "tiny-lmk");
+    ranked[qid].push_back({rank, score});
+  }
+  EXPECT_EQ(ranked.size(), 8u);
+  for (const auto& [qid, list] : ranked) {
+    EXPECT_EQ(list.size(), 8u) << qid << ": every document (fewer than 100)";
+    for (size_t i = 0; i < list.size(); ++i) {
+      EXPECT_EQ(list[i].first, static_cast<int>(i + 1)) << qid;
+      if (i) EXPECT_LE(list[i].second, list[i - 1].second) << qid;
+    }
+  }
+  std::istringstream judgments(read_file(path("runs/passkey.trec.qrels")));
+  size_t judged = 0;
+  for (std::string line; std::getline(judgments, line); ++judged) {
+    std::istringstream fields(line);
+    std::string qid, zero, doc;
+    int relevance = 0;
+    ASSERT_TRUE(fields >> qid >> zero >> doc >> relevance) << line;
+    const std::string part = qid.substr(0, qid.find('/'));
+    EXPECT_EQ(parts.at(part).qrels.at(qid.substr(qid.find('/') + 1)).at(doc), relevance) << line;
+  }
+  EXPECT_EQ(judged, 8u);
+  std::set<std::string> artifacts;
+  for (const Artifact& a : store.artifacts(runs[0].id)) artifacts.insert(a.kind);
+  EXPECT_EQ(artifacts, (std::set<std::string>{"trec-qrels", "trec-run"}));
 
   const auto mteb = nlohmann::json::parse(read_file(path("mteb/passkey.json")));
   EXPECT_EQ(mteb["task_name"], "passkey");

@@ -44,7 +44,7 @@ TEST(JobsCli, TheSweepRunsThroughTheLocalQueueAndASecondSubmitReusesIt) {
   EXPECT_NE(r.output.find("4 sweep cells, 25 steps"), std::string::npos) << r.output;
   // One table per cell, every cell a number for both poolings.
   for (const std::string cell : {"16", "32", "64", "128"})
-    EXPECT_NE(r.output.find("granularity=" + cell + ":\npooling"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("granularity=" + cell + ":\n   pooling"), std::string::npos) << r.output;
 
   const ResultsStore store(db, ResultsStore::OpenMode::Existing);
   const std::vector<JobRecord> jobs = store.jobs(study);

@@ -76,7 +76,7 @@ TEST(SlurmJobsCli, TheSweepRunsAsBatchJobsChainedByTheirDependencies) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_EQ(r.code, 0) << r.output << "\n" << cluster.logs();
   for (const std::string cell : {"16", "32", "64", "128"})
-    EXPECT_NE(r.output.find("granularity=" + cell + ":\npooling"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("granularity=" + cell + ":\n   pooling"), std::string::npos) << r.output;
   const ResultsStore store(db, ResultsStore::OpenMode::Existing);
   const std::vector<JobRecord> jobs = store.jobs(study);
   ASSERT_EQ(jobs.size(), 25u);

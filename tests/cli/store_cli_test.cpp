@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "core/eval/comparison.h"
 #include "core/store/results_store.h"
 #include "core/util/file.h"
 #include "tests/support/test_tokenizers.h"
@@ -124,7 +125,7 @@ TEST_F(StoreCliTest, ResultsTable) {
   EXPECT_NE(r.err.find("no runs"), std::string::npos) << r.err;
 }
 
-TEST_F(StoreCliTest, CompareShowsConfigDifferencesAndDeltas) {
+TEST_F(StoreCliTest, CompareShowsConfigDifferencesAndMeansOfRunsWithoutPerQueryResults) {
   Output r = lmk("compare --db " + db_ + " 1 2");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(words_of_line(r.out, "pooling"), (Words{"*", "pooling", "cls", "lmk"})) << r.out;
@@ -132,13 +133,21 @@ TEST_F(StoreCliTest, CompareShowsConfigDifferencesAndDeltas) {
   EXPECT_EQ(words_of_line(r.out, "status"), (Words{"status", "FINISHED", "FINISHED"}));
   EXPECT_EQ(r.out.find("model.name"), std::string::npos) << "equal params only with --all";
   EXPECT_EQ(r.out.find("\x1b["), std::string::npos) << "no ANSI codes outside a terminal";
-  EXPECT_EQ(words_of_line(r.out, "length=4k-8k"),
-            (Words{"*", "mldr/dev", "ndcg_at_10", "length=4k-8k", "0.1250", "0.3750", "(+0.2500)"}))
+  // Stored before per-query results: the means, no interval, no test, and a note saying so.
+  EXPECT_EQ(words_of_line(r.out, "#1"), (Words{"a", "#1", "cls", "0.250", "0.500"})) << r.out;
+  EXPECT_EQ(words_of_line(r.out, "#2"), (Words{"b", "#2", "lmk-g32", "-", "0.625"})) << r.out;
+  EXPECT_NE(r.out.find("#1 cls: no per-query results"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("No paired tests"), std::string::npos) << r.out;
+  // Other metrics (in the order asked for) and the per-length groups on request.
+  r = lmk("compare --db " + db_ +
+          " 1 2 --metric recall_at_100 --metric ndcg_at_10 --group all "
+          "--group length");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("mldr/dev ndcg_at_10 length=4k-8k"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("scifact/test recall_at_100"), std::string::npos) << r.out;
+  EXPECT_EQ(words_of_line(r.out, "#2"),
+            (Words{"b", "#2", "lmk-g32", "-", "0.375", "0.800", "0.625"}))
       << r.out;
-  EXPECT_EQ(words_of_line(r.out, "recall_at_100"),
-            (Words{"scifact/test", "recall_at_100", "all", "0.8000", "0.8000", "(+0.0000)"}));
-  EXPECT_EQ(words_of_line(r.out, "main_score"),
-            (Words{"*", "scifact/test", "main_score", "all", "-", "0.7000"}));
 
   r = lmk("compare --all --db " + db_ + " 1 2 3");
   ASSERT_EQ(r.code, 0) << r.err;
@@ -212,6 +221,14 @@ TEST_F(StoreCliTest, BadInputExitsTwoAndCreatesNothing) {
       {"compare --db " + db_ + " 1", "at least two"},
       {"compare --db " + db_ + " 1 x", "RUN"},
       {"export --db " + db_ + " --format parquet --out x", "--format"},
+      {"compare --db " + db_ + " 1 2 --test fisher", "run 1 (cls) has no per-query results"},
+      {"compare --db " + db_ + " 1 2 --baseline 1", "run 1 (cls) has no per-query results"},
+      {"compare --db " + db_ + " 1 2 --baseline 3", "--baseline: run 3 is not among"},
+      {"compare --db " + db_ + " 1 2 --metric mrr", "no 'mrr' results in these runs"},
+      {"compare --db " + db_ + " 1 2 --group words", "--group: unknown group 'words'"},
+      {"compare --db " + db_ + " 1 1", "a run id is given twice"},
+      {"export --db " + db_ + " --format trec --run 1 --out x.trec", "run 1: no saved ranking"},
+      {"export --db " + db_ + " --format latex --metric mrr --out -", "no 'mrr' results"},
       {"export --db " + db_ + " --format csv --run 7 --out -", "no run with id 7"},
   };
   const std::string db_before = read_file(db_);
@@ -223,6 +240,208 @@ TEST_F(StoreCliTest, BadInputExitsTwoAndCreatesNothing) {
   EXPECT_FALSE(fs::exists(missing));
   EXPECT_EQ(read_file(text), "not a database, just notes\n");
   EXPECT_EQ(read_file(db_), db_before);
+}
+
+// Runs with per-query results: three poolings evaluated on the same 40 queries of one dataset
+// folder, lmk clearly above cls and mean tied with cls; a run of another folder; a run that
+// holds only 30 of the queries; a passkey dataset of two lengths.
+class QueryResultsCliTest : public ::testing::Test {
+ protected:
+  QueryResultsCliTest() : db_((dir_.path() / "results.db").string()) {
+    ResultsStore store(db_);
+    const int64_t experiment = store.get_or_create_experiment("study");
+    for (int v = 0; v < 3; ++v) {
+      values_.emplace_back();
+      for (int q = 0; q < 40; ++q) {
+        const double base = (q % 5) * 0.2;
+        values_.back().push_back(v == 2 ? std::min(1.0, base + 0.3 + 0.01 * (q % 3)) : base);
+      }
+    }
+    add_run(store, experiment, "cls/corpus@512", "cls", "/data/corpus", values_[0]);
+    add_run(store, experiment, "mean/corpus@512", "mean", "/data/corpus", values_[1]);
+    add_run(store, experiment, "lmk-32/corpus@512", "lmk", "/data/corpus", values_[2]);
+    add_run(store, experiment, "lmk-32/other", "lmk", "/data/other", values_[2]);
+    add_run(store, experiment, "lmk-32/part", "lmk", "/data/corpus",
+            std::vector<double>(values_[2].begin(), values_[2].begin() + 30));
+  }
+
+  void add_run(ResultsStore& store, int64_t experiment, const std::string& name,
+               const std::string& pooling, const std::string& folder,
+               const std::vector<double>& values) {
+    const int64_t run = store.create_run(
+        experiment, {name, "eval", json{{"pooling", pooling}, {"dataset", folder}}});
+    double sum = 0;
+    std::vector<QueryResult> queries;
+    for (size_t q = 0; q < values.size(); ++q) {
+      sum += values[q];
+      queries.push_back({"corpus-documents",
+                         "test",
+                         "",
+                         "q" + std::to_string(q),
+                         0.025 * static_cast<double>(q),
+                         1000 + static_cast<int64_t>(q),
+                         {{"ndcg_at_10", values[q]}}});
+    }
+    store.add_eval_results(run, {{"corpus-documents", "test", "ndcg_at_10",
+                                  sum / static_cast<double>(values.size())}});
+    store.add_query_results(run, queries);
+    store.set_run_status(run, RunStatus::Finished);
+  }
+
+  // The comparison of runs 1-3 as lmk compare builds it (the same labels, so the same seeds).
+  ComparisonTable expected(const ComparisonOptions& options) {
+    std::vector<std::vector<ComparisonCell>> cells;
+    for (const auto& values : values_) {
+      std::vector<QueryScore> scores;
+      for (size_t q = 0; q < values.size(); ++q)
+        scores.push_back({"", "q" + std::to_string(q), values[q], {}, {}});
+      cells.push_back({{true, scores, stats::kNaN}});
+    }
+    return compare_table({"#1 cls/corpus@512", "#2 mean/corpus@512", "#3 lmk-32/corpus@512"},
+                         {"corpus-documents/test ndcg_at_10"}, cells, options);
+  }
+
+  TempDir dir_;
+  std::string db_;
+  std::vector<std::vector<double>> values_;
+};
+
+// Splits a CSV line (no quoted fields here).
+std::vector<std::string> csv_fields(const std::string& line) {
+  std::vector<std::string> fields;
+  std::istringstream in(line);
+  for (std::string field; std::getline(in, field, ',');) fields.push_back(field);
+  if (!line.empty() && line.back() == ',') fields.push_back("");
+  return fields;
+}
+
+TEST_F(QueryResultsCliTest, CompareGivesMeansIntervalsAndTestsInEveryFormat) {
+  // Text: ranx-style letters; lmk (c) beats cls (a) and mean (b), the test and the correction
+  // are named.
+  Output r = lmk("compare --db " + db_ + " 1 2 3");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const ComparisonTable table = expected({});
+  auto cell = [&](size_t row) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.3f ± %.3f", table.cells[row][0].mean,
+                  table.cells[row][0].interval.half_width());
+    return std::string(text);
+  };
+  EXPECT_EQ(words_of_line(r.out, "#1"), (Words{"a", "#1", "cls/corpus@512", cell(0).substr(0, 5),
+                                               "±", cell(0).substr(cell(0).rfind(' ') + 1)}))
+      << r.out;
+  EXPECT_NE(r.out.find(cell(2) + " ᵃᵇ"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("corpus-documents/test ndcg_at_10 (N 40)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Holm–Bonferroni over the 3 comparisons"), std::string::npos) << r.out;
+  EXPECT_NEAR(table.cells[2][0].mean, stats::mean(values_[2]), 1e-12);
+
+  // CSV: every number exactly as the library computes it for the same labels and seed.
+  r = lmk("compare --db " + db_ + " 1 2 3 --format csv --seed 0");
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::istringstream lines(r.out);
+  std::string header, line;
+  std::getline(lines, header);
+  const std::vector<std::string> names = csv_fields(header);
+  auto field = [&](const std::vector<std::string>& row, const std::string& name) {
+    const auto at = std::find(names.begin(), names.end(), name);
+    return row.at(static_cast<size_t>(at - names.begin()));
+  };
+  size_t cells = 0, tests = 0;
+  while (std::getline(lines, line)) {
+    const std::vector<std::string> row = csv_fields(line);
+    if (field(row, "kind") == "cell") {
+      const size_t index = static_cast<size_t>(field(row, "row_key")[0] - 'a');
+      EXPECT_EQ(std::stod(field(row, "mean")), table.cells[index][0].mean);
+      EXPECT_EQ(std::stod(field(row, "ci_low")), table.cells[index][0].interval.low);
+      EXPECT_EQ(std::stod(field(row, "ci_high")), table.cells[index][0].interval.high);
+      EXPECT_EQ(field(row, "n"), "40");
+      ++cells;
+    } else {
+      const ComparisonTest* test =
+          table.find_test(static_cast<size_t>(field(row, "row_key")[0] - 'a'),
+                          static_cast<size_t>(field(row, "other_key")[0] - 'a'), 0);
+      ASSERT_NE(test, nullptr) << line;
+      EXPECT_EQ(std::stod(field(row, "p_value")), test->result.p_value);
+      EXPECT_EQ(std::stod(field(row, "p_holm")), test->p_adjusted);
+      EXPECT_EQ(field(row, "test"), "fisher");
+      EXPECT_EQ(field(row, "correction"), "holm");
+      ++tests;
+    }
+  }
+  EXPECT_EQ(cells, 3u);
+  EXPECT_EQ(tests, 3u);
+
+  // Against a baseline, with Student's t (no resampling: the p-values are exact): ▲ for lmk,
+  // nothing for mean, and the list of tests.
+  r = lmk("compare --db " + db_ + " 1 2 3 --baseline 1 --test student");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find(cell(2) + " ▲"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(cell(1) + " ▲"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("#1 cls/corpus@512 (baseline)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("paired Student's t-test"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("each row against #1 cls/corpus@512"), std::string::npos) << r.out;
+  std::vector<double> differences;
+  for (size_t q = 0; q < 40; ++q) differences.push_back(values_[2][q] - values_[0][q]);
+  char p[32];
+  std::snprintf(p, sizeof p, "%.2e", stats::student_t_p_value(differences));
+  EXPECT_NE(r.out.find(std::string("c − a  40")), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(p), std::string::npos) << p << "\n" << r.out;
+
+  // LaTeX and Markdown carry the same markers.
+  r = lmk("compare --db " + db_ + " 1 2 3 --format latex");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("\\begin{tabular}"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\\mathbf{" + cell(2).substr(0, 5) + "} \\pm"), std::string::npos)
+      << "the significant best in bold\n"
+      << r.out;
+  EXPECT_NE(r.out.find("^{ab}$"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Holm–Bonferroni"), std::string::npos) << r.out;
+  r = lmk("compare --db " + db_ + " 1 2 3 --format markdown --p-values");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("<sup>ab</sup>"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| column | pair | N |"), std::string::npos) << r.out;
+}
+
+TEST_F(QueryResultsCliTest, CompareRefusesRunsThatCannotBePaired) {
+  Output r = lmk("compare --db " + db_ + " 3 4");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("runs 3 and 4 evaluated different dataset folders (/data/corpus; "
+                       "/data/other)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out, "") << "nothing printed before the refusal";
+  r = lmk("compare --db " + db_ + " 1 5");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("#1 cls/corpus@512 and #5 lmk-32/part in corpus-documents/test "
+                       "ndcg_at_10: not the same queries (#1 cls/corpus@512: 40 queries, "
+                       "#5 lmk-32/part: 30 queries, 30 shared)"),
+            std::string::npos)
+      << r.err;
+  r = lmk("compare --db " + db_ + " 1 5 --intersection");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("compared on the 30 shared queries"), std::string::npos) << r.out;
+  for (const std::string bad : {"--alpha 0", "--alpha 1.5", "--test wilcoxon", "--confidence 1",
+                                "--resamples 0", "--format yaml"}) {
+    r = lmk("compare --db " + db_ + " 1 2 " + bad);
+    EXPECT_EQ(r.code, 2) << bad;
+    EXPECT_NE(r.err.find(bad.substr(0, bad.find(' '))), std::string::npos) << bad << ": " << r.err;
+  }
+}
+
+TEST_F(QueryResultsCliTest, ExportsThePivotInLatex) {
+  const std::string out = (dir_.path() / "table.tex").string();
+  Output r = lmk("export --db " + db_ + " --run 1 --run 2 --run 3 --format latex --out " + out +
+                 " --baseline cls");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string latex = read_file(out);
+  EXPECT_NE(latex.find("pooling, granularity"), std::string::npos) << latex;
+  EXPECT_NE(latex.find("lmk · lmk-32"), std::string::npos) << latex;
+  EXPECT_NE(latex.find("cls (baseline)"), std::string::npos) << latex;
+  EXPECT_NE(latex.find("^{\\uparrow}$"), std::string::npos) << latex;
+  EXPECT_NE(latex.find("\\caption{ndcg\\_at\\_10."), std::string::npos) << latex;
+  r = lmk("export --db " + db_ + " --run 1 --format latex --out - --baseline lmk");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--baseline: no row 'lmk' (rows: cls)"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -19,21 +19,28 @@ using testing::TempDir;
 
 const std::string kConfig = std::string(LMK_SOURCE_DIR) + "/experiments/pooling-vs-length.toml";
 
-// The table's rows (pooling label -> cells), from the lines after the header.
+// The table's rows (pooling label -> cells), from the lines between its header and its legend:
+// a row key letter, the label and the cells, two or more spaces apart.
 std::map<std::string, std::vector<std::string>> table_rows(const std::string& output) {
   std::map<std::string, std::vector<std::string>> rows;
   std::istringstream in(output);
   bool in_table = false;
   for (std::string line; std::getline(in, line);) {
-    if (line.rfind("pooling ", 0) == 0) {
+    if (line.find("  pooling  ") != std::string::npos) {
       in_table = true;
+      std::getline(in, line);  // the rule
       continue;
     }
-    if (!in_table || line.empty() || line[0] == '(') continue;
-    std::istringstream cells(line);
-    std::string label, cell;
-    cells >> label;
-    while (cells >> cell) rows[label].push_back(cell);
+    if (!in_table) continue;
+    if (line.rfind("Cells:", 0) == 0) break;
+    std::vector<std::string> cells;
+    for (size_t at = 0; at < line.size();) {
+      const size_t end = line.find("  ", at);
+      cells.push_back(line.substr(at, end - at));
+      if (end == std::string::npos) break;
+      at = line.find_first_not_of(' ', end);
+    }
+    if (cells.size() > 2) rows[cells[1]] = {cells.begin() + 2, cells.end()};
   }
   return rows;
 }
@@ -47,20 +54,28 @@ TEST(StudyCli, MicroProfileRunsEndToEndAndASecondRunReusesEveryStep) {
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("38 steps run, 0 reused"), std::string::npos) << r.output;
 
-  // The comparison table: every pooling, every benchmark at every length, a number in each.
+  // The comparison table: every pooling, every benchmark at every length, a mean and the half
+  // width of its interval in each; the test and the correction named under it.
   const auto rows = table_rows(r.output);
   ASSERT_EQ(rows.size(), 4u) << r.output;
-  for (const std::string label : {"cls", "mean", "lmk-32", "lmk-var"}) {
+  for (const std::string label : {"cls (baseline)", "mean", "lmk-32", "lmk-var"}) {
     ASSERT_TRUE(rows.count(label)) << label << "\n" << r.output;
     ASSERT_EQ(rows.at(label).size(), 10u) << label << "\n" << r.output;  // 1 + 3 x 3 columns
     for (const std::string& cell : rows.at(label)) {
-      std::string number = cell;
-      if (!number.empty() && number.back() == '*') number.pop_back();
-      const double value = std::stod(number);
-      EXPECT_GE(value, 0.0);
-      EXPECT_LE(value, 1.0);
+      std::istringstream parts(cell);
+      double mean = -1, half_width = -1;
+      std::string plus_minus;
+      parts >> mean >> plus_minus >> half_width;
+      EXPECT_GE(mean, 0.0) << cell;
+      EXPECT_LE(mean, 1.0) << cell;
+      EXPECT_EQ(plus_minus, "±") << cell;
+      EXPECT_GE(half_width, 0.0) << cell;
     }
   }
+  EXPECT_NE(r.output.find("Fisher's randomization test"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("each row against cls; Holm–Bonferroni over the 30 comparisons"),
+            std::string::npos)
+      << r.output;
 
   // Everything landed in the store.
   const ResultsStore store(db, ResultsStore::OpenMode::Existing);

@@ -245,6 +245,22 @@ TEST(BeirTest, KeepsOnlyQueriesWithJudgementsAndReadsGzip) {
   expect_same(read_beir(dir.path().string(), "test"), split);
 }
 
+TEST(BeirTest, FindsOneQueryAndItsJudgementsWithoutTheCorpus) {
+  testing::TempDir dir;
+  write_beir(dir.path().string(), "test", sample_split());
+  std::filesystem::remove(dir.path() / "corpus.jsonl");  // not read
+  const auto q1 = find_beir_query(dir.path().string(), "test", "q1");
+  ASSERT_TRUE(q1.has_value());
+  EXPECT_EQ(q1->query.text, "what is green?");
+  EXPECT_EQ(q1->query.extra, json({{"context_length", 256}}));
+  ASSERT_EQ(q1->judgements.size(), 2u);
+  EXPECT_EQ(q1->judgements[0].doc_id, "d1") << "most relevant first";
+  EXPECT_EQ(q1->judgements[0].relevance, 2);
+  EXPECT_FALSE(find_beir_query(dir.path().string(), "test", "q9").has_value());
+  EXPECT_TRUE(throws_input_error([&] { find_beir_query(dir.path().string(), "dev", "q1"); },
+                                 "qrels/dev.tsv"));
+}
+
 TEST(BeirTest, StreamsTheCorpus) {
   testing::TempDir dir;
   write_beir(dir.path().string(), "test", sample_split());

@@ -1,0 +1,37 @@
+#pragma once
+
+// Comparison cells (core/eval/comparison.h) read from the results store: a column is a stored
+// result (dataset, split, metric and group of queries), a cell one run's value there with its
+// per-query scores when the run has them. lmk compare, lmk study's tables and lmk export
+// --format latex read their cells through this; the workbench reads the same tables through
+// Qt SQL.
+
+#include <string>
+#include <vector>
+
+#include "core/eval/comparison.h"
+#include "core/store/results_store.h"
+
+namespace lmk {
+
+// A stored result: dataset, split, metric and group (kind "all", a part kind such as "length",
+// "position", ...; see select_query_group).
+struct ResultColumn {
+  std::string dataset, split, metric, group_kind = "all", group_value;
+
+  // "corpus-documents/test ndcg_at_10", with " length=4096" for a group.
+  std::string label() const;
+  bool operator<(const ResultColumn& other) const;
+  bool operator==(const ResultColumn& other) const;
+};
+
+// Whether an eval result belongs to the column.
+bool in_column(const EvalResult& result, const ResultColumn& column);
+
+// The cell of run `run_id` in `column`: present when the run has that eval result (its stored
+// mean), with its per-query scores of the group when the store has any for the run.
+// `results` are the run's eval results (store.eval_results(run_id)).
+ComparisonCell stored_cell(const ResultsStore& store, int64_t run_id,
+                           const std::vector<EvalResult>& results, const ResultColumn& column);
+
+}  // namespace lmk
