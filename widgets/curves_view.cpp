@@ -4,12 +4,18 @@
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QSettings>
+#include <QSpinBox>
+#include <QToolTip>
 
 #include <algorithm>
 #include <cmath>
 
 namespace lmk::widgets {
 namespace {
+
+const char* const kMinQueriesKey = "curves/min_queries";
+const char* const kRole = "lmk_role";  // the QObject property naming a graph's role in a curve
 
 QString default_metric(const QStringList& metrics, const QString& kept) {
   if (metrics.contains(kept)) return kept;
@@ -33,6 +39,16 @@ CurvesView::CurvesView(QWidget* parent) : PlotView(parent) {
   add(tr("Evidence position at"), position_length_);
   for (QComboBox* combo : {dataset_, metric_, position_length_})
     combo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  min_queries_ = new QSpinBox(this);
+  min_queries_->setRange(1, 100000);
+  min_queries_->setValue(QSettings().value(QLatin1String(kMinQueriesKey), 20).toInt());
+  min_queries_->setToolTip(
+      tr("Points backed by fewer queries than this are drawn hollow: their mean is uncertain"));
+  add(tr("min N"), min_queries_);
+  connect(min_queries_, &QSpinBox::valueChanged, this, [this](int n) {
+    QSettings().setValue(QLatin1String(kMinQueriesKey), n);
+    redraw();
+  });
 
   connect(dataset_, &QComboBox::currentIndexChanged, this, [this] {
     const int index = dataset_->currentIndex();
@@ -55,6 +71,9 @@ CurvesView::CurvesView(QWidget* parent) : PlotView(parent) {
   figure->plotLayout()->addElement(0, 0, panels);
   figure->plotLayout()->addElement(1, 0, figure->legend);
   figure->plotLayout()->setRowStretchFactor(1, 0.001);
+  note_ = new QCPTextElement(figure, QString(), QFont(font().family(), 8));
+  figure->plotLayout()->addElement(2, 0, note_);
+  figure->plotLayout()->setRowStretchFactor(2, 0.001);
   figure->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
   figure->legend->setWrap(5);
   figure->legend->setBorderPen(Qt::NoPen);
@@ -85,6 +104,7 @@ CurvesView::CurvesView(QWidget* parent) : PlotView(parent) {
   QCPAxis* position_axis = rects_[1]->axis(QCPAxis::atBottom);
   position_axis->setLabel(tr("evidence position (% of the document)"));
   position_axis->setRange(0, 100);
+  connect(figure, &QCustomPlot::mouseMove, this, &CurvesView::show_tooltip);
 }
 
 void CurvesView::set_store(const QString& db_path) {
@@ -102,6 +122,7 @@ void CurvesView::set_store(const QString& db_path) {
     int chosen = 0;
     QString metric;
     QVector<EvalPoint> points;
+    int resamples = 0;
   };
   load<Loaded>(
       LoadKind::Store,
@@ -114,12 +135,14 @@ void CurvesView::set_store(const QString& db_path) {
             loaded.chosen = i;
         const EvalSource& source = loaded.sources[loaded.chosen];
         loaded.metric = default_metric(source.metrics, metric);
-        loaded.points = read_eval_points(db, source.dataset, source.split, loaded.metric);
+        loaded.points =
+            read_eval_points(db, source.dataset, source.split, loaded.metric, &loaded.resamples);
         return loaded;
       },
       [this](const Loaded& loaded) {
         sources_ = loaded.sources;
         points_ = loaded.points;
+        resamples_ = loaded.resamples;
         {
           const QSignalBlocker block(dataset_);
           dataset_->clear();
@@ -143,6 +166,8 @@ void CurvesView::set_store(const QString& db_path) {
 void CurvesView::clear_data() {
   sources_.clear();
   points_.clear();
+  drawn_[0].clear();
+  drawn_[1].clear();
   series_order_.clear();
   plot()->clearGraphs();
   for (QComboBox* combo : {dataset_, metric_, position_length_}) {
@@ -163,13 +188,17 @@ void CurvesView::load_points() {
   const QString split = this->split();
   const QString metric = this->metric();
   if (dataset.isEmpty() || metric.isEmpty() || db_path_.isEmpty()) return;
-  load<QVector<EvalPoint>>(
+  using Points = QPair<QVector<EvalPoint>, int>;
+  load<Points>(
       LoadKind::Data,
       [dataset, split, metric](const QSqlDatabase& db) {
-        return read_eval_points(db, dataset, split, metric);
+        int resamples = 0;
+        QVector<EvalPoint> points = read_eval_points(db, dataset, split, metric, &resamples);
+        return Points(std::move(points), resamples);
       },
-      [this](const QVector<EvalPoint>& points) {
-        points_ = points;
+      [this](const Points& points) {
+        points_ = points.first;
+        resamples_ = points.second;
         redraw();
       });
 }
@@ -178,6 +207,8 @@ void CurvesView::redraw() {
   QCustomPlot* figure = plot();
   figure->clearGraphs();
   legend_names_.clear();
+  drawn_[0].clear();
+  drawn_[1].clear();
   if (sources_.isEmpty()) {
     show_message(
         tr("No evaluation results in this store yet — evaluate a model "
@@ -203,6 +234,15 @@ void CurvesView::redraw() {
       if (!series_order_.contains(curve.name)) series_order_.append(curve.name);
   draw_panel(Panel::Length, by_length);
   draw_panel(Panel::Position, by_position);
+  const bool bands =
+      std::any_of(points_.begin(), points_.end(), [](const EvalPoint& p) { return p.n > 0; });
+  note_->setText(
+      bands ? tr("Bands: 95 % percentile bootstrap intervals over the queries (%1 resamples); "
+                 "hollow points: fewer than %2 queries. Hover a point for its N.")
+                  .arg(resamples_)
+                  .arg(min_queries())
+            : tr("No per-query results for these runs (evaluated before lmk stored them): "
+                 "means without intervals."));
   show_plot();
 }
 
@@ -213,31 +253,68 @@ void CurvesView::draw_panel(Panel panel, const QVector<Curve>& curves) {
   QCPAxis* y_axis = rects_[index]->axis(QCPAxis::atLeft);
   y_axis->setLabel(metric());
   double x_low = INFINITY, x_high = -INFINITY, y_low = INFINITY, y_high = -INFINITY;
+  drawn_[index] = curves;
+  // Many series (a store of many experiments) are thin lines without markers or bands: wider
+  // pens and fills take the raster engine's slow path (docs/BENCHMARKS.md, workbench at scale).
+  const bool many = series_order_.size() > 24;
+  const int min_n = min_queries();
   for (const Curve& curve : curves) {
-    QCPGraph* graph = figure->addGraph(x_axis, y_axis);
-    graph->setName(curve.name);
     const QColor color = series_color(series_order_.indexOf(curve.name));
-    // Many series (a store of many experiments) are thin lines without markers: wider pens take
-    // the raster engine's slow path (docs/BENCHMARKS.md, workbench at scale).
-    const bool many = series_order_.size() > 24;
+    auto add_graph = [&](const QString& role) {
+      QCPGraph* graph = figure->addGraph(x_axis, y_axis);
+      graph->setName(curve.name);
+      graph->setProperty(kRole, role);
+      // Adaptive sampling (on by default) keeps long curves fast; they are drawn decimated.
+      graph->setAdaptiveSampling(true);
+      return graph;
+    };
+    QCPGraph* graph = add_graph(QStringLiteral("line"));
     graph->setPen(QPen(color, many ? 1 : 2));
-    if (!many)
-      graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, color, Qt::white, 6));
-    // Adaptive sampling (on by default) keeps long curves fast; they are drawn decimated.
-    graph->setAdaptiveSampling(true);
-    QVector<double> keys;
-    QVector<double> values;
-    for (const QPointF& point : curve.points) {
+    QVector<double> keys, values, low, high, solid_keys, solid_values, few_keys, few_values;
+    bool banded = false;
+    for (int i = 0; i < curve.points.size(); ++i) {
+      const QPointF& point = curve.points[i];
       keys << point.x();
       values << point.y();
+      const bool has_interval = i < curve.low.size() && std::isfinite(curve.low[i]);
+      banded |= has_interval;
+      low << (has_interval ? curve.low[i] : point.y());
+      high << (has_interval ? curve.high[i] : point.y());
+      const int n = i < curve.n.size() ? curve.n[i] : 0;
+      (n > 0 && n < min_n ? few_keys : solid_keys) << point.x();
+      (n > 0 && n < min_n ? few_values : solid_values) << point.y();
       x_low = std::min(x_low, point.x());
       x_high = std::max(x_high, point.x());
-      if (std::isfinite(point.y())) {
-        y_low = std::min(y_low, point.y());
-        y_high = std::max(y_high, point.y());
+      for (double y : {point.y(), low.back(), high.back()}) {
+        if (!std::isfinite(y)) continue;
+        y_low = std::min(y_low, y);
+        y_high = std::max(y_high, y);
       }
     }
     graph->setData(keys, values, true);
+    if (!many) {
+      if (banded) {
+        // The band: the area between the low and high graphs, in the line's colour.
+        QCPGraph* lower = add_graph(QStringLiteral("low"));
+        QCPGraph* upper = add_graph(QStringLiteral("high"));
+        QColor fill = color;
+        fill.setAlpha(45);
+        for (QCPGraph* edge : {lower, upper}) edge->setPen(Qt::NoPen);
+        lower->setData(keys, low, true);
+        upper->setData(keys, high, true);
+        upper->setBrush(fill);
+        upper->setChannelFillGraph(lower);
+      }
+      QCPGraph* solid = add_graph(QStringLiteral("points"));
+      solid->setLineStyle(QCPGraph::lsNone);
+      solid->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, color, color, 6));
+      solid->setData(solid_keys, solid_values, true);
+      QCPGraph* few = add_graph(QStringLiteral("few"));
+      few->setLineStyle(QCPGraph::lsNone);
+      few->setScatterStyle(
+          QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(color, 1.5), QBrush(Qt::white), 7));
+      few->setData(few_keys, few_values, true);
+    }
     // The legend lists each series once; the other panel's line has the same colour.
     if (!legend_names_.contains(curve.name)) {
       legend_names_.insert(curve.name);
@@ -301,24 +378,118 @@ QCPAxis* CurvesView::x_axis(Panel panel) const {
   return rects_[panel == Panel::Length ? 0 : 1]->axis(QCPAxis::atBottom);
 }
 
-QStringList CurvesView::curve_names(Panel panel) const {
-  QStringList names;
-  QCPAxisRect* rect = rects_[panel == Panel::Length ? 0 : 1];
-  for (int i = 0; i < plot()->graphCount(); ++i)
-    if (plot()->graph(i)->keyAxis()->axisRect() == rect) names << plot()->graph(i)->name();
-  return names;
-}
-
-QVector<QPointF> CurvesView::curve(Panel panel, const QString& name) const {
-  QVector<QPointF> points;
+QCPGraph* CurvesView::graph_of(Panel panel, const QString& name, const QString& role) const {
   QCPAxisRect* rect = rects_[panel == Panel::Length ? 0 : 1];
   for (int i = 0; i < plot()->graphCount(); ++i) {
     QCPGraph* graph = plot()->graph(i);
-    if (graph->keyAxis()->axisRect() != rect || graph->name() != name) continue;
-    for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it)
-      points.append({it->key, it->value});
+    if (graph->keyAxis()->axisRect() == rect && graph->name() == name &&
+        graph->property(kRole).toString() == role)
+      return graph;
   }
+  return nullptr;
+}
+
+QStringList CurvesView::curve_names(Panel panel) const {
+  QStringList names;
+  QCPAxisRect* rect = rects_[panel == Panel::Length ? 0 : 1];
+  for (int i = 0; i < plot()->graphCount(); ++i) {
+    QCPGraph* graph = plot()->graph(i);
+    if (graph->keyAxis()->axisRect() == rect && graph->property(kRole) == QLatin1String("line"))
+      names << graph->name();
+  }
+  return names;
+}
+
+namespace {
+
+QVector<QPointF> graph_points(const QCPGraph* graph) {
+  QVector<QPointF> points;
+  if (!graph) return points;
+  for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it)
+    points.append({it->key, it->value});
   return points;
+}
+
+}  // namespace
+
+QVector<QPointF> CurvesView::curve(Panel panel, const QString& name) const {
+  return graph_points(graph_of(panel, name, QStringLiteral("line")));
+}
+
+QVector<QPair<double, double>> CurvesView::band(Panel panel, const QString& name) const {
+  const QVector<QPointF> low = graph_points(graph_of(panel, name, QStringLiteral("low")));
+  const QVector<QPointF> high = graph_points(graph_of(panel, name, QStringLiteral("high")));
+  QVector<QPair<double, double>> band;
+  for (int i = 0; i < std::min(low.size(), high.size()); ++i)
+    band.append({low[i].y(), high[i].y()});
+  return band;
+}
+
+QVector<QPointF> CurvesView::hollow_points(Panel panel, const QString& name) const {
+  return graph_points(graph_of(panel, name, QStringLiteral("few")));
+}
+
+QString CurvesView::point_text(Panel panel, const QString& name, int index) const {
+  for (const Curve& curve : drawn_[panel == Panel::Length ? 0 : 1]) {
+    if (curve.name != name || index < 0 || index >= curve.points.size()) continue;
+    const QPointF& point = curve.points[index];
+    QString text = QStringLiteral("%1\n%2 %3\n%4 %5")
+                       .arg(name, panel == Panel::Length ? tr("length") : tr("evidence position %"),
+                            QString::number(point.x(), 'g', 6), metric(),
+                            QString::number(point.y(), 'f', 4));
+    const int n = curve.n.value(index);
+    if (n > 0 && std::isfinite(curve.low.value(index, kNaN))) {
+      text += tr("\n95 % CI %1 – %2, N %3")
+                  .arg(curve.low[index], 0, 'f', 4)
+                  .arg(curve.high[index], 0, 'f', 4)
+                  .arg(n);
+      if (n < min_queries()) text += tr(" (fewer than %1 queries)").arg(min_queries());
+    } else if (n > 0) {
+      text += tr("\nN %1").arg(n);
+    } else {
+      text += tr("\nno per-query results");
+    }
+    return text;
+  }
+  return QString();
+}
+
+void CurvesView::show_tooltip(QMouseEvent* event) {
+  // The nearest point within 12 pixels, over both panels.
+  const QPointF mouse = event->position();
+  double best = 12 * 12;
+  QString text;
+  for (int index = 0; index < 2; ++index) {
+    const Panel panel = index == 0 ? Panel::Length : Panel::Position;
+    QCPAxis* x = rects_[index]->axis(QCPAxis::atBottom);
+    QCPAxis* y = rects_[index]->axis(QCPAxis::atLeft);
+    for (const Curve& curve : drawn_[index]) {
+      for (int i = 0; i < curve.points.size(); ++i) {
+        const double dx = x->coordToPixel(curve.points[i].x()) - mouse.x();
+        const double dy = y->coordToPixel(curve.points[i].y()) - mouse.y();
+        if (dx * dx + dy * dy < best) {
+          best = dx * dx + dy * dy;
+          text = point_text(panel, curve.name, i);
+        }
+      }
+    }
+  }
+  if (text.isEmpty())
+    QToolTip::hideText();
+  else
+    QToolTip::showText(event->globalPosition().toPoint(), text, plot());
+}
+
+void CurvesView::set_min_queries(int n) {
+  min_queries_->setValue(n);
+}
+
+int CurvesView::min_queries() const {
+  return min_queries_->value();
+}
+
+QString CurvesView::note() const {
+  return note_->text();
 }
 
 QString CurvesView::export_name() const {

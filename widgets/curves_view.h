@@ -2,6 +2,9 @@
 
 // Extrapolation curves: a metric against the evaluation length (log2 axis) and against the
 // position of the evidence in the document, one line per pooling configuration, side by side.
+// Where the runs have per-query results each line has its 95 % confidence band, a point backed
+// by fewer queries than the "min N" setting is drawn hollow, and hovering a point names its
+// value, interval and N.
 
 #include <QPointF>
 #include <QSet>
@@ -15,7 +18,11 @@
 class QComboBox;
 class QCPAxis;
 class QCPAxisRect;
+class QCPGraph;
 class QCPItemText;
+class QCPTextElement;
+class QMouseEvent;
+class QSpinBox;
 
 namespace lmk::widgets {
 
@@ -34,6 +41,9 @@ class CurvesView : public PlotView {
   void set_dataset(const QString& dataset, const QString& split = QString());
   void set_metric(const QString& metric);
   void set_position_length(qint64 length);  // 0: every length together
+  // Points backed by fewer queries than this are hollow (a setting kept in QSettings).
+  void set_min_queries(int n);
+  int min_queries() const;
 
   QString dataset() const;
   QString split() const;
@@ -43,6 +53,16 @@ class CurvesView : public PlotView {
   QStringList curve_names(Panel panel) const;
   QVector<QPointF> curve(Panel panel, const QString& name) const;
   QCPAxis* x_axis(Panel panel) const;
+  // The band of a curve as drawn: (low, high) per point of curve(panel, name); empty without one.
+  QVector<QPair<double, double>> band(Panel panel, const QString& name) const;
+  // The points of a curve drawn hollow (fewer queries than min_queries()).
+  QVector<QPointF> hollow_points(Panel panel, const QString& name) const;
+  // The hover text of the index-th point of a curve.
+  QString point_text(Panel panel, const QString& name, int index) const;
+  // The note under the plot (what the bands and hollow points mean).
+  QString note() const;
+  // The resamples of the drawn intervals (read_eval_points chooses them).
+  int resamples() const { return resamples_; }
 
  protected:
   QString export_name() const override;
@@ -53,14 +73,21 @@ class CurvesView : public PlotView {
   void load_points();
   void redraw();
   void draw_panel(Panel panel, const QVector<Curve>& curves);
+  // The graph of a role ("line", "low", "high", "points", "few") of a curve in a panel.
+  QCPGraph* graph_of(Panel panel, const QString& name, const QString& role) const;
+  void show_tooltip(QMouseEvent* event);
 
   QComboBox* dataset_ = nullptr;
   QComboBox* metric_ = nullptr;
   QComboBox* position_length_ = nullptr;
+  QSpinBox* min_queries_ = nullptr;
+  QCPTextElement* note_ = nullptr;
   QCPAxisRect* rects_[2] = {nullptr, nullptr};
   QCPItemText* notes_[2] = {nullptr, nullptr};
   QVector<EvalSource> sources_;
   QVector<EvalPoint> points_;
+  int resamples_ = 0;           // of the points' intervals
+  QVector<Curve> drawn_[2];     // the curves of each panel, as drawn
   QStringList series_order_;    // the colour of a series is its index here, in both panels
   QSet<QString> legend_names_;  // the series listed in the legend (once, for both panels)
 };

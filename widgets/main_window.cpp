@@ -20,6 +20,7 @@
 #include <stdexcept>
 
 #include "widgets/attention_view.h"
+#include "widgets/compare_view.h"
 #include "widgets/curves_view.h"
 #include "widgets/designer_view.h"
 #include "widgets/job_monitor_view.h"
@@ -44,18 +45,27 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
   auto* designer = new DesignerView(this);
   auto* monitor = new JobMonitorView(this);
+  auto* results = new ResultsView(this);
+  auto* compare = new CompareView(this);
   views_ = {designer,
             monitor,
-            new ResultsView(this),
+            results,
             new AttentionView(this),
             new LengthView(this),
-            new CurvesView(this)};
+            new CurvesView(this),
+            compare};
 
   for (StoreView* view : views_) {
     tabs_->addTab(view, view->title());
     connect(view, &StoreView::status_message, this,
             [this](const QString& text) { statusBar()->showMessage(text, 10000); });
   }
+
+  // Two runs selected in the results browser: query by query in the comparison panel.
+  connect(results, &ResultsView::compare_requested, this, [this, compare](qint64 a, qint64 b) {
+    compare->set_runs(a, b);
+    tabs_->setCurrentWidget(compare);
+  });
 
   // A launched study records its jobs in its store: show that store, on the monitor.
   connect(designer, &DesignerView::launched, this, [this, monitor](const QString& db_path) {

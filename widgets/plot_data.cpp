@@ -9,6 +9,8 @@
 #include <limits>
 #include <map>
 
+#include "core/eval/comparison.h"
+#include "core/util/random.h"
 #include "widgets/store_connection.h"
 
 namespace lmk::widgets {
@@ -18,13 +20,13 @@ double number_or_nan(const QVariant& value) {
   return value.isNull() ? kNaN : value.toDouble();
 }
 
-// Points of one curve by x; of two runs at one x, the later run's value.
+// Points of one curve by x; of two runs at one x, the later run's point.
 struct CurveBuilder {
   QString pooling;
-  std::map<double, std::pair<qint64, double>> by_x;  // x -> (run id, value)
+  std::map<double, EvalPoint> by_x;
   void add(double x, const EvalPoint& point) {
-    auto [it, inserted] = by_x.try_emplace(x, point.run_id, point.value);
-    if (!inserted && point.run_id > it->second.first) it->second = {point.run_id, point.value};
+    auto [it, inserted] = by_x.try_emplace(x, point);
+    if (!inserted && point.run_id > it->second.run_id) it->second = point;
   }
 };
 
@@ -52,8 +54,13 @@ class CurveSet {
     QVector<Curve> out;
     for (const QString& name : order_) {
       const CurveBuilder& builder = builders_.at(name);
-      Curve curve{name, builder.pooling, {}};
-      for (const auto& [x, run_value] : builder.by_x) curve.points.append({x, run_value.second});
+      Curve curve{name, builder.pooling, {}, {}, {}, {}};
+      for (const auto& [x, point] : builder.by_x) {
+        curve.points.append({x, point.value});
+        curve.low.append(point.low);
+        curve.high.append(point.high);
+        curve.n.append(point.n);
+      }
       out.append(curve);
     }
     return out;
@@ -249,8 +256,9 @@ QVector<EvalSource> read_eval_sources(const QSqlDatabase& db) {
 }
 
 QVector<EvalPoint> read_eval_points(const QSqlDatabase& db, const QString& dataset,
-                                    const QString& split, const QString& metric) {
+                                    const QString& split, const QString& metric, int* resamples) {
   QVector<EvalPoint> points;
+  if (resamples) *resamples = 0;
   if (!has_table(db, QStringLiteral("eval_results"))) return points;
   QSqlQuery query =
       run_query(db,
@@ -275,7 +283,65 @@ QVector<EvalPoint> read_eval_points(const QSqlDatabase& db, const QString& datas
                    query.value(4).toLongLong(), query.value(5).toString(),
                    query.value(6).toString(), number_or_nan(query.value(7))});
   }
+  // Each point's queries: its run's per-query values of the group it summarizes.
+  const std::map<qint64, std::vector<QueryScore>> scores =
+      read_query_scores(db, dataset, split, metric);
+  if (scores.empty()) return points;
+  std::vector<std::vector<QueryScore>> groups(static_cast<size_t>(points.size()));
+  double total = 0;
+  for (int i = 0; i < points.size(); ++i) {
+    const auto run = scores.find(points[i].run_id);
+    if (run == scores.end()) continue;
+    groups[static_cast<size_t>(i)] = select_query_group(
+        run->second, points[i].group_kind.toStdString(), points[i].group_value.toStdString());
+    total += static_cast<double>(groups[static_cast<size_t>(i)].size());
+  }
+  stats::ResamplingOptions options;
+  options.resamples =
+      std::clamp<int64_t>(static_cast<int64_t>(2e8 / std::max(total, 1.0)), 200, kCurveResamples);
+  if (resamples) *resamples = static_cast<int>(options.resamples);
+  for (int i = 0; i < points.size(); ++i) {
+    const std::vector<QueryScore>& group = groups[static_cast<size_t>(i)];
+    if (group.empty()) continue;
+    options.seed = eval_point_seed(points[i]);
+    const CellSummary summary = summarize_scores(group, options);
+    points[i].n = static_cast<int>(summary.n);
+    points[i].low = summary.interval.low;
+    points[i].high = summary.interval.high;
+  }
   return points;
+}
+
+uint64_t eval_point_seed(const EvalPoint& point) {
+  return splitmix64(
+      static_cast<uint64_t>(point.run_id) ^
+      fnv1a64((point.group_kind + QLatin1Char('\n') + point.group_value).toStdString()));
+}
+
+std::map<qint64, std::vector<QueryScore>> read_query_scores(const QSqlDatabase& db,
+                                                            const QString& dataset,
+                                                            const QString& split,
+                                                            const QString& metric) {
+  std::map<qint64, std::vector<QueryScore>> scores;
+  if (!has_table(db, QStringLiteral("eval_queries"))) return scores;
+  QSqlQuery query =
+      run_query(db,
+                QStringLiteral("SELECT q.run_id, q.part, q.query_id, m.value, q.evidence_position, "
+                               "q.target_length FROM eval_queries q "
+                               "JOIN query_metrics m ON m.query = q.id AND m.metric = ? "
+                               "WHERE q.dataset = ? AND q.split = ?"),
+                {metric, dataset, split});
+  while (query.next()) {
+    QueryScore score{query.value(1).toString().toStdString(),
+                     query.value(2).toString().toStdString(),
+                     number_or_nan(query.value(3)),
+                     {},
+                     {}};
+    if (!query.value(4).isNull()) score.evidence_position = query.value(4).toDouble();
+    if (!query.value(5).isNull()) score.target_length = query.value(5).toLongLong();
+    scores[query.value(0).toLongLong()].push_back(std::move(score));
+  }
+  return scores;
 }
 
 QVector<Curve> length_curves(const QVector<EvalPoint>& points) {

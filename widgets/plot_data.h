@@ -12,6 +12,10 @@
 #include <QVector>
 
 #include <limits>
+#include <map>
+#include <vector>
+
+#include "core/store/results_store.h"
 
 namespace lmk::widgets {
 
@@ -119,28 +123,50 @@ struct EvalSource {
 // Every evaluated (dataset, split); empty when the store has no eval_results table.
 QVector<EvalSource> read_eval_sources(const QSqlDatabase& db);
 
-// One stored result row of an evaluation run.
+// One stored result row of an evaluation run, with the uncertainty of its mean where the run
+// has per-query results.
 struct EvalPoint {
   qint64 run_id = 0;
   QString experiment;
   QString run_name;
-  QString pooling;        // the run's `pooling` parameter, else "unknown"
-  qint64 max_length = 0;  // the run's `max_length` parameter (0: none or unlimited)
-  QString group_kind;     // all | length | position | position@LEN
-  QString group_value;    // the length, or the position range ("0-10%")
-  double value = 0;       // NaN when stored as NULL
+  QString pooling;                 // the run's `pooling` parameter, else "unknown"
+  qint64 max_length = 0;           // the run's `max_length` parameter (0: none or unlimited)
+  QString group_kind;              // all | length | position | position@LEN
+  QString group_value;             // the length, or the position range ("0-10%")
+  double value = 0;                // NaN when stored as NULL
+  int n = 0;                       // queries behind the value; 0: no per-query results
+  double low = kNaN, high = kNaN;  // its 95 % percentile bootstrap interval over the queries
 };
 
-// The results of `metric` on `dataset` / `split` that the curves use: whole split, per length
-// and per evidence position (at every length or at one).
-QVector<EvalPoint> read_eval_points(const QSqlDatabase& db, const QString& dataset,
-                                    const QString& split, const QString& metric);
+// Resamples of the curves' intervals: at most kCurveResamples, fewer for very many points so
+// that a store of thousands of runs is summarized in about a second (never fewer than 200).
+inline constexpr int kCurveResamples = 2000;
 
-// One line of a curves plot.
+// The seed of a point's interval: its run and group, so a redraw draws the same band.
+uint64_t eval_point_seed(const EvalPoint& point);
+
+// The results of `metric` on `dataset` / `split` that the curves use: whole split, per length
+// and per evidence position (at every length or at one), each with its N and interval from
+// the per-query results of its group (core/eval/comparison.h; seeded, so a redraw shows the
+// same band). `resamples` receives the resample count used.
+QVector<EvalPoint> read_eval_points(const QSqlDatabase& db, const QString& dataset,
+                                    const QString& split, const QString& metric,
+                                    int* resamples = nullptr);
+
+// Every run's per-query values of `metric` on `dataset` / `split` (run id -> scores); empty when
+// the store has no per-query results (written before schema version 4, or none stored).
+std::map<qint64, std::vector<QueryScore>> read_query_scores(const QSqlDatabase& db,
+                                                            const QString& dataset,
+                                                            const QString& split,
+                                                            const QString& metric);
+
+// One line of a curves plot; low, high and n are aligned with points.
 struct Curve {
   QString name;  // run_variant() of its runs, after the experiment when `points` span several
   QString pooling;
-  QVector<QPointF> points;  // ascending x
+  QVector<QPointF> points;    // ascending x
+  QVector<double> low, high;  // the interval of each point (NaN: none)
+  QVector<int> n;             // the queries behind each point (0: unknown)
 };
 
 // Metric vs evaluation length, one curve per experiment and run_variant: from the per-length groups

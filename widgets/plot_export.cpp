@@ -137,11 +137,15 @@ QString table_as_csv(const QAbstractItemModel& model) {
   return out;
 }
 
-void export_table_csv(const QAbstractItemModel& model, const QString& path) {
+void write_text_file(const QString& path, const QString& text) {
   QSaveFile file(path);
   if (!file.open(QIODevice::WriteOnly)) fail(path, file.errorString());
-  const QByteArray bytes = table_as_csv(model).toUtf8();
+  const QByteArray bytes = text.toUtf8();
   if (file.write(bytes) != bytes.size() || !file.commit()) fail(path, file.errorString());
+}
+
+void export_table_csv(const QAbstractItemModel& model, const QString& path) {
+  write_text_file(path, table_as_csv(model));
 }
 
 QString table_as_tsv(const QAbstractItemModel& model, const QModelIndexList& selection,

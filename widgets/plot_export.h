@@ -38,6 +38,10 @@ QString csv_cell_text(const QModelIndex& index);
 // cell's csv_cell_text. Fetches what a lazy model (QSqlQueryModel) has not fetched yet.
 QString table_as_csv(const QAbstractItemModel& model);
 
+// Writes `text` to `path` (UTF-8, atomically); throws std::runtime_error naming the path when it
+// cannot.
+void write_text_file(const QString& path, const QString& text);
+
 // Writes table_as_csv(model) to `path` (UTF-8); throws std::runtime_error naming the path when
 // it cannot.
 void export_table_csv(const QAbstractItemModel& model, const QString& path);

@@ -24,9 +24,9 @@ QColor series_color(int index) {
 }
 
 PlotView::PlotView(QWidget* parent) : StoreView(parent) {
-  auto* layout = new QVBoxLayout(this);
+  layout_ = new QVBoxLayout(this);
   controls_ = new QHBoxLayout;
-  layout->addLayout(controls_);
+  layout_->addLayout(controls_);
   auto* export_button = new QPushButton(tr("Export…"), this);
   export_button->setObjectName(QStringLiteral("export_button"));
   export_button->setToolTip(tr("Save the plot as PNG, PDF or SVG"));
@@ -43,13 +43,17 @@ PlotView::PlotView(QWidget* parent) : StoreView(parent) {
   plot_ = new QCustomPlot(pages_);
   pages_->addWidget(message_);
   pages_->addWidget(plot_);
-  layout->addWidget(pages_, 1);
+  layout_->addWidget(pages_, 1);
 
   connect(export_button, &QPushButton::clicked, this, [this] {
     const QString path = export_plot_with_dialog(plot_, this, export_name());
     if (!path.isEmpty()) emit status_message(tr("Exported %1").arg(path));
   });
   show_message(tr("No results store open — File → Open a results database"));
+}
+
+void PlotView::add_below(QWidget* widget, int stretch) {
+  layout_->addWidget(widget, stretch);
 }
 
 void PlotView::export_to(const QString& path, int width, int height) {

@@ -14,6 +14,7 @@
 
 class QCustomPlot;
 class QHBoxLayout;
+class QVBoxLayout;
 class QLabel;
 class QStackedWidget;
 
@@ -37,6 +38,8 @@ class PlotView : public StoreView {
  protected:
   // The row the subclass adds its controls to (the Export… button stays at its end).
   QHBoxLayout* controls() const { return controls_; }
+  // Adds a widget under the plot (a table beside what the plot shows); not part of exports.
+  void add_below(QWidget* widget, int stretch = 0);
   // Shows `text` instead of the plot (an empty store, an error, nothing for these choices).
   void show_message(const QString& text);
   // Shows the plot (after the subclass drew it).
@@ -83,6 +86,7 @@ class PlotView : public StoreView {
 
  private:
   QHBoxLayout* controls_ = nullptr;
+  QVBoxLayout* layout_ = nullptr;
   QStackedWidget* pages_ = nullptr;
   QLabel* message_ = nullptr;
   QWidget* export_button_ = nullptr;

@@ -1,9 +1,9 @@
 #pragma once
 
-// The results browser's data (widgets/results_view.h), and all of its SQL: the runs × benchmarks
-// table (a lazily fetched QSqlQueryModel whose filter and sort run in SQLite), the pivot in the
-// paper's layout (variant or pooling rows × benchmark columns, best per column marked), the
-// config diff of selected runs, and the MTEB-style JSON export of runs.
+// The results browser's data (widgets/results_view.h), and all of its SQL but the pivot's
+// (widgets/pivot_model.h): the runs × benchmarks table (a lazily fetched QSqlQueryModel whose
+// filter and sort run in SQLite), the config diff of selected runs, and the MTEB-style JSON
+// export of runs.
 
 #include <QAbstractTableModel>
 #include <QList>
@@ -127,60 +127,6 @@ class RunsTableModel : public QSqlQueryModel {
   int sort_column_ = IdColumn;
   Qt::SortOrder sort_order_ = Qt::AscendingOrder;
   QString last_error_;
-};
-
-// How the pivot groups eval runs into rows.
-enum class PivotRows {
-  Variant,             // the run name without its benchmark part: "lmk-32" of "lmk-32/corpus@512"
-  PoolingGranularity,  // the variant after its pooling and granularity: "lmk, granularity 32 ·
-                       // lmk-var"
-  Pooling,             // the variant after its pooling: "lmk · lmk-var"
-};
-
-// The paper's table: rows × benchmark columns of one metric. A benchmark is a dataset, or
-// dataset@L when it was evaluated at several lengths: per-length groups of the results
-// (group_kind 'length', passkey and needle) or several max_length params of runs (corpus@L).
-// A row is one variant (run_variant) of one experiment (named with it when the runs span several)
-// in every mode: rows never average different models. A cell holds the mean over its runs (after
-// keeping only the newest run of each name; several only where one variant ran one benchmark
-// twice under different names).
-struct PivotTable {
-  QString row_header;
-  QStringList rows;
-  QStringList columns;
-  QVector<QVector<double>> values;    // [row][column]; NaN: no result
-  QVector<QVector<QString>> sources;  // [row][column]: the runs behind the value
-  QVector<QVector<bool>> best;        // [row][column]: the column's highest value
-};
-
-// The pivot of `metric` over the eval runs `filter` selects.
-PivotTable compute_pivot(const QSqlDatabase& db, const RunFilter& filter, const QString& metric,
-                         PivotRows rows);
-
-// Shows a PivotTable: column 0 the row labels, then one column per benchmark; the best value of
-// each column is bold and ends in " *" (as the study table of lmk study does).
-class PivotModel : public QAbstractTableModel {
-  Q_OBJECT
- public:
-  using QAbstractTableModel::QAbstractTableModel;
-
-  // Shows `table`; returns false, leaving the model (and its view's state) alone, when it shows
-  // the same table already.
-  bool set_table(PivotTable table);
-  const PivotTable& table() const { return table_; }
-  // The value at row `row_label`, benchmark `column_label`; NaN when there is none.
-  double pivot_value(const QString& row_label, const QString& column_label) const;
-  // The row label holding the best value of `column_label` (the first on a tie), or empty.
-  QString best_row(const QString& column_label) const;
-
-  int rowCount(const QModelIndex& parent = QModelIndex()) const override;
-  int columnCount(const QModelIndex& parent = QModelIndex()) const override;
-  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
-  QVariant headerData(int section, Qt::Orientation orientation,
-                      int role = Qt::DisplayRole) const override;
-
- private:
-  PivotTable table_;
 };
 
 // The configuration of several runs side by side: runs.config (JSON, flattened to dotted keys,

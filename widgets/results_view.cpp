@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <exception>
 
+#include "core/eval/comparison_report.h"
 #include "widgets/plot_export.h"
 #include "widgets/store_connection.h"
 
@@ -91,8 +92,26 @@ ResultsView::ResultsView(QWidget* parent) : StoreView(parent) {
     ask_export_csv(tr("Export the pivot"), QStringLiteral("pivot.csv"),
                    [this](const QString& path) { export_pivot_csv(path); });
   });
+  export_menu->addAction(tr("Pivot with intervals and tests as CSV…"), this, [this] {
+    ask_export_csv(tr("Export the pivot's intervals and tests"), QStringLiteral("pivot-tests.csv"),
+                   [this](const QString& path) { export_pivot_tests_csv(path); });
+  });
   export_menu->addAction(tr("Selected runs as MTEB results…"), this, &ResultsView::ask_export_mteb);
   export_button->setMenu(export_menu);
+
+  auto* compare_button = new QToolButton(this);
+  compare_button->setText(tr("Compare"));
+  compare_button->setToolTip(
+      tr("The two selected runs query by query: scatter, differences, paired test"));
+  connect(compare_button, &QToolButton::clicked, this, [this] {
+    const QList<qlonglong> ids = selected_run_ids();
+    if (ids.size() != 2) {
+      QMessageBox::information(this, tr("Compare"),
+                               tr("Select two evaluation runs in the Runs tab first."));
+      return;
+    }
+    emit compare_requested(ids[0], ids[1]);
+  });
 
   count_label_ = new QLabel(this);
   auto* bar = new QHBoxLayout;
@@ -103,6 +122,7 @@ ResultsView::ResultsView(QWidget* parent) : StoreView(parent) {
   bar->addWidget(metric_combo_);
   bar->addWidget(count_label_);
   bar->addWidget(columns_button);
+  bar->addWidget(compare_button);
   bar->addWidget(export_button);
 
   // Runs.
@@ -118,17 +138,28 @@ ResultsView::ResultsView(QWidget* parent) : StoreView(parent) {
   pivot_rows_combo_->addItem(tr("Pooling and granularity"),
                              static_cast<int>(PivotRows::PoolingGranularity));
   pivot_rows_combo_->addItem(tr("Pooling"), static_cast<int>(PivotRows::Pooling));
+  pivot_baseline_combo_ = new QComboBox(this);
+  pivot_baseline_combo_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  pivot_baseline_combo_->setToolTip(
+      tr("Rows significantly above / below this one are marked ▲ / ▼ (paired tests over the "
+         "queries, Holm–Bonferroni over the table)"));
   pivot_note_ = new QLabel(this);
   pivot_note_->setWordWrap(true);
+  pivot_legend_ = new QLabel(this);
+  pivot_legend_->setWordWrap(true);
+  pivot_legend_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   auto* pivot_page = new QWidget(this);
   auto* pivot_bar = new QHBoxLayout;
   pivot_bar->addWidget(new QLabel(tr("Rows:"), pivot_page));
   pivot_bar->addWidget(pivot_rows_combo_);
+  pivot_bar->addWidget(new QLabel(tr("Baseline:"), pivot_page));
+  pivot_bar->addWidget(pivot_baseline_combo_);
   pivot_bar->addWidget(pivot_note_, 1);
   auto* pivot_layout = new QVBoxLayout(pivot_page);
   pivot_layout->setContentsMargins(0, 0, 0, 0);
   pivot_layout->addLayout(pivot_bar);
   pivot_layout->addWidget(pivot_table_, 1);
+  pivot_layout->addWidget(pivot_legend_);
 
   // Config diff.
   diff_table_ = make_table(diff_model_);
@@ -179,6 +210,11 @@ ResultsView::ResultsView(QWidget* parent) : StoreView(parent) {
     start_pivot();
   });
   connect(pivot_rows_combo_, &QComboBox::currentIndexChanged, this, &ResultsView::start_pivot);
+  connect(pivot_baseline_combo_, &QComboBox::activated, this, [this] {
+    pivot_baseline_ = pivot_baseline_combo_->currentData().toString();
+    pivot_baseline_chosen_ = true;
+    start_pivot();
+  });
   connect(all_keys_check_, &QCheckBox::toggled, diff_model_, &ConfigDiffModel::set_show_all);
   connect(runs_table_->selectionModel(), &QItemSelectionModel::selectionChanged, diff_timer_,
           qOverload<>(&QTimer::start));
@@ -413,20 +449,43 @@ void ResultsView::start_pivot() {
   pivot_note_->setText(
       metric.isEmpty()
           ? tr("No evaluation results in this store yet")
-          : tr("%1 of the eval runs the filter selects; * and bold: best in the column; a cell of "
-               "several runs holds their mean (hover for the runs)")
+          : tr("%1 of the eval runs the filter selects: mean ± half its 95 % interval over the "
+               "queries; ▲ / ▼ against the baseline; * and bold: the best in the column, "
+               "significantly above every other row (else a tied best); hover a cell for its N, "
+               "interval and runs")
                 .arg(metric));
+  const QString baseline = pivot_baseline_;
+  const bool chosen = pivot_baseline_chosen_;
   load_in_background<PivotTable>(
       this, db_path_,
-      [filter, metric, rows](const QSqlDatabase& db) {
-        return compute_pivot(db, filter, metric, rows);
+      [filter, metric, rows, baseline, chosen](const QSqlDatabase& db) {
+        PivotTable table = compute_pivot(db, filter, metric, rows, baseline);
+        // Until the user picks one, the baseline is the CLS row (the paper's comparison).
+        if (!chosen && table.baseline.isEmpty()) {
+          for (const QString& row : table.rows) {
+            if (row == QLatin1String("cls") || row.startsWith(QLatin1String("cls "))) {
+              table = compute_pivot(db, filter, metric, rows, row);
+              break;
+            }
+          }
+        }
+        return table;
       },
       [this, generation](PivotTable table, const QString& error) {
         if (generation != pivot_generation_) return;
         if (!error.isEmpty()) emit status_message(error);
+        {
+          const QSignalBlocker block(pivot_baseline_combo_);
+          pivot_baseline_combo_->clear();
+          pivot_baseline_combo_->addItem(tr("(none)"), QString());
+          for (const QString& row : table.rows) pivot_baseline_combo_->addItem(row, row);
+          pivot_baseline_combo_->setCurrentIndex(
+              std::max(0, pivot_baseline_combo_->findData(table.baseline)));
+        }
         const int columns = pivot_model_->columnCount();
         if (pivot_model_->set_table(std::move(table)) && pivot_model_->columnCount() != columns)
           pivot_table_->resizeColumnsToContents();
+        pivot_legend_->setText(pivot_model_->legend());
         emit pivot_ready();
         finish_loading();
       });
@@ -524,6 +583,19 @@ void ResultsView::export_runs_csv(const QString& path) {
 
 void ResultsView::export_pivot_csv(const QString& path) {
   export_table_csv(*pivot_model_, path);
+}
+
+void ResultsView::export_pivot_tests_csv(const QString& path) {
+  lmk::ReportOptions options;
+  options.format = lmk::ReportFormat::Csv;
+  write_text_file(path, QString::fromStdString(
+                            lmk::render_comparison(pivot_model_->table().comparison, options)));
+}
+
+void ResultsView::set_pivot_baseline(const QString& row) {
+  pivot_baseline_ = row;
+  pivot_baseline_chosen_ = true;
+  start_pivot();
 }
 
 void ResultsView::export_mteb(const QString& dir) {

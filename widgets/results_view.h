@@ -1,8 +1,9 @@
 #pragma once
 
 // The results browser (issue 7, view 3): a filter bar over three tabs — the runs × benchmarks
-// table (lazy, sorted and filtered in SQL), the pivot in the paper's layout (best per column
-// marked) and the config diff of the selected runs. Exports the tables as CSV and the selected
+// table (lazy, sorted and filtered in SQL), the pivot in the paper's layout (intervals, marks
+// against a baseline row, the significant best per column) and the config diff of the selected
+// runs. Exports the tables as CSV and the selected
 // runs as MTEB results; Ctrl+C copies a table's selection as tab-separated text.
 
 #include <QList>
@@ -11,6 +12,7 @@
 
 #include <functional>
 
+#include "widgets/pivot_model.h"
 #include "widgets/results_model.h"
 #include "widgets/store_view.h"
 
@@ -41,6 +43,8 @@ class ResultsView : public StoreView {
   // Shows `metric` in the benchmark columns and the pivot, when the store has it.
   void set_metric(const QString& metric);
   void set_pivot_rows(PivotRows rows);
+  // The pivot row marked against (empty: none); the CLS row until one is chosen.
+  void set_pivot_baseline(const QString& row);
   // Selects the runs with these ids (fetching rows until they are found); the diff follows.
   void select_runs(const QList<qlonglong>& ids);
   QList<qlonglong> selected_run_ids() const;
@@ -48,6 +52,8 @@ class ResultsView : public StoreView {
   // The exports behind the Export menu, without its dialogs; they throw std::runtime_error.
   void export_runs_csv(const QString& path);
   void export_pivot_csv(const QString& path);
+  // The pivot's cells and tests as lmk compare --format csv writes them.
+  void export_pivot_tests_csv(const QString& path);
   // Writes the selected runs' results as MTEB files under `dir`, off the GUI thread; emits
   // mteb_exported when done.
   void export_mteb(const QString& dir);
@@ -72,6 +78,8 @@ class ResultsView : public StoreView {
   // The config diff of the current selection is shown.
   void diff_ready();
   void mteb_exported(const QStringList& files, const QString& error);
+  // "Compare" with two runs selected: the comparison panel should show them.
+  void compare_requested(qint64 a, qint64 b);
 
  private:
   void load(bool keep_state);
@@ -115,6 +123,10 @@ class ResultsView : public StoreView {
   QTableView* diff_table_ = nullptr;
   QComboBox* pivot_rows_combo_ = nullptr;
   QLabel* pivot_note_ = nullptr;
+  QLabel* pivot_legend_ = nullptr;
+  QComboBox* pivot_baseline_combo_ = nullptr;
+  QString pivot_baseline_;
+  bool pivot_baseline_chosen_ = false;
   QCheckBox* all_keys_check_ = nullptr;
   QLabel* diff_note_ = nullptr;
   QTimer* filter_timer_ = nullptr;

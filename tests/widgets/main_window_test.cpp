@@ -115,7 +115,8 @@ class MainWindowTest : public QObject {
     QCOMPARE(workbench.exitCode(), 0);
     const QStringList files =
         QString::fromUtf8(workbench.readAllStandardOutput()).split('\n', Qt::SkipEmptyParts);
-    QVERIFY(files.size() >= 6);
+    QVERIFY(files.size() >= 7);
+    QVERIFY2(files.filter("compare.png").size() == 1, qPrintable(files.join(", ")));
     for (const QString& path : files) {
       QImage image(path);
       QVERIFY2(!image.isNull(), qPrintable(path));

@@ -5,11 +5,14 @@
 #include <qcustomplot.h>
 #include <QFile>
 #include <QImage>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QSignalSpy>
 #include <QSqlDatabase>
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QStandardItemModel>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QToolTip>
 #include <QXmlStreamReader>
@@ -20,14 +23,17 @@
 #include <limits>
 #include <map>
 
+#include "core/eval/comparison.h"
 #include "core/store/schema.h"
 #include "tests/widgets/fixture_store.h"
 #include "widgets/attention_view.h"
+#include "widgets/compare_view.h"
 #include "widgets/curves_view.h"
 #include "widgets/length_view.h"
 #include "widgets/plot_export.h"
 
 using lmk::widgets::AttentionView;
+using lmk::widgets::CompareView;
 using lmk::widgets::CurvesView;
 using lmk::widgets::LengthBin;
 using lmk::widgets::LengthView;
@@ -93,6 +99,30 @@ Points curve_points(const CurvesView& view, CurvesView::Panel panel) {
   for (const QString& name : view.curve_names(panel))
     for (const QPointF& p : view.curve(panel, name)) points[name][p.x()] = p.y();
   return points;
+}
+
+// One run's stored per-query values of a metric on a dataset (of one part when given).
+std::vector<lmk::QueryScore> stored_scores(qint64 run, const QString& dataset,
+                                           const QString& metric, const QString& part = "*") {
+  QSqlQuery q = query(
+      "SELECT q.part, q.query_id, m.value FROM eval_queries q JOIN query_metrics m "
+      "ON m.query = q.id WHERE q.run_id = ? AND q.dataset = ? AND m.metric = ? "
+      "AND (? = '*' OR q.part = ?)",
+      {run, dataset, metric, part, part});
+  std::vector<lmk::QueryScore> scores;
+  while (q.next())
+    scores.push_back({q.value(0).toString().toStdString(),
+                      q.value(1).toString().toStdString(),
+                      q.value(2).toDouble(),
+                      {},
+                      {}});
+  return scores;
+}
+
+// The id of the eval run called `name`.
+qint64 run_named(const QString& name) {
+  QSqlQuery q = query("SELECT id FROM runs WHERE name = ? ORDER BY id DESC", {name});
+  return q.next() ? q.value(0).toLongLong() : -1;
 }
 
 // The stored weights of one profile, by bin: (start, end, weight).
@@ -589,6 +619,141 @@ class PlotsTest : public QObject {
 
   // A store with the schema and no rows (and no store at all): each view says what to do and
   // still reports loaded().
+  // Each curve point has the interval of its queries' mean (the run's per-query results of the
+  // point's group), its N in the hover, and is hollow below the min-N setting.
+  void curve_bands_are_the_query_intervals_and_few_queries_are_hollow() {
+    CurvesView view;
+    view.resize(1200, 600);
+    QVERIFY(loads(view, [&] { view.set_store(LMK_WORKBENCH_STUDY_DB); }));
+    QVERIFY(loads(view, [&] { view.set_dataset("passkey"); }));
+    QVERIFY(loads(view, [&] { view.set_metric("ndcg_at_1"); }));
+    QVERIFY2(view.note().startsWith("Bands: 95 %"), qPrintable(view.note()));
+    int checked = 0;
+    for (const QString& name : view.curve_names(CurvesView::Panel::Length)) {
+      const QVector<QPointF> points = view.curve(CurvesView::Panel::Length, name);
+      const QVector<QPair<double, double>> band = view.band(CurvesView::Panel::Length, name);
+      QCOMPARE(band.size(), points.size());
+      for (int i = 0; i < points.size(); ++i) {
+        const QString length = QString::number(points[i].x());
+        const qint64 run = run_named(name + "/passkey");
+        const std::vector<lmk::QueryScore> scores =
+            stored_scores(run, "passkey", "ndcg_at_1", length);
+        QVERIFY(!scores.empty());
+        double sum = 0;
+        for (const lmk::QueryScore& s : scores) sum += s.value;
+        QVERIFY(std::abs(sum / scores.size() - points[i].y()) < 1e-12);
+        lmk::widgets::EvalPoint point;
+        point.run_id = run;
+        point.group_kind = "length";
+        point.group_value = length;
+        const lmk::CellSummary expected = lmk::summarize_scores(
+            scores, {view.resamples(), lmk::widgets::eval_point_seed(point), 0.95});
+        QCOMPARE(band[i].first, expected.interval.low);
+        QCOMPARE(band[i].second, expected.interval.high);
+        QVERIFY(band[i].first <= points[i].y() && points[i].y() <= band[i].second);
+        const QString text = view.point_text(CurvesView::Panel::Length, name, i);
+        QVERIFY2(text.contains(QString("N %1").arg(scores.size())), qPrintable(text));
+        ++checked;
+      }
+      // Every point of the micro study has fewer queries than 20: all hollow; none below 1.
+      view.set_min_queries(100);
+      QCOMPARE(view.hollow_points(CurvesView::Panel::Length, name).size(), points.size());
+      view.set_min_queries(1);
+      QVERIFY(view.hollow_points(CurvesView::Panel::Length, name).isEmpty());
+      view.set_min_queries(20);
+    }
+    QVERIFY(checked >= 12);  // 4 poolings x 3 lengths
+    // By evidence position too: each bucket's band holds its point.
+    for (const QString& name : view.curve_names(CurvesView::Panel::Position)) {
+      const QVector<QPointF> points = view.curve(CurvesView::Panel::Position, name);
+      const QVector<QPair<double, double>> band = view.band(CurvesView::Panel::Position, name);
+      QCOMPARE(band.size(), points.size());
+      for (int i = 0; i < points.size(); ++i)
+        QVERIFY(band[i].first <= points[i].y() + 1e-12 && points[i].y() <= band[i].second + 1e-12);
+    }
+  }
+
+  // Two runs query by query: the scatter holds each shared query's (A, B), the test is the one
+  // lmk compare runs on the same queries, the queries that differ most come first, and a click
+  // shows the query's text and target from the dataset folder.
+  void compare_panel_pairs_queries_and_tests_them() {
+    CompareView view;
+    view.resize(1200, 800);
+    QVERIFY(loads(view, [&] { view.set_store(LMK_WORKBENCH_STUDY_DB); }));
+    const QString length = strings(
+                               "SELECT MAX(CAST(value AS INTEGER)) FROM params WHERE key = "
+                               "'max_length' AND run_id IN (SELECT id FROM runs WHERE name "
+                               "GLOB '*/corpus@*')")
+                               .value(0);
+    const qint64 cls = run_named("cls/corpus@" + length),
+                 lmk = run_named("lmk-32/corpus@" + length);
+    QVERIFY(cls > 0 && lmk > 0);
+    QVERIFY(loads(view, [&] { view.set_runs(cls, lmk); }));
+    QCOMPARE(view.run_a(), cls);
+    QCOMPARE(view.run_b(), lmk);
+    QVERIFY(view.message().isEmpty());
+    const std::vector<lmk::QueryScore> a = stored_scores(cls, "corpus-documents", "ndcg_at_10");
+    const std::vector<lmk::QueryScore> b = stored_scores(lmk, "corpus-documents", "ndcg_at_10");
+    const lmk::widgets::RunPair& pair = view.pair();
+    QCOMPARE(static_cast<size_t>(pair.pairs.size()), a.size());
+    std::map<QString, std::pair<double, double>> expected;
+    for (const auto& s : a) expected[QString::fromStdString(s.query_id)].first = s.value;
+    for (const auto& s : b) expected[QString::fromStdString(s.query_id)].second = s.value;
+    for (const lmk::widgets::QueryPair& p : pair.pairs) {
+      QCOMPARE(p.a, expected.at(p.query_id).first);
+      QCOMPARE(p.b, expected.at(p.query_id).second);
+    }
+    // The scatter: one point per query.
+    QCPGraph* points = nullptr;
+    for (int i = 0; i < view.plot()->graphCount(); ++i)
+      if (view.plot()->graph(i)->name() == "queries") points = view.plot()->graph(i);
+    QVERIFY(points);
+    QCOMPARE(points->dataCount(), pair.pairs.size());
+    // The test is lmk compare's on these runs (same labels, same seed).
+    QVERIFY(pair.compared);
+    const lmk::ComparisonTable table = lmk::compare_table(
+        {"#" + std::to_string(cls) + " cls/corpus@" + length.toStdString(),
+         "#" + std::to_string(lmk) + " lmk-32/corpus@" + length.toStdString()},
+        {"corpus-documents/test ndcg_at_10"}, {{{true, a, NAN}}, {{true, b, NAN}}}, {});
+    QCOMPARE(table.tests.size(), size_t{1});
+    QCOMPARE(pair.comparison.p_value, table.tests[0].result.p_value);
+    QCOMPARE(pair.comparison.difference_interval.low,
+             table.tests[0].result.difference_interval.low);
+    QVERIFY2(view.summary().contains("Fisher's randomization test"), qPrintable(view.summary()));
+    // The most different queries first.
+    QTableWidget* listed = view.queries_table();
+    QVERIFY(listed->rowCount() > 0);
+    for (int row = 1; row < listed->rowCount(); ++row)
+      QVERIFY(std::abs(listed->item(row, 4)->text().toDouble()) <=
+              std::abs(listed->item(row - 1, 4)->text().toDouble()) + 1e-4);
+    // A click: the query text and its target, from the dataset folder.
+    QSignalSpy shown(&view, &CompareView::details_shown);
+    view.show_details(0);
+    QVERIFY(shown.count() > 0 || shown.wait(10000));
+    const QString folder =
+        strings("SELECT value FROM params WHERE run_id = ? AND key = 'dataset'", {cls}).value(0);
+    const QString query_id = listed->item(0, 1)->text();
+    QFile queries(folder + "/queries.jsonl");
+    QVERIFY(queries.open(QIODevice::ReadOnly));
+    QString text;
+    while (!queries.atEnd()) {
+      const QJsonObject line = QJsonDocument::fromJson(queries.readLine()).object();
+      if (line["_id"].toString() == query_id) text = line["text"].toString();
+    }
+    QVERIFY(!text.isEmpty());
+    QVERIFY2(view.details().contains(text.left(30).toHtmlEscaped()), qPrintable(view.details()));
+    QVERIFY2(view.details().contains("target: "), qPrintable(view.details()));
+    // Another test, and the exports.
+    QVERIFY(loads(view, [&] { view.set_test(lmk::stats::PairedTest::Student); }));
+    QCOMPARE(view.pair().comparison.test, lmk::stats::PairedTest::Student);
+    QTemporaryDir dir;
+    view.export_queries_csv(dir.filePath("queries.csv"));
+    QFile csv(dir.filePath("queries.csv"));
+    QVERIFY(csv.open(QIODevice::ReadOnly));
+    QCOMPARE(QString(csv.readAll()).count("\r\n"), pair.pairs.size() + 1);
+    check_exports(view, dir.path(), "compare");
+  }
+
   void an_empty_store_shows_what_to_do() {
     QTemporaryDir dir;
     const QString path = dir.filePath("empty.db");

@@ -23,6 +23,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/eval/comparison.h"
 #include "tests/widgets/fixture_store.h"
 #include "widgets/results_model.h"
 #include "widgets/results_view.h"
@@ -387,33 +388,47 @@ class ResultsTest : public QObject {
       for (auto cell = column.begin(); cell != column.end(); ++cell) rows.insert(cell.key());
     QVERIFY(rows.contains("lmk · lmk-32") && rows.contains("lmk · lmk-var"));
     QCOMPARE(QSet<QString>(pivot->table().rows.begin(), pivot->table().rows.end()), rows);
-    int best_marked = 0;
     for (auto column = expected.begin(); column != expected.end(); ++column) {
       double best = -1;
-      QString best_pooling;
       for (auto cell = column->begin(); cell != column->end(); ++cell) {
         QVERIFY2(std::abs(pivot->pivot_value(cell.key(), column.key()) - cell.value()) < 1e-12,
                  qPrintable(cell.key() + " " + column.key()));
-        if (cell.value() > best) best = cell.value(), best_pooling = cell.key();
+        best = std::max(best, cell.value());
       }
-      const QString marked = pivot->best_row(column.key());
-      if (marked.isEmpty()) {  // only when every pooling ties
-        for (double value : *column) QCOMPARE(value, best);
-        continue;
-      }
-      QCOMPARE(pivot->pivot_value(marked, column.key()), best);
-      const int row = pivot->table().rows.indexOf(marked);
+      // The highest mean is marked best (* and bold) only where it beats every other row
+      // significantly, else it is a tied best; no other cell carries either mark.
+      const QString highest = pivot->best_row(column.key());
+      QVERIFY(!highest.isEmpty());
+      QCOMPARE(pivot->pivot_value(highest, column.key()), best);
       const int col = pivot->table().columns.indexOf(column.key()) + 1;
-      const QModelIndex index = pivot->index(row, col);
-      QVERIFY(index.data().toString().endsWith("*"));
-      QVERIFY(index.data(Qt::FontRole).value<QFont>().bold());
-      ++best_marked;
-      // No other row carries the mark unless it ties.
-      for (int other = 0; other < pivot->rowCount(); ++other)
-        if (pivot->index(other, col).data().toString().endsWith("*"))
-          QCOMPARE(pivot->index(other, col).data(Qt::EditRole).toDouble(), best);
+      const size_t c = static_cast<size_t>(col - 1);
+      const lmk::ComparisonTable& comparison = pivot->table().comparison;
+      bool beats_all = true;
+      const size_t r = static_cast<size_t>(pivot->table().rows.indexOf(highest));
+      for (size_t other = 0; other < comparison.rows.size(); ++other) {
+        if (other == r || !comparison.present[other][c]) continue;
+        const lmk::ComparisonTest* test = comparison.find_test(r, other, c);
+        beats_all = beats_all && test && test->significant;
+      }
+      QCOMPARE(pivot->best_is_significant(column.key()), beats_all);
+      for (int row = 0; row < pivot->rowCount(); ++row) {
+        const QModelIndex index = pivot->index(row, col);
+        const QString text = index.data().toString();
+        const bool is_highest = pivot->table().rows[row] == highest;
+        QCOMPARE(text.endsWith(" *"), is_highest && beats_all);
+        QCOMPARE(index.data(Qt::FontRole).value<QFont>().bold(), is_highest && beats_all);
+        QCOMPARE(text.endsWith(" (tied best)"), is_highest && !beats_all);
+        // mean ± half the width of its interval, from the row's per-query results.
+        const lmk::CellSummary& cell = comparison.cells[static_cast<size_t>(row)][c];
+        if (!comparison.present[static_cast<size_t>(row)][c]) continue;
+        QVERIFY2(cell.per_query && cell.n > 0, qPrintable(text));
+        QVERIFY2(text.startsWith(QString::number(pivot->table().values[row][col - 1], 'f', 3) +
+                                 " ± " + QString::number(cell.interval.half_width(), 'f', 3)),
+                 qPrintable(text));
+      }
     }
-    QVERIFY(best_marked > 0);
+    QVERIFY(pivot->legend().contains("Fisher's randomization test"));
+    QVERIFY(pivot->legend().contains("Holm–Bonferroni"));
 
     // Variant rows: one run per cell, the run name's first part (cls, mean, lmk-32, lmk-var).
     wait_pivot(view, [&] { view.set_pivot_rows(PivotRows::Variant); });
@@ -438,6 +453,58 @@ class ResultsTest : public QObject {
 
   // The eval runs again in a second experiment, same names, half the values: every mode keeps
   // the experiments apart, each row holding its own experiment's stored values.
+  // A variant that retrieves every target at one length: with CLS as the baseline its cell is
+  // marked ▲, it is the column's significant best (*), and the tooltip names the test against
+  // the baseline; the intervals and tests export as lmk compare's CSV.
+  void pivot_marks_rows_against_the_baseline() {
+    QTemporaryDir dir;
+    const QString path = copy_fixture(dir);
+    const QSqlDatabase db = direct(path);
+    const QString run_name =
+        sql_value(db, "SELECT name FROM runs WHERE name GLOB 'lmk-32/corpus@*' ORDER BY id DESC")
+            .toString();
+    const qint64 run = sql_value(db, "SELECT id FROM runs WHERE name = ?", {run_name}).toLongLong();
+    sql(db,
+        "UPDATE query_metrics SET value = 1 WHERE metric = 'ndcg_at_10' AND query IN "
+        "(SELECT id FROM eval_queries WHERE run_id = ?)",
+        {run});
+    sql(db,
+        "UPDATE eval_results SET value = 1 WHERE metric = 'ndcg_at_10' AND run_id = ? AND "
+        "group_kind = 'all'",
+        {run});
+    ResultsView view;
+    load(view, path);
+    wait_pivot(view, [&] { view.set_pivot_rows(PivotRows::Variant); });
+    const lmk::widgets::PivotModel* pivot = view.pivot_model();
+    QCOMPARE(pivot->table().baseline, QString("cls"));  // the CLS row until one is chosen
+    const QString column = "corpus-documents@" + run_name.section('@', 1);
+    const int row = pivot->table().rows.indexOf("lmk-32");
+    const int col = pivot->table().columns.indexOf(column) + 1;
+    QVERIFY(row >= 0 && col > 0);
+    const QString text = pivot->index(row, col).data().toString();
+    QVERIFY2(text.startsWith("1.000 ± 0.000 ▲ *"), qPrintable(text));
+    QVERIFY(pivot->best_is_significant(column));
+    const QString tip = pivot->index(row, col).data(Qt::ToolTipRole).toString();
+    QVERIFY2(tip.contains("against cls: +") || tip.contains("against cls: 0.") ||
+                 tip.contains("against cls: 1."),
+             qPrintable(tip));
+    QVERIFY2(tip.contains("Holm-adjusted p"), qPrintable(tip));
+    QVERIFY(pivot->index(pivot->table().rows.indexOf("cls"), 0).data().toString() ==
+            "cls (baseline)");
+    // No baseline: no marks, the best stays.
+    wait_pivot(view, [&] { view.set_pivot_baseline(QString()); });
+    const QString plain = pivot->index(row, col).data().toString();
+    QVERIFY2(!plain.contains("▲") && plain.endsWith(" *"), qPrintable(plain));
+    // The intervals and tests as CSV.
+    view.export_pivot_tests_csv(dir.filePath("tests.csv"));
+    QFile csv(dir.filePath("tests.csv"));
+    QVERIFY(csv.open(QIODevice::ReadOnly));
+    const QString content = csv.readAll();
+    QVERIFY(content.startsWith("kind,row_key,row,"));
+    QVERIFY(content.contains("\ntest,"));
+    QVERIFY(content.contains(",fisher,holm,0.05\n"));
+  }
+
   void pivot_keeps_experiments_apart() {
     QTemporaryDir dir;
     const QString path = copy_fixture(dir);
