@@ -10,6 +10,7 @@
 #include "app/commands.h"
 #include "app/store_access.h"
 #include "core/eval/comparison_report.h"
+#include "core/eval/pivot.h"
 #include "core/eval/store_comparison.h"
 #include "core/util/error.h"
 #include "core/util/text_table.h"
@@ -75,13 +76,6 @@ bool wanted_group(const EvalResult& result, const std::vector<std::string>& grou
   return std::find(groups.begin(), groups.end(), kind) != groups.end();
 }
 
-// Sort key of a group value: numbers by value ("512" before "4096"), then text.
-std::pair<double, std::string> value_order(const std::string& value) {
-  char* end = nullptr;
-  const double number = std::strtod(value.c_str(), &end);
-  return {end != value.c_str() ? number : 1e300, value};
-}
-
 // The result columns the runs have for the chosen metrics and groups, dataset by dataset.
 std::vector<ResultColumn> result_columns(const CompareArgs& args,
                                          const std::vector<std::vector<EvalResult>>& results) {
@@ -114,16 +108,18 @@ std::vector<ResultColumn> result_columns(const CompareArgs& args,
   auto group_rank = [](const std::string& kind) {
     return kind == "all" ? 0 : kind == "position" ? 2 : 1;
   };
-  std::stable_sort(columns.begin(), columns.end(),
-                   [&](const ResultColumn& a, const ResultColumn& b) {
-                     const auto metric_index = [&](const std::string& m) {
-                       return std::find(metrics.begin(), metrics.end(), m) - metrics.begin();
-                     };
-                     return std::make_tuple(a.dataset, a.split, group_rank(a.group_kind),
-                                            value_order(a.group_value), metric_index(a.metric)) <
-                            std::make_tuple(b.dataset, b.split, group_rank(b.group_kind),
-                                            value_order(b.group_value), metric_index(b.metric));
-                   });
+  std::stable_sort(columns.begin(), columns.end(), [&](const ResultColumn& a,
+                                                        const ResultColumn& b) {
+    const auto metric_index = [&](const std::string& m) {
+      return std::find(metrics.begin(), metrics.end(), m) - metrics.begin();
+    };
+    if (std::tie(a.dataset, a.split) != std::tie(b.dataset, b.split))
+      return std::tie(a.dataset, a.split) < std::tie(b.dataset, b.split);
+    if (group_rank(a.group_kind) != group_rank(b.group_kind))
+      return group_rank(a.group_kind) < group_rank(b.group_kind);
+    if (a.group_value != b.group_value) return number_aware_less(a.group_value, b.group_value);
+    return metric_index(a.metric) < metric_index(b.metric);
+  });
   return columns;
 }
 

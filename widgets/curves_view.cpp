@@ -3,7 +3,6 @@
 #include <qcustomplot.h>
 #include <QComboBox>
 #include <QHBoxLayout>
-#include <QLabel>
 #include <QSettings>
 #include <QSpinBox>
 #include <QToolTip>
@@ -29,11 +28,7 @@ CurvesView::CurvesView(QWidget* parent) : PlotView(parent) {
   dataset_ = new QComboBox(this);
   metric_ = new QComboBox(this);
   position_length_ = new QComboBox(this);
-  int column = 0;
-  auto add = [this, &column](const QString& label, QWidget* widget) {
-    controls()->insertWidget(column++, new QLabel(label, this));
-    controls()->insertWidget(column++, widget);
-  };
+  auto add = [this](const QString& label, QWidget* widget) { add_control(label, widget); };
   add(tr("Dataset"), dataset_);
   add(tr("Metric"), metric_);
   add(tr("Evidence position at"), position_length_);
@@ -207,6 +202,7 @@ void CurvesView::redraw() {
   QCustomPlot* figure = plot();
   figure->clearGraphs();
   legend_names_.clear();
+  figure->legend->setVisible(true);
   drawn_[0].clear();
   drawn_[1].clear();
   if (sources_.isEmpty()) {
@@ -234,13 +230,18 @@ void CurvesView::redraw() {
       if (!series_order_.contains(curve.name)) series_order_.append(curve.name);
   draw_panel(Panel::Length, by_length);
   draw_panel(Panel::Position, by_position);
+  plot()->legend->setVisible(series_order_.size() <= 24);
   const bool bands =
       std::any_of(points_.begin(), points_.end(), [](const EvalPoint& p) { return p.n > 0; });
   note_->setText(
       bands ? tr("Bands: 95 % percentile bootstrap intervals over the queries (%1 resamples); "
                  "hollow points: fewer than %2 queries. Hover a point for its N.")
                   .arg(resamples_)
-                  .arg(min_queries())
+                  .arg(min_queries()) +
+                  (series_order_.size() > 24
+                       ? tr(" %1 series: no legend, hover a line for its name.")
+                             .arg(series_order_.size())
+                       : QString())
             : tr("No per-query results for these runs (evaluated before lmk stored them): "
                  "means without intervals."));
   show_plot();
@@ -315,8 +316,10 @@ void CurvesView::draw_panel(Panel panel, const QVector<Curve>& curves) {
           QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(color, 1.5), QBrush(Qt::white), 7));
       few->setData(few_keys, few_values, true);
     }
-    // The legend lists each series once; the other panel's line has the same colour.
-    if (!legend_names_.contains(curve.name)) {
+    // The legend lists each series once; the other panel's line has the same colour. Past 24
+    // series it is hidden (a legend of hundreds is unreadable, and QCustomPlot adds each entry
+    // in time linear in the entries); hovering names a line.
+    if (!many && !legend_names_.contains(curve.name)) {
       legend_names_.insert(curve.name);
       graph->addToLegend();
     }

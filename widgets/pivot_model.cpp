@@ -122,6 +122,13 @@ bool PivotModel::set_table(PivotTable table) {
     return false;
   beginResetModel();
   table_ = std::move(table);
+  const lmk::ComparisonTable& comparison = table_.comparison;
+  best_rows_.assign(comparison.columns.size(), std::nullopt);
+  best_significant_.assign(comparison.columns.size(), false);
+  for (size_t c = 0; c < comparison.columns.size(); ++c) {
+    best_rows_[c] = comparison.best_row(c);
+    best_significant_[c] = comparison.best_is_significant(c);
+  }
   endResetModel();
   return true;
 }
@@ -134,15 +141,15 @@ double PivotModel::pivot_value(const QString& row_label, const QString& column_l
 
 QString PivotModel::best_row(const QString& column_label) const {
   const int column = table_.columns.indexOf(column_label);
-  if (column < 0 || table_.comparison.columns.empty()) return QString();
-  const auto best = table_.comparison.best_row(static_cast<size_t>(column));
+  if (column < 0 || static_cast<size_t>(column) >= best_rows_.size()) return QString();
+  const auto best = best_rows_[static_cast<size_t>(column)];
   return best ? table_.rows[static_cast<int>(*best)] : QString();
 }
 
 bool PivotModel::best_is_significant(const QString& column_label) const {
   const int column = table_.columns.indexOf(column_label);
-  return column >= 0 && !table_.comparison.columns.empty() &&
-         table_.comparison.best_is_significant(static_cast<size_t>(column));
+  return column >= 0 && static_cast<size_t>(column) < best_significant_.size() &&
+         best_significant_[static_cast<size_t>(column)];
 }
 
 QString PivotModel::legend() const {
@@ -177,8 +184,8 @@ QVariant PivotModel::data(const QModelIndex& index, int role) const {
   const bool compared = !comparison.columns.empty();
   const auto r = static_cast<size_t>(row), c = static_cast<size_t>(column);
   const lmk::CellSummary* cell = compared ? &comparison.cells[r][c] : nullptr;
-  const bool highest = compared && comparison.best_row(c) == r && !std::isnan(value);
-  const bool best = highest && comparison.best_is_significant(c);
+  const bool highest = compared && c < best_rows_.size() && best_rows_[c] == r && !std::isnan(value);
+  const bool best = highest && best_significant_[c];
   const bool tied_best = highest && !best && comparison.rows.size() > 1;
   switch (role) {
     case Qt::DisplayRole: {

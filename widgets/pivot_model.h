@@ -13,6 +13,9 @@
 #include <QStringList>
 #include <QVector>
 
+#include <optional>
+#include <vector>
+
 #include "core/eval/comparison.h"
 #include "core/eval/pivot.h"
 #include "widgets/results_model.h"
@@ -69,6 +72,10 @@ class PivotModel : public QAbstractTableModel {
 
  private:
   PivotTable table_;
+  // Per column, computed once per table (data() is called for every cell and role): the row of
+  // the highest mean, and whether it beats every other row significantly.
+  std::vector<std::optional<size_t>> best_rows_;
+  std::vector<bool> best_significant_;
 };
 
 }  // namespace lmk::widgets

@@ -16,6 +16,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "core/util/text_table.h"
+
 namespace lmk::widgets {
 namespace {
 
@@ -100,13 +102,7 @@ QString export_plot_with_dialog(QCustomPlot* plot, QWidget* parent, const QStrin
 }
 
 QString csv_field(const QString& text) {
-  static const QString special = QStringLiteral(",\"\r\n");
-  const bool quote =
-      std::any_of(text.begin(), text.end(), [](QChar c) { return special.contains(c); });
-  if (!quote) return text;
-  QString escaped = text;
-  escaped.replace(QLatin1Char('"'), QLatin1String("\"\""));
-  return QLatin1Char('"') + escaped + QLatin1Char('"');
+  return QString::fromStdString(lmk::csv_field(text.toStdString()));
 }
 
 QString csv_cell_text(const QModelIndex& index) {

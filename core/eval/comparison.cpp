@@ -76,6 +76,7 @@ PairedScores pair_scores(const std::vector<QueryScore>& a, const std::vector<Que
     }
     paired.a.push_back(score->value);
     paired.b.push_back(found->second);
+    paired.units.emplace_back(score->part, score->query_id);
     matched.insert(found->first);
   }
   paired.only_b = of_b.size() - matched.size();
@@ -159,7 +160,7 @@ std::vector<std::string> ComparisonTable::legend() const {
   std::snprintf(alpha, sizeof alpha, "%g", options.alpha);
   if (tests.empty()) {
     lines.push_back("No paired tests (" +
-                    std::string(!options.run_tests ? "not run for a table this large"
+                    std::string(!options.run_tests ? options.why_no_tests
                                 : rows.size() < 2  ? "one row"
                                                    : "no two cells to pair") +
                     ").");

@@ -30,6 +30,7 @@ std::vector<QueryScore> select_query_group(const std::vector<QueryScore>& scores
 // side are counted, not paired.
 struct PairedScores {
   std::vector<double> a, b;
+  std::vector<std::pair<std::string, std::string>> units;  // (part, query id) of each pair
   size_t only_a = 0, only_b = 0;
 };
 PairedScores pair_scores(const std::vector<QueryScore>& a, const std::vector<QueryScore>& b);
@@ -60,10 +61,11 @@ struct ComparisonOptions {
   stats::ResamplingOptions resampling;  // resamples, base seed, confidence of the intervals
   double alpha = 0.05;                  // family-wise, after Holm–Bonferroni
   std::optional<size_t> baseline;       // the row every other row is tested against; else all pairs
-  bool all_pairs = false;  // test all pairs even with a baseline (which then only marks rows)
-  bool run_tests = true;   // false: intervals only (a table too large to test)
-  bool bca = false;                     // BCa intervals for cells and differences
-  bool intersection = false;            // pair on the shared queries when the sets differ
+  bool all_pairs = false;     // test all pairs even with a baseline (which then only marks rows)
+  bool run_tests = true;      // false: intervals only (a table too large to test)
+  std::string why_no_tests = "not run for a table this large";  // the legend's reason then
+  bool bca = false;           // BCa intervals for cells and differences
+  bool intersection = false;  // pair on the shared queries when the sets differ
   // Whether differing query sets or fewer than 2 shared queries are an InputError (the CLI) or a
   // note beside the table (lmk study, the workbench).
   bool refuse_unpaired = true;

@@ -7,7 +7,8 @@
 // The store: a copy of FILE (default: the GUI tests' fixture, lmk study of the micro profile;
 // VACUUM INTO, so a store being written is copied consistently) grown in one transaction by
 //   - `runs` eval runs in `experiments` experiments, each a copy of a real eval run (its config,
-//     params, eval_results with values scaled by 0.8–1.0, attention profiles), named
+//     params, eval_results and per-query results with values scaled by 0.8–1.0, attention
+//     profiles), named
 //     sweep-NNN/<real name>; the last experiment's end still SCHEDULED / RUNNING / FAILED
 //     (those without results); jobs rows for the runs of the last half of the experiments;
 //   - `train-runs` finished training runs (params of a real one) of `train-steps` steps of loss,
@@ -42,6 +43,7 @@
 #include <QStandardPaths>
 #include <QTabWidget>
 #include <QTableView>
+#include <QTableWidget>
 #include <QTextStream>
 #include <QThread>
 #include <QThreadPool>
@@ -57,6 +59,7 @@
 #include <vector>
 
 #include "widgets/attention_view.h"
+#include "widgets/compare_view.h"
 #include "widgets/curves_view.h"
 #include "widgets/job_monitor_view.h"
 #include "widgets/length_view.h"
@@ -163,6 +166,9 @@ void grow_store(const QString& path, const ScaleSpec& spec, const QString& work_
   const bool has_attention =
       scalar(db, QStringLiteral("SELECT count(*) FROM sqlite_master WHERE name = "
                                 "'attention_profiles'")) > 0;
+  const bool has_query_results =
+      scalar(db, QStringLiteral("SELECT count(*) FROM sqlite_master WHERE name = "
+                                "'eval_queries'")) > 0;
   const bool has_jobs =
       scalar(db, QStringLiteral("SELECT count(*) FROM sqlite_master WHERE name = 'jobs'")) > 0;
 
@@ -259,6 +265,21 @@ void grow_store(const QString& path, const ScaleSpec& spec, const QString& work_
                           "e.value * (0.8 + (abs(random()) % 2000) / 10000.0) "
                           "FROM bench_copies c JOIN eval_results e ON e.run_id = c.src_id "
                           "WHERE c.status = 'FINISHED' ORDER BY c.new_id"));
+  // Per-query results (schema 4): every copy's queries, their metrics scaled like its results.
+  if (has_query_results) {
+    exec(db, QStringLiteral("INSERT INTO eval_queries(run_id, dataset, split, part, query_id, "
+                            "evidence_position, target_length) SELECT c.new_id, q.dataset, "
+                            "q.split, q.part, q.query_id, q.evidence_position, q.target_length "
+                            "FROM bench_copies c JOIN eval_queries q ON q.run_id = c.src_id "
+                            "WHERE c.status = 'FINISHED' ORDER BY c.new_id"));
+    exec(db, QStringLiteral("INSERT INTO query_metrics(query, metric, value) SELECT n.id, "
+                            "m.metric, m.value * (0.8 + (abs(random()) % 2000) / 10000.0) "
+                            "FROM bench_copies c JOIN eval_queries o ON o.run_id = c.src_id "
+                            "JOIN eval_queries n ON n.run_id = c.new_id AND n.dataset = o.dataset "
+                            "AND n.split = o.split AND n.part = o.part AND n.query_id = o.query_id "
+                            "JOIN query_metrics m ON m.query = o.id "
+                            "WHERE c.status = 'FINISHED' ORDER BY n.id"));
+  }
   if (has_attention)
     exec(db, QStringLiteral("INSERT INTO attention_profiles SELECT c.new_id, a.dataset, "
                             "a.length_group, a.layer, a.head, a.bin, a.bin_start, a.bin_end, "
@@ -624,6 +645,15 @@ void plot_cases(const QString& db) {
                   .arg(view->row_count(0))
                   .arg(view->row_count(1))
                   .arg(view->cell_count(0));
+            });
+  }
+  {
+    auto view = shown_view<CompareView>();
+    measure(QStringLiteral("CompareView: set_store → loaded (two runs paired and tested)"),
+            until_loaded(view.get(), [&] { view->set_store(db); }), [&] {
+              return QStringLiteral("%1 queries paired, %2 listed")
+                  .arg(view->pair().pairs.size())
+                  .arg(view->queries_table()->rowCount());
             });
   }
   {

@@ -251,19 +251,19 @@ class ResultsTest : public QObject {
     const QVector<Case> cases = {
         {"pooling=cls",
          "r.id IN (SELECT run_id FROM params WHERE key = 'pooling' AND value = 'cls')"},
-        {"pooling=cls max_length=512",
+        {"pooling=cls max_length=128",
          "r.id IN (SELECT run_id FROM params WHERE key = 'pooling' AND value = 'cls') AND r.id IN "
-         "(SELECT run_id FROM params WHERE key = 'max_length' AND value = '512')"},
-        {"max_length>=512",
+         "(SELECT run_id FROM params WHERE key = 'max_length' AND value = '128')"},
+        {"max_length>=256",
          "r.id IN (SELECT run_id FROM params WHERE key = 'max_length' AND CAST(value AS REAL) "
-         ">= 512)"},
+         ">= 256)"},
         {"pooling!=cls",
          "r.id NOT IN (SELECT run_id FROM params WHERE key = 'pooling' AND "
          "value = 'cls')"},
         {"*pooling=lmk",
          "r.id IN (SELECT run_id FROM params WHERE key GLOB '*pooling' AND "
          "value = 'lmk')"},
-        {"name=lmk-*/corpus@*", "r.name GLOB 'lmk-*/corpus@*'"},
+        {"name=lmk-*/manpages-*", "r.name GLOB 'lmk-*/manpages-*'"},
         {"kind=eval status=finished", "r.kind = 'eval' AND r.status = 'FINISHED'"},
         {"PASSKEY", "instr(lower(r.name), 'passkey') > 0 OR instr(lower(e.name), 'passkey') > 0"},
         // Values are bound, never pasted into SQL: this matches nothing and breaks nothing.
@@ -436,11 +436,12 @@ class ResultsTest : public QObject {
                          "SELECT r.name, er.dataset, ml.value, er.value FROM runs r "
                          "JOIN eval_results er ON er.run_id = r.id JOIN params ml ON ml.run_id = "
                          "r.id AND ml.key = 'max_length' WHERE er.metric = 'ndcg_at_10' AND "
-                         "er.group_kind = 'all' AND r.name GLOB '*/corpus@*'");
+                         "er.group_kind = 'all' AND r.name GLOB '*-passages'");
     int variants = 0;
     while (runs.next()) {
       const QString variant = runs.value(0).toString().section('/', 0, 0);
-      const QString column = runs.value(1).toString() + "@" + runs.value(2).toString();
+      // One evaluation length per dataset: the column is the dataset.
+      const QString column = runs.value(1).toString();
       QCOMPARE(pivot->pivot_value(variant, column), runs.value(3).toDouble());
       ++variants;
     }
@@ -461,8 +462,7 @@ class ResultsTest : public QObject {
     const QString path = copy_fixture(dir);
     const QSqlDatabase db = direct(path);
     const QString run_name =
-        sql_value(db, "SELECT name FROM runs WHERE name GLOB 'lmk-32/corpus@*' ORDER BY id DESC")
-            .toString();
+        sql_value(db, "SELECT name FROM runs WHERE name = 'lmk-32/manpages-passages'").toString();
     const qint64 run = sql_value(db, "SELECT id FROM runs WHERE name = ?", {run_name}).toLongLong();
     sql(db,
         "UPDATE query_metrics SET value = 1 WHERE metric = 'ndcg_at_10' AND query IN "
@@ -477,7 +477,7 @@ class ResultsTest : public QObject {
     wait_pivot(view, [&] { view.set_pivot_rows(PivotRows::Variant); });
     const lmk::widgets::PivotModel* pivot = view.pivot_model();
     QCOMPARE(pivot->table().baseline, QString("cls"));  // the CLS row until one is chosen
-    const QString column = "corpus-documents@" + run_name.section('@', 1);
+    const QString column = "manpages-passages";  // one evaluation length: the dataset
     const int row = pivot->table().rows.indexOf("lmk-32");
     const int col = pivot->table().columns.indexOf(column) + 1;
     QVERIFY(row >= 0 && col > 0);
@@ -522,7 +522,7 @@ class ResultsTest : public QObject {
                            "JOIN params p ON p.run_id = r.id AND p.key = 'pooling' "
                            "JOIN params ml ON ml.run_id = r.id AND ml.key = 'max_length' "
                            "WHERE er.metric = 'ndcg_at_10' AND er.group_kind = 'all' "
-                           "AND r.name GLOB '*/corpus@*'");
+                           "AND r.name GLOB '*-passages'");
       QSet<QString> experiments;
       int checked = 0;
       while (runs.next()) {
@@ -530,7 +530,7 @@ class ResultsTest : public QObject {
             runs.value(0).toString() + ": " + runs.value(1).toString().section('/', 0, 0);
         const QString row =
             mode == PivotRows::Variant ? variant : runs.value(2).toString() + " · " + variant;
-        const QString column = runs.value(3).toString() + "@" + runs.value(4).toString();
+        const QString column = runs.value(3).toString();  // one length per dataset
         QVERIFY2(pivot->table().rows.contains(row), qPrintable(row));
         QCOMPARE(pivot->pivot_value(row, column), runs.value(5).toDouble());
         experiments.insert(runs.value(0).toString());
@@ -552,8 +552,9 @@ class ResultsTest : public QObject {
     };
     // Two eval runs (same keys, some values differ), then a training run beside an eval run
     // (keys the other lacks, among them empty values: "" is not the same as missing).
-    const QVector<QPair<QString, QString>> pairs = {{"cls/corpus@128", "lmk-32/corpus@512"},
-                                                    {"finetune/cls", "cls/passages"}};
+    const QVector<QPair<QString, QString>> pairs = {
+        {"cls/manpages-passages", "lmk-32/manpages-documents"},
+        {"finetune/cls", "cls/manpages-passages"}};
     for (const auto& pair : pairs) {
       const qlonglong a = std::min(id_of(pair.first), id_of(pair.second));
       const qlonglong b = std::max(id_of(pair.first), id_of(pair.second));
