@@ -1,5 +1,5 @@
-// lmk data passkey | needle | corpus | pairs | manpages | stats: datasets generated here (BEIR
-// layout).
+// lmk data passkey | needle | corpus | code | pairs | manpages | docs | stats: datasets generated
+// here (BEIR layout).
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -7,9 +7,11 @@
 #include <thread>
 
 #include "app/commands.h"
+#include "core/data/code_task.h"
 #include "core/data/dataset_dir.h"
 #include "core/data/formats.h"
 #include "core/data/generators.h"
+#include "core/data/html_text.h"
 #include "core/data/manpages.h"
 #include "core/store/results_store.h"
 #include "core/tokenize/tokenizer.h"
@@ -33,9 +35,26 @@ void write_dataset_info(const std::string& dir, const json& info) {
 
 struct SyntheticArgs {
   std::string tokenizer, out, lengths = "256,512,1024,2048,4096,8192,16384,32768", haystack;
-  size_t queries = 50, documents = 100;
+  std::string depths;     // "0,0.1,...,1": the length × depth map
+  std::string pairs_out;  // training pairs (jsonl) instead of a dataset
+  size_t queries = 50, documents = 100, keys = 1, negatives = 1;
   uint64_t seed = 42;
 };
+
+// --depths: comma-separated fractions in [0, 1].
+std::vector<double> parse_depths(const std::string& text) {
+  std::vector<double> depths;
+  if (text.empty()) return depths;
+  std::stringstream list(text);
+  for (std::string item; std::getline(list, item, ',');) {
+    char* end = nullptr;
+    const double depth = std::strtod(item.c_str(), &end);
+    if (item.empty() || end != item.c_str() + item.size() || !(depth >= 0 && depth <= 1))
+      throw input_error("--depths", "'" + item + "' is not a depth in [0, 1]");
+    depths.push_back(depth);
+  }
+  return depths;
+}
 
 int run_synthetic(const SyntheticArgs& args, const std::string& task) {
   const auto tokenizer = load_tokenizer(args.tokenizer);
@@ -44,6 +63,8 @@ int run_synthetic(const SyntheticArgs& args, const std::string& task) {
   options.queries = args.queries;
   options.documents = args.documents;
   options.seed = args.seed;
+  options.depths = parse_depths(args.depths);
+  options.keys = args.keys;
   std::vector<GeneratedSplit> splits;
   if (task == "passkey") {
     splits = make_passkey_task(*tokenizer, options);
@@ -51,6 +72,15 @@ int run_synthetic(const SyntheticArgs& args, const std::string& task) {
     const std::vector<Document> haystack = read_text_folder(args.haystack);
     splits = make_needle_task(*tokenizer, haystack, options);
   }
+  if (!args.pairs_out.empty()) {
+    const std::vector<TrainingExample> examples =
+        synthetic_training_pairs(splits, args.negatives, args.seed);
+    write_training_examples(args.pairs_out, examples);
+    std::cerr << "lmk data " << task << ": " << examples.size() << " training pairs ("
+              << args.negatives << " hard negatives each) in " << args.pairs_out << "\n";
+    return 0;
+  }
+  if (args.out.empty()) throw input_error("--out", "required (or --pairs-out)");
   json names = json::array();
   for (const auto& split : splits) {
     write_beir((fs::path(args.out) / split.name).string(), "test", split.data);
@@ -65,56 +95,152 @@ int run_synthetic(const SyntheticArgs& args, const std::string& task) {
                                 {"tokenizer", args.tokenizer},
                                 {"seed", args.seed},
                                 {"queries", args.queries},
-                                {"documents", args.documents}});
+                                {"documents", args.documents},
+                                {"depths", options.depths},
+                                {"keys", options.keys}});
   std::cerr << "lmk data " << task << ": " << splits.size() << " lengths × " << args.documents
             << " documents, " << args.queries << " queries each, in " << args.out << "\n";
   return 0;
 }
 
 struct CorpusArgs {
-  std::string source, out, name, split = "train";
+  std::string source, out, name, split = "train", lengths, tokenizer, splits = "train,dev,test";
   uint64_t seed = 42;
   size_t queries_per_document = 1, negatives = 3, examples_per_document = 8;
+  size_t windows_per_document = 1, max_windows = 0;
+  bool stratified = false;
 };
 
+// Writes a task whose queries carry their split (extra "split"; none: test) as one BEIR folder:
+// one corpus and query file, and qrels per split.
+void write_beir_splits(const std::string& dir, const RetrievalSplit& data) {
+  std::map<std::string, Qrels> qrels_of_split;
+  std::map<std::string, std::string> split_of_query;
+  for (const Query& q : data.queries) split_of_query[q.id] = q.extra.value("split", "test");
+  for (const auto& [query, docs_of_query] : data.qrels)
+    qrels_of_split[split_of_query[query]][query] = docs_of_query;
+  RetrievalSplit part = data;
+  for (auto& [split, qrels] : qrels_of_split) {
+    part.qrels = std::move(qrels);
+    write_beir(dir, split, part);  // the same corpus and queries, this split's qrels
+  }
+}
+
+// write_beir_splits and dataset.json.
+void write_split_task(const std::string& dir, const RetrievalSplit& data,
+                      const nlohmann::json& info) {
+  write_beir_splits(dir, data);
+  write_dataset_info(dir, info);
+}
+
+// --splits: a comma-separated subset of train, dev, test.
+std::vector<std::string> parse_splits(const std::string& text) {
+  std::vector<std::string> splits;
+  std::stringstream list(text);
+  for (std::string item; std::getline(list, item, ',');) {
+    if (item != "train" && item != "dev" && item != "test")
+      throw input_error("--splits", "'" + item + "' is not a split (train, dev, test)");
+    splits.push_back(item);
+  }
+  if (splits.empty()) throw input_error("--splits", "no split given");
+  return splits;
+}
+
+// Long-document retrieval at fixed lengths (--lengths): documents/ with one part per length.
+void write_window_task(const CorpusArgs& args, const std::vector<Document>& docs,
+                       const std::vector<std::string>& splits, const std::string& name) {
+  const auto tokenizer = load_tokenizer(args.tokenizer);
+  WindowTaskOptions options;
+  options.lengths = parse_int_list(args.lengths, "--lengths", 16, "a length of at least 16 tokens");
+  options.seed = args.seed;
+  options.queries_per_window = args.queries_per_document;
+  options.windows_per_document = args.windows_per_document;
+  options.max_windows = args.max_windows;
+  options.splits = splits;
+  const std::string dir = (fs::path(args.out) / "documents").string();
+  json parts = json::array(), counts = json::object();
+  for (const WindowPart& part : make_window_task(docs, *tokenizer, options)) {
+    const std::string length = std::to_string(part.length);
+    std::string summary;
+    for (const auto& [split, windows] : part.windows)
+      summary += (summary.empty() ? "" : ", ") + split + " " + std::to_string(windows) +
+                 " windows / " + std::to_string(part.queries.at(split)) + " queries";
+    std::cerr << "lmk data corpus: documents@" << length << ": "
+              << part.documents - part.short_documents << " of " << part.documents
+              << " documents hold " << length << " tokens (" << part.short_documents
+              << " shorter: not in this part); " << (summary.empty() ? "no windows" : summary)
+              << "\n";
+    counts[length] = {{"documents", part.documents},
+                      {"short_documents", part.short_documents},
+                      {"windows", part.windows},
+                      {"queries", part.queries}};
+    if (part.data.queries.empty()) continue;  // no document this long: no part
+    write_beir_splits((fs::path(dir) / length).string(), part.data);
+    parts.push_back(length);
+  }
+  if (parts.empty())
+    throw input_error(args.source, "no document of the splits asked for holds " + args.lengths +
+                                       " tokens: no long-document task");
+  write_dataset_info(dir, {{"task", name + "-documents"},
+                           {"protocol",
+                            "windows of L tokens of documents at least L long, sentences drawn at "
+                            "stratified positions and removed from their window"},
+                           {"main_score", "ndcg_at_10"},
+                           {"split", "test"},
+                           {"parts", parts},
+                           {"part_kind", "length"},
+                           {"counts", counts},
+                           {"tokenizer", args.tokenizer},
+                           {"queries_per_window", args.queries_per_document},
+                           {"source", fs::absolute(args.source).string()},
+                           {"seed", args.seed}});
+}
+
 int run_corpus(const CorpusArgs& args) {
-  const std::vector<Document> docs = read_text_folder(args.source);
+  if (args.lengths.empty() != args.tokenizer.empty())
+    throw input_error(args.lengths.empty() ? "--tokenizer" : "--lengths",
+                      "--lengths and --tokenizer go together (windows of L tokens)");
+  const std::vector<std::string> splits = parse_splits(args.splits);
+  std::vector<Document> docs;
+  for (Document& doc : read_text_folder(args.source)) {
+    if (std::find(splits.begin(), splits.end(), split_of_document(doc.id, args.seed)) !=
+        splits.end())
+      docs.push_back(std::move(doc));
+  }
+  if (docs.empty())
+    throw input_error(args.source, "no document falls in the splits " + args.splits);
   CorpusTaskOptions options;
   options.seed = args.seed;
   options.queries_per_document = args.queries_per_document;
+  options.stratified = args.stratified;
   const std::string name =
       args.name.empty() ? fs::path(args.source).lexically_normal().filename().string() : args.name;
-  for (const auto& [variant, data] :
-       {std::pair<std::string, RetrievalSplit>{"documents", make_corpus_task(docs, options)},
-        {"passages", make_passage_task(docs, options)}}) {
+  std::vector<std::pair<std::string, RetrievalSplit>> tasks;
+  if (args.lengths.empty())
+    tasks.emplace_back("documents", make_corpus_task(docs, options));
+  else
+    write_window_task(args, docs, splits, name);
+  tasks.emplace_back("passages", make_passage_task(docs, options));
+  for (const auto& [variant, data] : tasks) {
     // One corpus, qrels per split (train / dev / test by document).
-    std::map<std::string, Qrels> qrels_of_split;
-    std::map<std::string, std::string> split_of_query;
-    for (const Query& q : data.queries) split_of_query[q.id] = q.extra.value("split", "test");
-    for (const auto& [query, docs_of_query] : data.qrels)
-      qrels_of_split[split_of_query[query]][query] = docs_of_query;
     const std::string dir = (fs::path(args.out) / variant).string();
-    RetrievalSplit part = data;
-    for (auto& [split, qrels] : qrels_of_split) {
-      part.qrels = std::move(qrels);
-      write_beir(dir, split, part);  // the same corpus and queries, this split's qrels
-    }
-    write_dataset_info(dir, {{"task", name + "-" + variant},
-                             {"protocol",
-                              "MLDR-style: a sentence drawn at a random position, "
-                              "removed from its target"},
-                             {"main_score", "ndcg_at_10"},
-                             {"split", "test"},
-                             {"source", fs::absolute(args.source).string()},
-                             {"seed", args.seed}});
+    write_split_task(dir, data,
+                     {{"task", name + "-" + variant},
+                      {"protocol",
+                       "MLDR-style: a sentence drawn at a random position, "
+                       "removed from its target"},
+                      {"main_score", "ndcg_at_10"},
+                      {"split", "test"},
+                      {"source", fs::absolute(args.source).string()},
+                      {"seed", args.seed}});
     std::cerr << "lmk data corpus: " << variant << ": " << data.corpus.size() << " entries, "
               << data.queries.size() << " queries (train/dev/test by document) in " << dir << "\n";
   }
   // Classification by the label in the file name (a man page's section).
   const auto [train, test] = make_classification_task(docs, args.seed);
   if (train.empty() || test.empty()) {
-    std::cerr << "lmk data corpus: no classification task (file names carry no NAME.LABEL "
-                 "suffix in both train and test)\n";
+    std::cerr << "lmk data corpus: no classification task (it needs documents whose file name "
+                 "carries a NAME.LABEL suffix in train and in dev or test)\n";
     return 0;
   }
   const std::string dir = (fs::path(args.out) / "classification").string();
@@ -165,6 +291,52 @@ int run_manpages(const ManPagesArgs& args) {
   options.threads = std::max(1u, std::thread::hardware_concurrency());
   const size_t files = render_manpages(args.out, options);
   std::cerr << "lmk data manpages: " << files << " pages in " << args.out << "\n";
+  return 0;
+}
+
+struct CodeArgs {
+  std::string source = "/usr/lib/python3.11", out, name = "python-code", splits = "train,dev,test";
+  uint64_t seed = 42;
+  size_t limit_files = 0;
+};
+
+int run_code(const CodeArgs& args) {
+  const std::vector<PythonFunction> functions =
+      read_python_functions(args.source, args.limit_files);
+  CodeTaskOptions options;
+  options.seed = args.seed;
+  options.splits = parse_splits(args.splits);
+  const RetrievalSplit task = make_code_task(functions, options);
+  write_split_task(args.out, task,
+                   {{"task", args.name},
+                    {"protocol",
+                     "CodeSearchNet-style: a function's docstring (first paragraph) retrieves the "
+                     "function's source without it, among every function"},
+                    {"main_score", "ndcg_at_10"},
+                    {"split", "test"},
+                    {"source", fs::absolute(args.source).string()},
+                    {"seed", args.seed}});
+  std::cerr << "lmk data code: " << functions.size() << " functions, " << task.corpus.size()
+            << " in the corpus, " << task.queries.size() << " queries (train/dev/test by file) in "
+            << args.out << "\n";
+  return 0;
+}
+
+struct DocsArgs {
+  std::string source, out;
+  size_t limit = 0, min_bytes = 200;
+};
+
+int run_docs(const DocsArgs& args) {
+  HtmlRenderOptions options;
+  options.limit = args.limit;
+  options.min_bytes = args.min_bytes;
+  const HtmlRenderReport report =
+      render_html_docs(html_docs_source(args.source), args.out, options);
+  std::cerr << "lmk data docs: " << args.source << ": " << report.rendered << " of " << report.pages
+            << " pages rendered (" << report.short_pages << " shorter than " << args.min_bytes
+            << " bytes, " << report.rejected << " the HTML parser rejected), "
+            << report.bytes / 1000000.0 << " MB of text in " << args.out << "\n";
   return 0;
 }
 
@@ -238,12 +410,26 @@ Runner add_data_command(CLI::App& app) {
                   ? "LongEmbed passkey retrieval (filler + pass key at a random position)"
                   : "Needle retrieval: a fact in natural text at a random position");
     cmd->add_option("--tokenizer", args->tokenizer, "tokenizer that measures lengths")->required();
-    cmd->add_option("--out", args->out, "output folder (one BEIR folder per length)")->required();
+    cmd->add_option("--out", args->out, "output folder (one BEIR folder per length)");
+    cmd->add_option("--pairs-out", args->pairs_out,
+                    "write training pairs (FlagEmbedding jsonl: query, its document, other "
+                    "documents as negatives) instead of a dataset; use another --seed than the "
+                    "evaluation's")
+        ->excludes("--out");
+    cmd->add_option("--negatives", args->negatives, "with --pairs-out: hard negatives per pair")
+        ->capture_default_str();
     cmd->add_option("--lengths", args->lengths, "context lengths in tokens")->capture_default_str();
     cmd->add_option("--queries", args->queries, "queries per length")->capture_default_str();
     cmd->add_option("--documents", args->documents, "candidate documents per length")
         ->capture_default_str();
     cmd->add_option("--seed", args->seed, "random seed")->capture_default_str();
+    cmd->add_option("--depths", args->depths,
+                    "needle depths of the queries' documents, e.g. 0,0.1,0.2,...,1 (a length x "
+                    "depth map; default: uniformly random)");
+    if (task == "needle")
+      cmd->add_option("--keys", args->keys,
+                      "facts per document, the query asking for one (RULER's multi-key needle)")
+          ->capture_default_str();
     if (task == "needle")
       cmd->add_option("--haystack", args->haystack, "folder of .txt files (natural text)")
           ->required();
@@ -258,10 +444,31 @@ Runner add_data_command(CLI::App& app) {
     cmd->add_option("--out", args->out, "output folder")->required();
     cmd->add_option("--seed", args->seed, "random seed (queries and splits)")
         ->capture_default_str();
-    cmd->add_option("--queries-per-document", args->queries_per_document)->capture_default_str();
+    cmd->add_option("--queries-per-document", args->queries_per_document,
+                    "queries drawn from each document (with --lengths: from each window)")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    cmd->add_flag("--stratified", args->stratified,
+                  "query q of a document's k from [q/k, (q+1)/k) of its text (evidence spread "
+                  "evenly over the positions)");
     cmd->add_option(
         "--name", args->name,
         "datasets NAME-documents and NAME-passages (default: the source folder's name)");
+    cmd->add_option("--lengths", args->lengths,
+                    "documents/ as windows of these token lengths, one part each, every target at "
+                    "least that long (with --tokenizer; queries stratified over the window)");
+    cmd->add_option("--tokenizer", args->tokenizer, "tokenizer that measures --lengths");
+    cmd->add_option("--windows-per-document", args->windows_per_document,
+                    "with --lengths: consecutive windows cut from a long document")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("--max-windows", args->max_windows,
+                    "with --lengths: at most this many windows per split and length, a seeded "
+                    "choice (0: all)")
+        ->capture_default_str();
+    cmd->add_option("--splits", args->splits,
+                    "only documents of these splits (e.g. dev,test for an evaluation-only corpus)")
+        ->capture_default_str();
     cmd->callback([chosen, args] { *chosen = [args] { return run_corpus(*args); }; });
   }
   {
@@ -287,6 +494,40 @@ Runner add_data_command(CLI::App& app) {
     cmd->add_option("--limit", args->limit, "this many pages, spread over the list (0: all)")
         ->capture_default_str();
     cmd->callback([chosen, args] { *chosen = [args] { return run_manpages(*args); }; });
+  }
+  {
+    auto args = std::make_shared<CodeArgs>();
+    auto* cmd = data->add_subcommand(
+        "code",
+        "Code retrieval from Python sources: docstring (first paragraph) -> the function's source "
+        "without it, among every function");
+    cmd->add_option("--source", args->source, "folder of .py files")->capture_default_str();
+    cmd->add_option("--out", args->out, "output folder (BEIR)")->required();
+    cmd->add_option("--name", args->name, "dataset name")->capture_default_str();
+    cmd->add_option("--seed", args->seed, "split seed (train / dev / test by file)")
+        ->capture_default_str();
+    cmd->add_option("--splits", args->splits,
+                    "only the functions of files in these splits (e.g. dev,test: an "
+                    "evaluation-only corpus)")
+        ->capture_default_str();
+    cmd->add_option("--limit-files", args->limit_files,
+                    "this many files, spread over the sorted list (0: all)")
+        ->capture_default_str();
+    cmd->callback([chosen, args] { *chosen = [args] { return run_code(*args); }; });
+  }
+  {
+    auto args = std::make_shared<DocsArgs>();
+    auto* cmd = data->add_subcommand(
+        "docs",
+        "A documentation corpus Debian ships as HTML, rendered to .txt files: python-docs "
+        "(python3.11-doc), kernel-docs (linux-doc-6.1)");
+    cmd->add_option("--source", args->source, "python-docs | kernel-docs")->required();
+    cmd->add_option("--out", args->out, "output folder")->required();
+    cmd->add_option("--limit", args->limit, "this many pages, spread over the list (0: all)")
+        ->capture_default_str();
+    cmd->add_option("--min-bytes", args->min_bytes, "skip pages with less text than this")
+        ->capture_default_str();
+    cmd->callback([chosen, args] { *chosen = [args] { return run_docs(*args); }; });
   }
   {
     auto args = std::make_shared<StatsArgs>();

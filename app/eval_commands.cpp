@@ -36,7 +36,7 @@ struct EvalArgs {
   std::string model, dataset, pooling, db, experiment = "default", run_name, mteb_out,
                                            device = "cpu", split, save_run;
   int granularity = 0;
-  size_t max_length = 0, query_max_length = 0, batch_size = 16;
+  size_t max_length = 0, query_max_length = 0, batch_size = 16, min_target_length = 0;
   std::string ks = "1,3,5,10,100";
   size_t attention_docs = 3;
   int bins = 20;
@@ -110,6 +110,7 @@ EvalOutcome evaluate_retrieval_dataset(const EvalArgs& args, const DatasetInfo& 
   json& mteb_scores = outcome.mteb_scores;
   std::map<std::string, std::vector<double>> overall;  // metric -> value per part
   RetrievalTiming total;
+  size_t short_targets = 0;
   std::cout << "dataset " << dataset.task << " (" << dataset.parts.size() << " part"
             << (dataset.parts.size() == 1 ? "" : "s") << "), split " << split << ", pooling "
             << pooling_name(options.encode.pooling)
@@ -125,6 +126,14 @@ EvalOutcome evaluate_retrieval_dataset(const EvalArgs& args, const DatasetInfo& 
       profile_texts.push_back(doc.title.empty() ? doc.text : doc.title + " " + doc.text);
     }
     const SplitEvaluation result = evaluate_retrieval(model, tokenizer, std::move(data), options);
+    short_targets += result.short_targets;
+    if (result.metrics.per_query.empty()) {
+      std::cout << "  "
+                << (part.name.empty() ? std::string("all") : dataset.part_kind + " " + part.name)
+                << ": left out, every target shorter than " << options.min_target_length
+                << " tokens (" << result.short_targets << " queries)\n";
+      continue;
+    }
     for (const auto& [query_id, metrics] : result.metrics.per_query) {
       const QueryFacts& facts = result.facts.at(query_id);
       outcome.queries.push_back({dataset.task, split, part.name, query_id, facts.evidence_position,
@@ -165,9 +174,15 @@ EvalOutcome evaluate_retrieval_dataset(const EvalArgs& args, const DatasetInfo& 
     }
     std::cout << "  "
               << (part.name.empty() ? std::string("all") : dataset.part_kind + " " + part.name)
-              << ": " << result.documents << " documents, " << result.queries << " queries, "
-              << dataset.main_score << " " << format_value(entry["main_score"].get<double>())
-              << ", ndcg_at_10 " << format_value(overall_value("ndcg_at_10")) << ", recall_at_10 "
+              << ": " << result.documents << " documents, " << result.queries << " queries"
+              << (result.short_targets > 0
+                      ? " (" + std::to_string(result.short_targets) +
+                            " left out: target shorter than " +
+                            std::to_string(options.min_target_length) + " tokens)"
+                      : std::string())
+              << ", " << dataset.main_score << " "
+              << format_value(entry["main_score"].get<double>()) << ", ndcg_at_10 "
+              << format_value(overall_value("ndcg_at_10")) << ", recall_at_10 "
               << format_value(overall_value("recall_at_10")) << "\n";
     if (!profile_texts.empty()) {
       // Where the pooling tokens look, on the first documents of the part.
@@ -189,6 +204,10 @@ EvalOutcome evaluate_retrieval_dataset(const EvalArgs& args, const DatasetInfo& 
       store->add_attention_profile(run_id, profile_rows);
     }
   }
+  if (overall.empty())
+    throw InputError("lmk eval: every query's target is shorter than " +
+                     std::to_string(options.min_target_length) + " tokens (" +
+                     std::to_string(short_targets) + " queries): nothing to score");
   // Overall: the mean over the parts (LongEmbed's average over lengths), or the one part.
   std::map<std::string, double> overall_means;
   for (const auto& [metric, values] : overall) {
@@ -211,7 +230,8 @@ EvalOutcome evaluate_retrieval_dataset(const EvalArgs& args, const DatasetInfo& 
                   << ")\n";
     }
   }
-  outcome.timings = {{"encode_documents_seconds", total.encode_documents},
+  outcome.timings = {{"queries_short_target", static_cast<double>(short_targets)},
+                     {"encode_documents_seconds", total.encode_documents},
                      {"encode_queries_seconds", total.encode_queries},
                      {"search_seconds", total.search},
                      {"metrics_seconds", total.metrics}};
@@ -285,6 +305,7 @@ int run_eval(const EvalArgs& args) {
   options.encode.normalize = model.pooling.normalize;
   options.encode.device = args.device;
   options.query_max_length = args.query_max_length;
+  options.min_target_length = args.min_target_length;
   options.ks.clear();
   for (int64_t k : parse_int_list(args.ks, "--k", 1, "a positive cutoff"))
     options.ks.push_back(static_cast<int>(k));
@@ -403,6 +424,9 @@ Runner add_eval_command(CLI::App& app) {
   cmd->add_option("--max-length", args->max_length, "truncate documents to N tokens (0: no limit)");
   cmd->add_option("--query-max-length", args->query_max_length,
                   "truncate queries (0: as documents)");
+  cmd->add_option("--min-target-length", args->min_target_length,
+                  "leave out (and count) queries whose target has fewer tokens, e.g. the length "
+                  "tested (0: none)");
   cmd->add_option("--batch-size", args->batch_size, "texts per batch")->capture_default_str();
   cmd->add_option("--k", args->ks, "metric cutoffs")->capture_default_str();
   cmd->add_option("--db", args->db,

@@ -10,7 +10,7 @@
 namespace lmk::cli {
 
 // Adds --architecture, --hidden-size, --layers, --heads, --intermediate-size, --local-window,
-// --global-every and --rope-theta to `command`, writing into `shape` (which must outlive the
+// --global-every, --rope-theta and --no-rope to `command`, writing into `shape` (which must outlive the
 // parse). Ranges are checked by shaped_config(), which names the flag.
 inline void add_shape_options(CLI::App& command, ShapeOverrides& shape) {
   command.add_option("--architecture", shape.architecture, "modernbert | bert | gte")
@@ -32,6 +32,9 @@ inline void add_shape_options(CLI::App& command, ShapeOverrides& shape) {
   command.add_option_function<double>(
       "--rope-theta", [&shape](const double& value) { shape.rope_theta = value; },
       "RoPE base: ModernBERT's global layers (default 160000), GTE's (default 10000)");
+  command.add_flag("--no-rope", shape.no_rope,
+                   "the RoPE ablation: rotation frequencies zeroed, attention sees no positions "
+                   "(config.json lmk_disable_rope)");
 }
 
 }  // namespace lmk::cli

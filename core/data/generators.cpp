@@ -19,10 +19,6 @@ namespace {
 // A seed names one dataset (core/util/random.h).
 using Rng = SplitMix64;
 
-uint64_t mix(uint64_t seed, uint64_t salt) {
-  return Rng(seed ^ (salt * 0xD6E8FEB86659FD93ULL)).next();
-}
-
 // 160 first names, enough for unique names among 100 documents of one length.
 const std::vector<std::string>& first_names() {
   static const std::vector<std::string> names = {
@@ -94,26 +90,44 @@ struct Placed {
 
 Placed place_needle(const Tokenizer& tokenizer, const std::vector<std::string>& sentences,
                     const std::string& needle, int64_t length, double relative) {
-  // Sentences ahead of the needle: `relative` of what fits in length - needle tokens.
-  // Sentence by sentence (each tokenized once, counts cached: the filler repeats five), so
-  // that a 32k-token document costs linear time; the joined text is cut exactly below.
+  // The needle goes at the sentence boundary nearest `relative` of length - needle tokens (so
+  // its depth is `relative` of the document, by tokens). Where each boundary falls is read from
+  // one encoding of the joined sentences: counting sentences alone overcounts (a sentence piece
+  // tokenizer adds a word start to each), which put needles at 0.42 for 0.5 in a 128-token text.
+  // The sentences taken are bounded by their cached single counts (an upper bound, the filler
+  // repeats five), so a 32k-token document costs linear time; the text is cut exactly below.
   const auto needle_tokens = static_cast<int64_t>(count_tokens(tokenizer, needle));
-  std::map<std::string, int64_t> tokens_of;
-  std::string before;
-  size_t fit = 0;
   const auto budget = std::max<int64_t>(0, length - needle_tokens);
-  int64_t used = 0;
-  for (size_t i = 0; i < sentences.size(); ++i) {
-    auto known = tokens_of.find(sentences[i]);
+  std::map<std::string, int64_t> tokens_of;
+  std::string joined;
+  std::vector<size_t> starts;  // byte offset of each sentence taken in `joined`
+  int64_t alone = 0;
+  for (const std::string& sentence : sentences) {
+    auto known = tokens_of.find(sentence);
     if (known == tokens_of.end())
-      known = tokens_of.emplace(sentences[i], count_tokens(tokenizer, sentences[i])).first;
-    used += known->second;
-    if (used > budget) break;
-    fit = i + 1;
+      known = tokens_of.emplace(sentence, count_tokens(tokenizer, sentence)).first;
+    starts.push_back(joined.size());
+    joined += sentence;
+    alone += known->second;
+    if (alone > 2 * length + 16) break;
   }
-  const auto slot = static_cast<size_t>(std::floor(relative * static_cast<double>(fit + 1)));
-  const size_t chosen = std::min(slot, fit);
-  for (size_t i = 0; i < chosen; ++i) before += sentences[i];
+  starts.push_back(joined.size());
+  const Encoding boundaries = tokenizer.encode(joined);
+  const double wanted = relative * static_cast<double>(budget);
+  size_t chosen = 0;
+  double chosen_off = wanted;
+  size_t token = 0;  // the token holding the start of sentence i (both only grow)
+  for (size_t i = 1; i < starts.size(); ++i) {
+    while (token < boundaries.spans.size() && boundaries.spans[token].end <= starts[i]) ++token;
+    const auto at = static_cast<int64_t>(token);
+    if (at > budget) break;
+    const double off = std::abs(static_cast<double>(at) - wanted);
+    if (off < chosen_off) {
+      chosen = i;
+      chosen_off = off;
+    }
+  }
+  const std::string before = joined.substr(0, starts[chosen]);
   std::string text = before + needle;
   for (size_t i = chosen; i < sentences.size(); ++i) text += sentences[i];
   Placed placed;
@@ -122,22 +136,14 @@ Placed place_needle(const Tokenizer& tokenizer, const std::vector<std::string>& 
   const Encoding encoding = tokenizer.encode(placed.text);
   placed.tokens = encoding.ids.size();
   const size_t needle_token = token_at_byte(encoding, before.size());
-  placed.evidence_position =
-      placed.tokens == 0 ? 0.0
-                         : static_cast<double>(needle_token) / static_cast<double>(placed.tokens);
+  // The depth as RULER counts it: the share of the document ahead of the needle, out of what
+  // could be (the tokens but the needle's), so that a needle at the very end is at 1.
+  const double room =
+      static_cast<double>(std::max<int64_t>(1, static_cast<int64_t>(placed.tokens) - needle_tokens));
+  placed.evidence_position = std::min(1.0, static_cast<double>(needle_token) / room);
   return placed;
 }
 
-// The sentences of text, each with its trailing whitespace, as split_sentences cuts them.
-std::vector<std::string> sentences_of(std::string_view text) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (size_t end : split_sentences(text)) {
-    out.emplace_back(text.substr(start, end - start));
-    start = end;
-  }
-  return out;
-}
 
 template <typename MakeDoc>
 std::vector<GeneratedSplit> synthetic_task(const std::string& task,
@@ -146,16 +152,26 @@ std::vector<GeneratedSplit> synthetic_task(const std::string& task,
     throw input_error("--queries / --documents", "must be > 0");
   if (options.queries > options.documents)
     throw input_error("--queries", "at most --documents (each query targets its own document)");
+  if (options.keys == 0) throw input_error("--keys", "must be > 0");
+  for (double depth : options.depths)
+    if (!(depth >= 0 && depth <= 1)) throw input_error("--depths", "each depth must be in [0, 1]");
   std::vector<GeneratedSplit> splits;
   for (const int64_t length : options.lengths) {
     if (length < 32) throw input_error("--lengths", "each length must be >= 32 tokens");
-    Rng rng(mix(options.seed, static_cast<uint64_t>(length)));
-    const std::vector<std::string> names = draw_names(options.documents, rng);
+    Rng rng(mix_seed(options.seed, static_cast<uint64_t>(length)));
+    // The first `documents` names are asked for; each document's other keys take the rest.
+    const std::vector<std::string> names = draw_names(options.documents * options.keys, rng);
     GeneratedSplit split;
     split.name = std::to_string(length);
     for (size_t d = 0; d < options.documents; ++d) {
-      const double relative = rng.uniform();
-      auto [placed, question] = make_doc(names[d], length, relative, rng);
+      const bool depth_set = !options.depths.empty() && d < options.queries;
+      // (Drawn always, so a depth map and the plain task share their other draws.)
+      const double uniform = rng.uniform();
+      const double relative = depth_set ? options.depths[d % options.depths.size()] : uniform;
+      std::vector<std::string> keys = {names[d]};
+      for (size_t k = 1; k < options.keys; ++k)
+        keys.push_back(names[options.documents + d * (options.keys - 1) + (k - 1)]);
+      auto [placed, question] = make_doc(keys, length, relative, rng);
       Document doc;
       doc.id = task + "-" + split.name + "-" + std::to_string(d);
       doc.text = std::move(placed.text);
@@ -167,6 +183,7 @@ std::vector<GeneratedSplit> synthetic_task(const std::string& task,
         query.extra = {{"context_length", length},
                        {"tokens", placed.tokens},
                        {"evidence_position", placed.evidence_position}};
+        if (depth_set) query.extra["depth"] = relative;
         split.data.qrels[query.id][doc.id] = 1;
         split.data.queries.push_back(std::move(query));
       }
@@ -184,8 +201,11 @@ std::vector<GeneratedSplit> make_passkey_task(const Tokenizer& tokenizer,
   const std::vector<std::string> unit = {"The grass is green. ", "The sky is blue. ",
                                          "The sun is yellow. ", "Here we go. ",
                                          "There and back again. "};
+  if (options.keys != 1) throw input_error("--keys", "the passkey task has one key per document");
   return synthetic_task(
-      "passkey", options, [&](const std::string& name, int64_t length, double relative, Rng& rng) {
+      "passkey", options,
+      [&](const std::vector<std::string>& names, int64_t length, double relative, Rng& rng) {
+        const std::string& name = names[0];
         const std::string key = std::to_string(10000 + rng.below(90000));
         const std::string needle = name + "'s pass key is " + key + ". Remember it. " + key +
                                    " is the pass key for " + name + ". ";
@@ -237,10 +257,17 @@ std::vector<GeneratedSplit> make_needle_task(const Tokenizer& tokenizer,
     return text;
   };
   return synthetic_task(
-      "needle", options, [&](const std::string& name, int64_t length, double relative, Rng& rng) {
-        const Fact& fact = facts[rng.below(facts.size())];
-        const std::string value = fact.values.empty() ? std::to_string(100 + rng.below(900))
-                                                      : fact.values[rng.below(fact.values.size())];
+      "needle", options,
+      [&](const std::vector<std::string>& names, int64_t length, double relative, Rng& rng) {
+        const std::string& name = names[0];
+        auto draw_fact = [&](const std::string& who) {
+          const Fact& fact = facts[rng.below(facts.size())];
+          const std::string value = fact.values.empty()
+                                        ? std::to_string(100 + rng.below(900))
+                                        : fact.values[rng.below(fact.values.size())];
+          return std::make_pair(fill(fact.statement, who, value), fill(fact.question, who, value));
+        };
+        const auto [statement, question] = draw_fact(name);
         // Haystack: documents from a random start, sentence by sentence, past the length.
         std::vector<std::string> sentences;
         size_t bytes = 0;
@@ -249,15 +276,59 @@ std::vector<GeneratedSplit> make_needle_task(const Tokenizer& tokenizer,
         size_t d = rng.below(haystack.size());
         for (size_t visited = 0; bytes < wanted_bytes; ++visited, d = (d + 1) % haystack.size()) {
           if (visited == haystack.size() && bytes == 0) throw input_error("--haystack", "no text");
-          for (auto& s : sentences_of(haystack[d].text)) {
+          for (auto& s : sentence_texts(haystack[d].text)) {
             bytes += s.size();
             sentences.push_back(std::move(s));
           }
         }
-        const std::string needle = " " + fill(fact.statement, name, value) + " ";
+        // The other keys: facts about other people, at random sentence boundaries within the
+        // part of the haystack that fits the length (about 3 bytes of text per token).
+        size_t reachable = 0;
+        for (size_t fit = 0; reachable < sentences.size() &&
+                             fit + sentences[reachable].size() < static_cast<size_t>(length) * 3;
+             ++reachable)
+          fit += sentences[reachable].size();
+        for (size_t k = 1; k < names.size(); ++k) {
+          const std::string other = draw_fact(names[k]).first;
+          sentences.insert(sentences.begin() + static_cast<ptrdiff_t>(rng.below(reachable + 1)),
+                           " " + other + " ");
+        }
+        const std::string needle = " " + statement + " ";
         return std::make_pair(place_needle(tokenizer, sentences, needle, length, relative),
-                              fill(fact.question, name, value));
+                              question);
       });
+}
+
+std::vector<TrainingExample> synthetic_training_pairs(const std::vector<GeneratedSplit>& task,
+                                                      size_t negatives, uint64_t seed) {
+  std::vector<TrainingExample> examples;
+  for (const GeneratedSplit& split : task) {
+    const RetrievalSplit& data = split.data;
+    std::map<std::string, const Document*> by_id;
+    for (const Document& doc : data.corpus) by_id[doc.id] = &doc;
+    if (data.corpus.size() < negatives + 1)
+      throw input_error("synthetic pairs", "length " + split.name + " has " +
+                                               std::to_string(data.corpus.size()) +
+                                               " documents, too few for " +
+                                               std::to_string(negatives) + " negatives");
+    Rng rng(mix_seed(seed, fnv1a64(split.name)));
+    for (const Query& query : data.queries) {
+      const auto judged = data.qrels.find(query.id);
+      if (judged == data.qrels.end() || judged->second.empty()) continue;
+      const std::string& target = judged->second.begin()->first;
+      TrainingExample example;
+      example.query = query.text;
+      example.pos = {by_id.at(target)->text};
+      std::set<size_t> taken;
+      while (example.neg.size() < negatives) {
+        const size_t other = rng.below(data.corpus.size());
+        if (data.corpus[other].id == target || !taken.insert(other).second) continue;
+        example.neg.push_back(data.corpus[other].text);
+      }
+      examples.push_back(std::move(example));
+    }
+  }
+  return examples;
 }
 
 std::vector<Document> read_text_folder(const std::string& dir, size_t min_bytes) {
@@ -286,268 +357,8 @@ std::vector<Document> read_text_folder(const std::string& dir, size_t min_bytes)
 }
 
 std::string split_of_document(const std::string& doc_id, uint64_t seed) {
-  const uint64_t bucket = mix(seed, fnv1a64(doc_id)) % 10;
+  const uint64_t bucket = mix_seed(seed, fnv1a64(doc_id)) % 10;
   return bucket < 8 ? "train" : bucket == 8 ? "dev" : "test";
-}
-
-namespace {
-
-// Paragraphs of a document: [begin, end) byte ranges separated by blank lines.
-std::vector<std::pair<size_t, size_t>> paragraphs_of(const std::string& text) {
-  std::vector<std::pair<size_t, size_t>> out;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find("\n\n", start);
-    if (end == std::string::npos) end = text.size();
-    if (text.find_first_not_of(" \t\n", start) < end) out.emplace_back(start, end);
-    start = end + 2;
-  }
-  return out;
-}
-
-std::string trim(std::string_view s) {
-  const size_t b = s.find_first_not_of(" \t\n");
-  if (b == std::string_view::npos) return "";
-  const size_t e = s.find_last_not_of(" \t\n");
-  return std::string(s.substr(b, e - b + 1));
-}
-
-// Collapses runs of whitespace (man pages are formatted in columns) into single spaces.
-std::string collapse_spaces(std::string_view s) {
-  std::string out;
-  bool space = false;
-  for (char c : s) {
-    if (c == ' ' || c == '\t' || c == '\n') {
-      space = true;
-    } else {
-      if (space && !out.empty()) out += ' ';
-      space = false;
-      out += c;
-    }
-  }
-  return out;
-}
-
-// A query drawn from a document: the sentence, where it is, and whether one was found.
-struct DrawnSentence {
-  size_t begin = 0, end = 0;  // bytes in the document
-  std::string query;
-};
-
-// A sentence from a paragraph at a uniformly random position; sentences that are too short
-// (or mostly punctuation) are skipped by trying the following ones.
-bool draw_sentence(const std::string& text, size_t min_bytes, Rng& rng, DrawnSentence& out) {
-  const auto paragraphs = paragraphs_of(text);
-  if (paragraphs.empty()) return false;
-  const size_t first = rng.below(paragraphs.size());
-  for (size_t k = 0; k < paragraphs.size(); ++k) {
-    const auto [pb, pe] = paragraphs[(first + k) % paragraphs.size()];
-    const std::string_view paragraph(text.data() + pb, pe - pb);
-    size_t start = 0;
-    std::vector<std::pair<size_t, size_t>> candidates;
-    for (size_t end : split_sentences(paragraph)) {
-      const std::string sentence = collapse_spaces(paragraph.substr(start, end - start));
-      size_t letters = 0;
-      for (char c : sentence) letters += std::isalpha(static_cast<unsigned char>(c)) ? 1 : 0;
-      if (sentence.size() >= min_bytes && letters * 2 >= sentence.size())
-        candidates.emplace_back(pb + start, pb + end);
-      start = end;
-    }
-    if (candidates.empty()) continue;
-    const auto [sb, se] = candidates[rng.below(candidates.size())];
-    out.begin = sb, out.end = se;
-    out.query = collapse_spaces(std::string_view(text.data() + sb, se - sb));
-    return true;
-  }
-  return false;
-}
-
-template <typename AddTarget>
-RetrievalSplit draw_queries(const std::vector<Document>& documents,
-                            const CorpusTaskOptions& options, AddTarget add_target) {
-  RetrievalSplit out;
-  std::set<std::string> seen;
-  for (const Document& doc : documents) {
-    if (!seen.insert(doc.id).second) throw input_error(doc.id, "duplicate document id");
-    Rng rng(mix(options.seed, fnv1a64(doc.id)));
-    const std::string split = split_of_document(doc.id, options.seed);
-    std::vector<DrawnSentence> drawn;
-    for (size_t q = 0; q < options.queries_per_document; ++q) {
-      DrawnSentence sentence;
-      if (!draw_sentence(doc.text, options.min_sentence_bytes, rng, sentence)) break;
-      drawn.push_back(std::move(sentence));
-    }
-    for (size_t q = 0; q < drawn.size(); ++q) {
-      Query query;
-      query.id = doc.id + "#q" + std::to_string(q);
-      query.text = drawn[q].query;
-      query.extra = {{"split", split},
-                     {"evidence_position",
-                      static_cast<double>(drawn[q].begin) / static_cast<double>(doc.text.size())}};
-      // No target (the sentence was all its passage held): the query is dropped.
-      const std::string target = add_target(doc, drawn[q], q, out);
-      if (target.empty()) continue;
-      out.qrels[query.id][target] = 1;
-      out.queries.push_back(std::move(query));
-    }
-    if (drawn.empty()) add_target(doc, DrawnSentence{}, std::string::npos, out);
-  }
-  if (out.queries.empty())
-    throw input_error("corpus", "no document has a sentence to draw a query from");
-  return out;
-}
-
-// The document text without [begin, end) (the query's sentence).
-std::string without(const std::string& text, size_t begin, size_t end) {
-  return text.substr(0, begin) + text.substr(end);
-}
-
-}  // namespace
-
-RetrievalSplit make_corpus_task(const std::vector<Document>& documents,
-                                const CorpusTaskOptions& options) {
-  return draw_queries(
-      documents, options,
-      [&](const Document& doc, const DrawnSentence& sentence, size_t q, RetrievalSplit& out) {
-        // One corpus entry per document (the first query's sentence removed; with more queries
-        // per document the others stay in, as MLDR's documents keep their paragraphs).
-        if (q == 0 || q == std::string::npos) {
-          Document target = doc;
-          if (q == 0) target.text = without(doc.text, sentence.begin, sentence.end);
-          target.extra["split"] = split_of_document(doc.id, options.seed);
-          out.corpus.push_back(std::move(target));
-        }
-        return doc.id;
-      });
-}
-
-RetrievalSplit make_passage_task(const std::vector<Document>& documents,
-                                 const CorpusTaskOptions& options) {
-  std::set<std::string> known_passages;  // passages written (an emptied one is not)
-  return draw_queries(
-      documents, options,
-      [&](const Document& doc, const DrawnSentence& sentence, size_t q, RetrievalSplit& out) {
-        // Passages of whole paragraphs, packed up to passage_bytes; computed once per document.
-        std::string target_id;
-        const bool first = q == 0 || q == std::string::npos;
-        const auto paragraphs = paragraphs_of(doc.text);
-        size_t index = 0;
-        for (size_t p = 0; p < paragraphs.size(); ++index) {
-          const size_t begin = paragraphs[p].first;
-          size_t end = paragraphs[p].second;
-          for (++p; p < paragraphs.size() && paragraphs[p].second - begin <= options.passage_bytes;
-               ++p)
-            end = paragraphs[p].second;
-          const std::string id = doc.id + "#p" + std::to_string(index);
-          const bool holds =
-              q != std::string::npos && sentence.begin >= begin && sentence.begin < end;
-          if (!first) {
-            if (holds && known_passages.count(id)) target_id = id;
-            continue;
-          }
-          Document passage;
-          passage.id = id;
-          passage.title = doc.title;
-          std::string text = doc.text.substr(begin, end - begin);
-          if (holds && q == 0) {
-            text = without(text, sentence.begin - begin, std::min(sentence.end, end) - begin);
-          }
-          passage.text = trim(text);
-          passage.extra = {{"split", split_of_document(doc.id, options.seed)},
-                           {"document", doc.id}};
-          if (passage.text.empty()) continue;
-          if (holds) target_id = id;
-          known_passages.insert(id);
-          out.corpus.push_back(std::move(passage));
-        }
-        return target_id;
-      });
-}
-
-std::pair<std::vector<LabelledText>, std::vector<LabelledText>> make_classification_task(
-    const std::vector<Document>& documents, uint64_t seed) {
-  std::pair<std::vector<LabelledText>, std::vector<LabelledText>> out;
-  for (const Document& doc : documents) {
-    const size_t dot = doc.id.rfind('.');
-    if (dot == std::string::npos || dot + 1 == doc.id.size()) continue;
-    LabelledText item{doc.id, doc.text, doc.id.substr(dot + 1)};
-    (split_of_document(doc.id, seed) == "train" ? out.first : out.second)
-        .push_back(std::move(item));
-  }
-  return out;
-}
-
-std::vector<TrainingExample> make_training_pairs(const std::vector<Document>& documents,
-                                                 const PairsOptions& options) {
-  std::vector<const Document*> pool;
-  for (const Document& doc : documents) {
-    if (split_of_document(doc.id, options.seed) == options.split) pool.push_back(&doc);
-  }
-  if (pool.size() < 2)
-    throw input_error("pairs", "fewer than two documents in split " + options.split);
-  // A random passage of a document: a window of 2 * context_sentences + 1 sentences.
-  auto passage_of = [&](const Document& doc, Rng& rng) {
-    const auto sentences = sentences_of(doc.text);
-    const size_t width = 2 * options.context_sentences + 1;
-    const size_t start = sentences.size() > width ? rng.below(sentences.size() - width + 1) : 0;
-    std::string text;
-    for (size_t i = start; i < std::min(sentences.size(), start + width); ++i) text += sentences[i];
-    return collapse_spaces(text);
-  };
-  std::vector<TrainingExample> examples;
-  for (size_t d = 0; d < pool.size(); ++d) {
-    const Document& doc = *pool[d];
-    Rng rng(mix(options.seed, fnv1a64(doc.id) + 7));
-    auto add_negatives = [&](TrainingExample& example) {
-      for (size_t n = 0; n < options.negatives; ++n) {
-        size_t other = rng.below(pool.size() - 1);
-        if (other >= d) ++other;  // any document but this one
-        example.neg.push_back(passage_of(*pool[other], rng));
-      }
-    };
-    const auto sentences = sentences_of(doc.text);
-    // Inverse cloze: a sentence and its neighbourhood.
-    for (size_t e = 0; e < options.examples_per_document && sentences.size() > 2; ++e) {
-      const size_t i = rng.below(sentences.size());
-      const std::string query = collapse_spaces(sentences[i]);
-      size_t letters = 0;
-      for (char c : query) letters += std::isalpha(static_cast<unsigned char>(c)) ? 1 : 0;
-      if (query.size() < 20 || letters * 2 < query.size()) continue;
-      const size_t from = i >= options.context_sentences ? i - options.context_sentences : 0;
-      const size_t to = std::min(sentences.size(), i + options.context_sentences + 1);
-      const bool keep = rng.uniform() < options.keep_sentence;
-      std::string context;
-      for (size_t k = from; k < to; ++k)
-        if (k != i || keep) context += sentences[k];
-      TrainingExample example;
-      example.query = query;
-      example.pos = {collapse_spaces(context)};
-      if (example.pos[0].empty()) continue;
-      add_negatives(example);
-      examples.push_back(std::move(example));
-    }
-    // Section heading -> section body: man pages put headings alone on a line in capitals.
-    const auto paragraphs = paragraphs_of(doc.text);
-    for (size_t p = 0; p + 1 < paragraphs.size(); ++p) {
-      const std::string heading = trim(std::string_view(doc.text).substr(
-          paragraphs[p].first, paragraphs[p].second - paragraphs[p].first));
-      const bool is_heading = heading.size() >= 4 && heading.size() <= 40 &&
-                              heading.find('\n') == std::string::npos &&
-                              std::all_of(heading.begin(), heading.end(), [](char c) {
-                                return std::isupper(static_cast<unsigned char>(c)) || c == ' ';
-                              });
-      if (!is_heading) continue;
-      const auto& body = paragraphs[p + 1];
-      TrainingExample example;
-      example.query = doc.title + " " + heading;
-      example.pos = {collapse_spaces(std::string_view(doc.text).substr(
-          body.first, std::min<size_t>(body.second - body.first, 2000)))};
-      if (example.pos[0].size() < 40) continue;
-      add_negatives(example);
-      examples.push_back(std::move(example));
-    }
-  }
-  return examples;
 }
 
 LengthStats length_stats(const std::vector<int64_t>& token_lengths) {

@@ -25,14 +25,21 @@ struct SyntheticTaskOptions {
   size_t queries = 50;     // per length
   size_t documents = 100;  // candidates per length; each query targets one of them
   uint64_t seed = 42;
+  // The needle depths of the queries' documents (fractions of the document, RULER's length ×
+  // depth map): query q's at depths[q % size]; empty: uniformly random. Queries carry "depth".
+  std::vector<double> depths;
+  // Needle task: facts per document (RULER's multi-key needle): the query asks for the first;
+  // the others, about other people, sit at random positions.
+  size_t keys = 1;
 };
 
 // LongEmbed's passkey retrieval: each document repeats "The grass is green. The sky is blue.
 // The sun is yellow. Here we go. There and back again." up to the length, with "{name}'s pass
 // key is {n}. Remember it. {n} is the pass key for {name}." at a uniformly random sentence
-// position; the query is "what is the pass key for {name}?". Names are unique within a length.
-// Queries carry extra fields context_length, tokens and evidence_position (the needle's first
-// token / document tokens).
+// position (or at a chosen depth); the query is "what is the pass key for {name}?". Names are
+// unique within a length. Queries carry extra fields context_length, tokens and
+// evidence_position: the needle's depth as RULER counts it, the tokens ahead of it out of the
+// document's tokens but the needle's (0: first, 1: last), and with depths the one asked for.
 std::vector<GeneratedSplit> make_passkey_task(const Tokenizer& tokenizer,
                                               const SyntheticTaskOptions& options);
 
@@ -42,6 +49,13 @@ std::vector<GeneratedSplit> make_passkey_task(const Tokenizer& tokenizer,
 std::vector<GeneratedSplit> make_needle_task(const Tokenizer& tokenizer,
                                              const std::vector<Document>& haystack,
                                              const SyntheticTaskOptions& options);
+
+// Training pairs from a generated passkey / needle task (in-domain synthetic fine-tuning data):
+// each query with its target document as the positive and `negatives` other documents of the
+// same length as hard negatives (seeded). Generate the task with another seed than the
+// evaluation's, so no training document is an evaluation document.
+std::vector<TrainingExample> synthetic_training_pairs(const std::vector<GeneratedSplit>& task,
+                                                      size_t negatives, uint64_t seed);
 
 // Text files of a folder (recursively, *.txt, sorted by path) as documents: id = path relative
 // to the folder without ".txt", title = file stem. Files shorter than min_bytes are skipped.
@@ -54,12 +68,16 @@ std::string split_of_document(const std::string& doc_id, uint64_t seed);
 struct CorpusTaskOptions {
   uint64_t seed = 42;
   size_t queries_per_document = 1;
+  // Query q of a document's k drawn in [q/k, (q+1)/k) of its text (else anywhere), so that the
+  // evidence of a long task's queries spreads evenly over the documents' positions.
+  bool stratified = false;
   size_t min_sentence_bytes = 40;  // query sentences shorter than this are not drawn
   size_t passage_bytes = 1200;     // passage-level variant: paragraphs packed up to this size
 };
 
 // MLDR-style long-document retrieval: for each document, a sentence drawn from a paragraph at
-// a uniformly random position becomes the query, and is removed from the document, which is
+// a uniformly random position (or one per stratum) becomes the query, and is removed from the
+// document (every drawn sentence is), which is
 // the target (so the match is by meaning and context, not by an identical string). The corpus
 // holds every document; qrels of split s name only documents of split s. Queries carry
 // evidence_position (the sentence's byte offset / document bytes) and split.
@@ -71,6 +89,42 @@ RetrievalSplit make_corpus_task(const std::vector<Document>& documents,
 // the passage that held the sentence.
 RetrievalSplit make_passage_task(const std::vector<Document>& documents,
                                  const CorpusTaskOptions& options);
+
+// Long-document retrieval at fixed lengths: for each length L, windows of about L tokens cut
+// at sentence boundaries from the documents that hold at least L (from the start, then the
+// following text, up to windows_per_document, never overlapping). A window is the target of
+// queries_per_window sentences (at most one per tokens_per_query tokens) drawn at stratified
+// positions (query q of k from [q/k, (q+1)/k) of the window) and removed from it, the window
+// having been cut about that much longer; it is extended with the document's following text
+// while it holds fewer than L tokens, so every target of the L part holds at least L tokens and
+// its evidence lies inside what an encoder reading it whole sees. Queries carry split,
+// evidence_position (where the removed sentence sat in the target, 0..1) and document. Windows
+// keep their document's split (split_of_document); only windows of `splits` are made, at most
+// max_windows per split and length (a seeded choice, independent of the documents' order; 0:
+// all).
+struct WindowTaskOptions {
+  std::vector<int64_t> lengths = {1024, 4096};  // tokens of the given tokenizer
+  uint64_t seed = 42;
+  size_t queries_per_window = 10;
+  size_t tokens_per_query = 100;  // fewer queries in shorter windows: at most one per this many
+  size_t windows_per_document = 1;
+  size_t max_windows = 0;
+  std::vector<std::string> splits = {"dev", "test"};
+  size_t min_sentence_bytes = 40;
+};
+
+// What make_window_task made of each length.
+struct WindowPart {
+  int64_t length = 0;
+  RetrievalSplit data;
+  size_t documents = 0;        // documents of the splits asked for
+  size_t short_documents = 0;  // of them, shorter than the length: not in this part
+  std::map<std::string, size_t> windows, queries;  // by split
+};
+
+std::vector<WindowPart> make_window_task(const std::vector<Document>& documents,
+                                         const Tokenizer& tokenizer,
+                                         const WindowTaskOptions& options);
 
 // A labelled text for classification (frozen embeddings + a linear classifier).
 struct LabelledText {

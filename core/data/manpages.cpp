@@ -52,12 +52,7 @@ std::vector<std::string> builtin_manpage_sources(const ManPagesOptions& options)
     throw InputError(
         "the built-in corpus needs the man pages of Debian's manpages and manpages-dev packages "
         "(scripts/setup installs them; or give a folder of .txt files instead)");
-  if (options.limit > 0 && options.limit < pages.size()) {
-    std::vector<std::string> spread;
-    for (size_t i = 0; i < options.limit; ++i)
-      spread.push_back(pages[i * pages.size() / options.limit]);
-    pages = std::move(spread);
-  }
+  keep_spread(pages, options.limit);
   return pages;
 }
 

@@ -133,7 +133,19 @@ SplitEvaluation evaluate_retrieval(const LoadedModel& model, const Tokenizer& to
                          std::max(static_cast<size_t>(max_k), options.run_depth));
   out.timing.search = seconds_since(start);
   start = std::chrono::steady_clock::now();
-  out.metrics = evaluate(split.qrels, out.run, options.ks, bucket_of_query);
+  Qrels evaluated = std::move(split.qrels);
+  if (options.min_target_length > 0) {
+    for (auto it = evaluated.begin(); it != evaluated.end();) {
+      const auto facts = out.facts.find(it->first);
+      const bool short_target =
+          facts != out.facts.end() && facts->second.target_length &&
+          static_cast<size_t>(*facts->second.target_length) < options.min_target_length;
+      out.short_targets += short_target;
+      it = short_target ? evaluated.erase(it) : std::next(it);
+    }
+    if (evaluated.empty()) return out;  // nothing to score: every target too short
+  }
+  out.metrics = evaluate(evaluated, out.run, options.ks, bucket_of_query);
   out.timing.metrics = seconds_since(start);
   return out;
 }

@@ -23,7 +23,10 @@ struct RetrievalOptions {
   std::string query_prefix, document_prefix;  // prepended to every query / document text
   size_t query_max_length = 0;                // 0: encode.max_length
   int position_buckets = 10;                  // evidence-position groups ("0-10%", ...)
-  size_t run_depth = 0;       // documents kept per query in SplitEvaluation::run (0: the largest k)
+  size_t run_depth = 0;  // documents kept per query in SplitEvaluation::run (0: the largest k)
+  // Queries whose target has fewer tokens are left out of the metrics (and counted): at a length
+  // L, a column of long-document retrieval then holds only targets at least L long.
+  size_t min_target_length = 0;
   bool show_progress = true;  // bars on stderr while encoding
 };
 
@@ -44,6 +47,9 @@ struct SplitEvaluation {
   RunResults run;                           // each query's ranking (top run_depth documents)
   RetrievalTiming timing;
   size_t documents = 0, queries = 0;
+  // Queries left out: target shorter than min_target_length (when that is every query, metrics
+  // is empty: no query was scored).
+  size_t short_targets = 0;
 };
 
 // Exact top-k by dot product (cosine for normalized embeddings): queries [Q, H] against

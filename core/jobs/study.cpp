@@ -16,8 +16,6 @@
 #include <sstream>
 #include <thread>
 
-#include "core/eval/comparison_report.h"
-#include "core/eval/store_comparison.h"
 #include "core/store/results_store.h"
 #include "core/tokenize/landmark.h"
 #include "core/util/error.h"
@@ -31,11 +29,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::vector<std::string> kProfiles = {"micro", "quick", "full"};
-const std::vector<std::string> kBenchmarks = {"passages", "corpus", "passkey", "needle"};
-const std::vector<std::string> kPoolings = {"cls",    "mean", "lmk",         "multicls",
-                                            "latent", "last", "mean_every_k"};
-
 std::string join(const std::vector<int64_t>& values, const char* separator = ",") {
   std::string out;
   for (int64_t v : values) out += (out.empty() ? "" : separator) + std::to_string(v);
@@ -46,27 +39,6 @@ std::string number_text(double v) {
   std::ostringstream out;
   out << std::setprecision(10) << v;
   return out.str();
-}
-
-// "lmk:variable:32,64" -> pooling lmk, landmarks variable:32,64, label lmk-var.
-StudyVariant parse_variant(const std::string& text, const std::string& where) {
-  StudyVariant v;
-  const size_t colon = text.find(':');
-  v.pooling = text.substr(0, colon);
-  if (std::find(kPoolings.begin(), kPoolings.end(), v.pooling) == kPoolings.end())
-    throw input_error(where, "unknown pooling '" + v.pooling + "' in '" + text + "'");
-  v.label = v.pooling;
-  if (colon != std::string::npos) {
-    v.train_landmarks = text.substr(colon + 1);
-    const LandmarkSpec spec = LandmarkSpec::parse(v.train_landmarks, where);
-    (void)spec;
-    const std::string mode = v.train_landmarks.substr(0, v.train_landmarks.find(':'));
-    const std::string values = v.train_landmarks.find(':') == std::string::npos
-                                   ? ""
-                                   : v.train_landmarks.substr(v.train_landmarks.find(':') + 1);
-    v.label += "-" + (mode == "fixed" ? values : mode == "variable" ? std::string("var") : mode);
-  }
-  return v;
 }
 
 // FNV-1a, 64 bits, as 16 hex digits: the identity of a step's inputs.
@@ -174,159 +146,6 @@ int run_child(const std::string& binary, const std::vector<std::string>& args,
 
 namespace {
 
-StudyConfig read_cell(const TomlConfig& toml, const std::string& path, const std::string& profile,
-                      const std::string& db_override, const std::string& dir_override) {
-  std::error_code ec;
-  StudyConfig c;
-  c.path = fs::absolute(path).lexically_normal().string();
-  c.profile = profile;
-  toml.text("study", "name", c.name);
-  if (c.name.empty() || c.name.find_first_of("/ \t") != std::string::npos)
-    throw input_error(toml.where("study", "name"), "must be a non-empty name without / or spaces");
-  toml.text("study", "dir", c.dir);
-  if (!dir_override.empty()) c.dir = fs::absolute(dir_override).string();
-  c.dir = c.dir.empty() ? (fs::path(c.path).parent_path().parent_path() / "build" / "studies" /
-                           (c.name + "-" + profile))
-                              .string()
-                        : toml.resolve(c.dir);
-  c.dir = fs::absolute(c.dir).lexically_normal().string();
-  toml.text("study", "db", c.db);
-  if (!db_override.empty()) c.db = db_override;
-  c.db = c.db.empty() ? (fs::path(c.dir) / "results.db").string()
-                      : (db_override.empty() ? toml.resolve(c.db) : c.db);
-  c.db = fs::absolute(c.db).lexically_normal().string();
-  toml.text("study", "corpus", c.corpus);
-  if (c.corpus != "builtin") {
-    c.corpus = fs::absolute(toml.resolve(c.corpus)).lexically_normal().string();
-    if (!fs::is_directory(c.corpus, ec))
-      throw input_error(toml.where("study", "corpus"),
-                        "'" + c.corpus + "' is not a folder (or use \"builtin\")");
-  }
-  toml.integer("study", "corpus_limit", c.corpus_limit, 0);
-  toml.integer("study", "seed", c.seed, 0);
-  toml.integer("tokenizer", "vocab_size", c.vocab_size, 100);
-  toml.text("model", "preset", c.preset);
-  if (c.preset != "tiny" && c.preset != "small" && c.preset != "base")
-    throw input_error(toml.where("model", "preset"), "must be tiny, small or base");
-  toml.integer("model", "hidden_size", c.hidden_size, 1);
-  toml.integer("model", "layers", c.layers, 1);
-  toml.integer("model", "heads", c.heads, 1);
-  toml.integer("model", "intermediate_size", c.intermediate_size, 1);
-  toml.integer("model", "local_window", c.local_window, 0);
-  toml.number("model", "rope_theta", c.rope_theta, 1, 1e12);
-
-  toml.integer("pretrain", "max_length", c.pretrain_length, 16);
-  toml.integer("pretrain", "batch_size", c.pretrain_batch, 1);
-  toml.integer("pretrain", "steps", c.pretrain_steps, 0);
-  toml.integer("pretrain", "epochs", c.pretrain_epochs, 1);
-  toml.number("pretrain", "learning_rate", c.pretrain_lr, 1e-12, 10);
-
-  std::vector<std::string> poolings = {"cls", "mean", "lmk:fixed:32", "lmk:variable:32,64,128,256"};
-  toml.texts("finetune", "poolings", poolings);
-  std::set<std::string> labels;
-  for (const std::string& p : poolings) {
-    c.variants.push_back(parse_variant(p, toml.where("finetune", "poolings")));
-    if (!labels.insert(c.variants.back().label).second)
-      throw input_error(toml.where("finetune", "poolings"),
-                        "two entries share the label '" + c.variants.back().label + "'");
-  }
-  toml.integer("finetune", "query_max_length", c.query_length, 8);
-  toml.integer("finetune", "passage_max_length", c.passage_length, 0);
-  if (c.passage_length == 0) c.passage_length = c.pretrain_length;
-  toml.integer("finetune", "batch_size", c.finetune_batch, 2);
-  toml.integer("finetune", "negatives", c.negatives, 0);
-  toml.integer("finetune", "steps", c.finetune_steps, 0);
-  toml.integer("finetune", "epochs", c.finetune_epochs, 1);
-  toml.integer("finetune", "examples_per_document", c.examples_per_document, 1);
-  toml.number("finetune", "learning_rate", c.finetune_lr, 1e-12, 10);
-  toml.number("finetune", "temperature", c.temperature, 1e-4, 100);
-
-  toml.texts("eval", "benchmarks", c.benchmarks);
-  for (const std::string& b : c.benchmarks) {
-    if (std::find(kBenchmarks.begin(), kBenchmarks.end(), b) == kBenchmarks.end())
-      throw input_error(toml.where("eval", "benchmarks"),
-                        "unknown benchmark '" + b + "' (passages, corpus, passkey, needle)");
-  }
-  c.lengths = {c.pretrain_length, 4 * c.pretrain_length, 16 * c.pretrain_length};
-  toml.integers("eval", "lengths", c.lengths, 16);
-  std::sort(c.lengths.begin(), c.lengths.end());
-  c.lengths.erase(std::unique(c.lengths.begin(), c.lengths.end()), c.lengths.end());
-  toml.integer("eval", "granularity", c.granularity, 1);
-  toml.integer("eval", "queries", c.queries, 1);
-  toml.integer("eval", "documents", c.documents, 1);
-  toml.integer("eval", "attention_docs", c.attention_docs, 0);
-  read_slurm_options(toml, c.slurm);
-  return c;
-}
-
-}  // namespace
-
-const std::vector<std::string>& study_profiles() {
-  return kProfiles;
-}
-
-const std::vector<std::string>& study_benchmarks() {
-  return kBenchmarks;
-}
-
-const std::map<std::string, std::vector<std::string>>& study_config_keys() {
-  static const std::map<std::string, std::vector<std::string>> keys = {
-      {"study", {"name", "dir", "db", "corpus", "corpus_limit", "seed"}},
-      {"tokenizer", {"vocab_size"}},
-      {"model",
-       {"preset", "hidden_size", "layers", "heads", "intermediate_size", "local_window",
-        "rope_theta"}},
-      {"pretrain", {"max_length", "batch_size", "steps", "epochs", "learning_rate"}},
-      {"finetune",
-       {"poolings", "query_max_length", "passage_max_length", "batch_size", "negatives", "steps",
-        "epochs", "examples_per_document", "learning_rate", "temperature"}},
-      {"eval", {"benchmarks", "lengths", "granularity", "queries", "documents", "attention_docs"}},
-      {"slurm", slurm_option_keys()}};
-  return keys;
-}
-
-std::vector<StudyConfig> read_study_grid(const std::string& path, const std::string& profile,
-                                         const std::string& db_override,
-                                         const std::string& dir_override) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) throw input_error(path, "no such study config");
-  TomlConfig toml(path, study_config_keys(), kProfiles, /*sweep=*/true);
-  toml.use_profile(profile);
-  std::vector<StudyConfig> cells;
-  for (size_t i = 0; i < toml.cell_count(); ++i) {
-    toml.use_cell(i);
-    StudyConfig c = read_cell(toml, path, profile, db_override, dir_override);
-    c.cell = toml.cell_values(i);
-    c.cell_name = toml.cell_name(i);
-    if (!cells.empty()) {
-      SlurmJobSpec probe;
-      probe.command = {"lmk"};
-      if (slurm_script(c.slurm, probe) != slurm_script(cells.front().slurm, probe))
-        throw input_error(path + ": sweep", "the [slurm] options cannot differ between cells");
-      for (const char* key : {"name", "dir", "db"}) {
-        const std::string& a = std::string(key) == "name"  ? c.name
-                               : std::string(key) == "dir" ? c.dir
-                                                           : c.db;
-        const std::string& b = std::string(key) == "name"  ? cells.front().name
-                               : std::string(key) == "dir" ? cells.front().dir
-                                                           : cells.front().db;
-        if (a != b)
-          throw input_error(toml.where("study", key),
-                            "cannot differ between sweep cells (one study, one folder, one store)");
-      }
-    }
-    cells.push_back(std::move(c));
-  }
-  return cells;
-}
-
-StudyConfig read_study_config(const std::string& path, const std::string& profile,
-                              const std::string& db_override, const std::string& dir_override) {
-  return read_study_grid(path, profile, db_override, dir_override).front();
-}
-
-namespace {
-
 // One cell's steps. Placeholders: @OUT@ is the step's own folder (DIR/ID/KEY, known once its
 // key is), @RUN@ the name of the run it records (known once the cells are merged); neither
 // enters the key, so a step's key is the same in every cell that has it.
@@ -365,115 +184,200 @@ std::vector<StudyStep> plan_cell(const StudyConfig& c, const std::string& experi
     steps.push_back(std::move(step));
   };
 
-  std::string corpus = c.corpus;
-  std::vector<std::string> corpus_dep;
-  if (c.corpus == "builtin") {
-    add({"corpus",
-         {"data", "manpages", "--out", "@OUT@", "--limit", std::to_string(c.corpus_limit)},
-         {},
-         {"@OUT@"},
-         "",
-         {}});
-    corpus = out("corpus");
-    corpus_dep = {"corpus"};
-  }
-  add({"tokenizer",
-       {"tokenizer-train", "--input", corpus, "--vocab-size", std::to_string(c.vocab_size), "--out",
-        "@OUT@/tokenizer.model"},
-       {},
-       {"@OUT@/tokenizer.model"},
-       "",
-       corpus_dep});
-  const std::string tokenizer = out("tokenizer") + "/tokenizer.model";
-  // The datasets are corpus-documents and corpus-passages, as their length histograms (stats/)
-  // are: not named after the source folder, which for the built-in corpus is a step key.
-  add({"data/corpus",
-       {"data", "corpus", "--source", corpus, "--out", "@OUT@", "--seed", seed, "--name", "corpus"},
-       {},
-       {"@OUT@/documents/dataset.json", "@OUT@/passages/dataset.json"},
-       "",
-       corpus_dep});
-  const std::string data = out("data/corpus");
-  add({"data/pairs",
-       {"data", "pairs", "--source", corpus, "--out", "@OUT@/pairs.jsonl", "--seed", seed,
-        "--negatives", std::to_string(c.negatives), "--examples-per-document",
-        std::to_string(c.examples_per_document)},
-       {},
-       {"@OUT@/pairs.jsonl"},
-       "",
-       corpus_dep});
-  const std::string pairs = out("data/pairs") + "/pairs.jsonl";
   auto benchmark = [&](const std::string& b) {
     return std::find(c.benchmarks.begin(), c.benchmarks.end(), b) != c.benchmarks.end();
   };
+  // The sources' folders: a built-in one is rendered by a step of its own.
+  std::map<std::string, std::string> folder;          // source -> folder
+  std::map<std::string, std::vector<std::string>> source_dep;  // source -> its render step
+  std::vector<std::string> folders, render_deps;
+  for (const StudySource& source : c.sources) {
+    if (source.builtin.empty()) {
+      folder[source.name] = source.folder;
+    } else {
+      const std::string id = "corpus/" + source.name;
+      add({id,
+           source.builtin == "manpages"
+               ? std::vector<std::string>{"data", "manpages", "--out", "@OUT@", "--limit",
+                                          std::to_string(c.corpus_limit)}
+               : std::vector<std::string>{"data", "docs", "--source", source.builtin, "--out",
+                                          "@OUT@", "--limit", std::to_string(c.corpus_limit)},
+           {},
+           {"@OUT@"},
+           "",
+           {}});
+      folder[source.name] = out(id);
+      source_dep[source.name] = {id};
+      render_deps.push_back(id);
+    }
+    folders.push_back(folder[source.name]);
+  }
+  // The tokenizer: trained on every source, or the model folder's.
+  std::string tokenizer = c.init;
+  std::vector<std::string> tokenizer_dep;
+  if (c.init.empty()) {
+    std::vector<std::string> args = {"tokenizer-train"};
+    for (const std::string& f : folders) args.insert(args.end(), {"--input", f});
+    args.insert(args.end(), {"--vocab-size", std::to_string(c.vocab_size), "--out",
+                             "@OUT@/tokenizer.model"});
+    add({"tokenizer", args, {}, {"@OUT@/tokenizer.model"}, "", render_deps});
+    tokenizer = out("tokenizer") + "/tokenizer.model";
+    tokenizer_dep = {"tokenizer"};
+  }
+  auto with = [](std::vector<std::string> a, const std::vector<std::string>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+  };
+  // Per source: evaluation datasets from its dev and test documents (passages; windows of each
+  // length), training pairs from its train documents, its length histogram (paper, Figure 2).
+  std::vector<std::string> pair_files, pair_deps;
+  for (const StudySource& source : c.sources) {
+    const std::string& f = folder[source.name];
+    if (benchmark("passages") || benchmark("documents")) {
+      StudyStep step{"data/" + source.name,
+                     {"data", "corpus", "--source", f, "--out", "@OUT@", "--seed", seed, "--name",
+                      source.name, "--splits", "dev,test", "--stratified",
+                      "--queries-per-document", std::to_string(c.queries_per_document)},
+                     {},
+                     {"@OUT@/passages/dataset.json"},
+                     "",
+                     source_dep[source.name]};
+      if (benchmark("documents")) {
+        step.args.insert(step.args.end(),
+                         {"--lengths", join(c.lengths), "--tokenizer", tokenizer,
+                          "--windows-per-document", std::to_string(c.windows_per_document),
+                          "--max-windows", std::to_string(c.windows)});
+        step.outputs.push_back("@OUT@/documents/dataset.json");
+        step.deps = with(step.deps, tokenizer_dep);
+      }
+      add(step);
+    }
+    add({"pairs/" + source.name,
+         {"data", "pairs", "--source", f, "--out", "@OUT@/pairs.jsonl", "--seed", seed,
+          "--negatives", std::to_string(c.negatives), "--examples-per-document",
+          std::to_string(c.examples_per_document)},
+         {},
+         {"@OUT@/pairs.jsonl"},
+         "",
+         source_dep[source.name]});
+    pair_files.push_back(out("pairs/" + source.name) + "/pairs.jsonl");
+    pair_deps.push_back("pairs/" + source.name);
+    StudyStep stats{"stats/" + source.name,
+                    {"data", "stats", f, "--tokenizer", tokenizer, "--db", c.db, "--name",
+                     source.name + "-documents"},
+                    {},
+                    {},
+                    "",
+                    with(tokenizer_dep, source_dep[source.name])};
+    stats.store_histogram = source.name + "-documents";
+    add(stats);
+  }
+  // Synthetic in-domain fine-tuning pairs (a separate experiment: the study's tables say so).
+  if (c.synthetic_pairs > 0) {
+    for (const std::string task : {"passkey", "needle"}) {
+      StudyStep step{"pairs/synthetic-" + task,
+                     {"data", task, "--tokenizer", tokenizer, "--pairs-out", "@OUT@/pairs.jsonl",
+                      "--lengths", std::to_string(c.passage_length), "--queries",
+                      std::to_string(c.synthetic_pairs), "--documents",
+                      std::to_string(c.synthetic_pairs), "--negatives",
+                      std::to_string(std::max<int64_t>(1, c.negatives)), "--seed",
+                      std::to_string(c.seed + 1)},
+                     {},
+                     {"@OUT@/pairs.jsonl"},
+                     "",
+                     tokenizer_dep};
+      if (std::string(task) == "needle") {
+        step.args.insert(step.args.end(), {"--haystack", folders.front()});
+        step.deps = with(step.deps, source_dep[c.sources.front().name]);
+      }
+      add(step);
+      pair_files.push_back(out(step.id) + "/pairs.jsonl");
+      pair_deps.push_back(step.id);
+    }
+  }
+  if (benchmark("code")) {
+    add({"data/code",
+         {"data", "code", "--out", "@OUT@", "--seed", seed, "--splits", "dev,test"},
+         {},
+         {"@OUT@/dataset.json"},
+         "",
+         {}});
+  }
+  std::vector<std::string> depths;
+  for (double d : c.depths) depths.push_back(number_text(d));
   for (const std::string task : {"passkey", "needle"}) {
     if (!benchmark(task)) continue;
+    std::string depth_list;
+    for (const std::string& d : depths) depth_list += (depth_list.empty() ? "" : ",") + d;
     StudyStep step{"data/" + task,
                    {"data", task, "--tokenizer", tokenizer, "--out", "@OUT@", "--lengths",
-                    join(c.lengths), "--queries", std::to_string(c.queries), "--documents",
-                    std::to_string(c.documents), "--seed", seed},
+                    join(c.needle_lengths), "--queries", std::to_string(c.queries), "--documents",
+                    std::to_string(c.documents), "--seed", seed, "--depths", depth_list},
                    {},
                    {"@OUT@"},
                    "",
-                   {"tokenizer"}};
+                   tokenizer_dep};
     if (std::string(task) == "needle") {
-      step.args.insert(step.args.end(), {"--haystack", corpus});
-      step.deps.insert(step.deps.end(), corpus_dep.begin(), corpus_dep.end());
+      // The haystack: natural text of the first source.
+      step.args.insert(step.args.end(), {"--haystack", folders.front(), "--keys",
+                                         std::to_string(c.needle_keys)});
+      step.deps = with(step.deps, source_dep[c.sources.front().name]);
     }
     add(step);
   }
-  // Length histograms of what the models read (paper, Figure 2).
-  for (const std::string part : {"documents", "passages"}) {
-    StudyStep step{"stats/" + part,
-                   {"data", "stats", data + "/" + part, "--tokenizer", tokenizer, "--db", c.db,
-                    "--name", "corpus-" + part},
-                   {},
-                   {},
-                   "",
-                   {"tokenizer", "data/corpus"}};
-    step.store_histogram = "corpus-" + part;
-    add(step);
-  }
 
-  std::vector<std::string> init_args = {"model",       "init",    "--preset",  c.preset,
-                                        "--tokenizer", tokenizer, "--out",     "@OUT@",
-                                        "--seed",      seed,      "--pooling", "cls"};
-  auto shape = [&](const char* flag, int64_t value, int64_t unset) {
-    if (value != unset) init_args.insert(init_args.end(), {flag, std::to_string(value)});
-  };
-  shape("--hidden-size", c.hidden_size, 0);
-  shape("--layers", c.layers, 0);
-  shape("--heads", c.heads, 0);
-  shape("--intermediate-size", c.intermediate_size, 0);
-  shape("--local-window", c.local_window, -1);
-  if (c.rope_theta > 0)
-    init_args.insert(init_args.end(), {"--rope-theta", number_text(c.rope_theta)});
-  add({"init", init_args, {}, {"@OUT@/config.json"}, "", {"tokenizer"}});
-
-  auto quoted = [](const std::string& s) {
-    std::string out = "\"";
-    for (char ch : s) out += ch == '"' || ch == '\\' ? std::string("\\") + ch : std::string(1, ch);
-    return out + "\"";
+  auto quoted = [](const std::string& text) {  // a TOML basic string
+    std::string q = "\"";
+    for (char ch : text) q += ch == '"' || ch == '\\' ? std::string("\\") + ch : std::string(1, ch);
+    return q + "\"";
   };
   auto schedule = [&](int64_t steps_cap, int64_t epochs) {
     return "epochs = " + std::to_string(epochs) + "\n" +
            (steps_cap > 0 ? "max_steps = " + std::to_string(steps_cap) + "\n" : std::string());
   };
+  auto quoted_list = [&](const std::vector<std::string>& items) {
+    std::string list = "[";
+    for (const std::string& item : items) list += (list.size() > 1 ? ", " : "") + quoted(item);
+    return list + "]";
+  };
   const std::string output = "db = " + quoted(c.db) + "\nexperiment = " + quoted(experiment) + "\n";
-  add({"pretrain",
-       {"pretrain", "--config", "@OUT@.toml", "--auto-resume"},
-       {{"@OUT@.toml",
-         "# written by lmk study (its folder is this step's inputs)\n[model]\ninit = " +
-             quoted(out("init")) + "\n[data]\ntrain = " + quoted(corpus) +
-             "\n[train]\nmax_length = " + std::to_string(c.pretrain_length) + "\nbatch_size = " +
-             std::to_string(c.pretrain_batch) + "\nlearning_rate = " + number_text(c.pretrain_lr) +
-             "\n" + schedule(c.pretrain_steps, c.pretrain_epochs) + "seed = " + seed +
-             "\ncheckpoint_every = 100\nlog_every = 10\n[output]\ndir = \"@OUT@\"\n" + output +
-             "run_name = \"@RUN@\"\n"}},
-       {"@OUT@/last/config.json"},
-       "pretrain",
-       {"init", "tokenizer"}});
-  const std::string pretrained = out("pretrain") + "/last";
+  // The start of fine-tuning: the model folder of [model] init, else a model initialized here
+  // and MLM-pretrained on every source.
+  std::string start = c.init;
+  std::vector<std::string> start_dep;
+  if (c.init.empty()) {
+    std::vector<std::string> init_args = {"model",       "init",    "--preset",  c.preset,
+                                          "--tokenizer", tokenizer, "--out",     "@OUT@",
+                                          "--seed",      seed,      "--pooling", "cls"};
+    auto shape = [&](const char* flag, int64_t value, int64_t unset) {
+      if (value != unset) init_args.insert(init_args.end(), {flag, std::to_string(value)});
+    };
+    shape("--hidden-size", c.hidden_size, 0);
+    shape("--layers", c.layers, 0);
+    shape("--heads", c.heads, 0);
+    shape("--intermediate-size", c.intermediate_size, 0);
+    shape("--local-window", c.local_window, -1);
+    if (c.rope_theta > 0)
+      init_args.insert(init_args.end(), {"--rope-theta", number_text(c.rope_theta)});
+    if (!c.rope) init_args.push_back("--no-rope");
+    add({"init", init_args, {}, {"@OUT@/config.json"}, "", tokenizer_dep});
+    add({"pretrain",
+         {"pretrain", "--config", "@OUT@.toml", "--auto-resume"},
+         {{"@OUT@.toml",
+           "# written by lmk study (its folder is this step's inputs)\n[model]\ninit = " +
+               quoted(out("init")) + "\n[data]\ntrain = " + quoted_list(folders) +
+               "\n[train]\nmax_length = " + std::to_string(c.pretrain_length) +
+               "\nbatch_size = " + std::to_string(c.pretrain_batch) +
+               "\nlearning_rate = " + number_text(c.pretrain_lr) + "\n" +
+               schedule(c.pretrain_steps, c.pretrain_epochs) + "seed = " + seed +
+               "\ncheckpoint_every = 100\nlog_every = 10\n[output]\ndir = \"@OUT@\"\n" + output +
+               "run_name = \"@RUN@\"\n"}},
+         {"@OUT@/last/config.json"},
+         "pretrain",
+         with({"init"}, render_deps)});
+    start = out("pretrain") + "/last";
+    start_dep = {"pretrain"};
+  }
   for (const StudyVariant& v : c.variants) {
     std::string train = "[train]\npooling = " + quoted(v.pooling) + "\n";
     if (!v.train_landmarks.empty()) {
@@ -500,41 +404,58 @@ std::vector<StudyStep> plan_cell(const StudyConfig& c, const std::string& experi
          {"train", "--config", "@OUT@.toml", "--auto-resume"},
          {{"@OUT@.toml",
            "# written by lmk study (its folder is this step's inputs)\n[model]\ninit = " +
-               quoted(pretrained) + "\n[data]\ntrain = " + quoted(pairs) + "\n" + train +
+               quoted(start) + "\n[data]\ntrain = " + quoted_list(pair_files) + "\n" + train +
                "[output]\ndir = \"@OUT@\"\n" + output + "run_name = \"@RUN@\"\n"}},
          {"@OUT@/last/config.json"},
          "finetune/" + v.label,
-         {"pretrain", "data/pairs"}});
+         with(start_dep, pair_deps)});
   }
   for (const StudyVariant& v : c.variants) {
     const std::string model = out("finetune/" + v.label) + "/last";
+    // Only a pooling whose encoding reads the granularity is chosen on dev among its values.
+    const bool reads_granularity =
+        v.pooling == "lmk" || v.pooling == "multicls" || v.pooling == "mean_every_k";
     auto eval_step = [&](const std::string& name, const std::string& dataset, int64_t max_length,
-                         int64_t attention_docs, const std::string& data_dep) {
+                         int64_t attention_docs, const std::string& data_dep,
+                         const std::string& split) {
+      const std::string suffix = split.empty() ? "" : ":" + split;
       StudyStep step{
-          "eval/" + v.label + "/" + name,
+          "eval/" + v.label + "/" + name + suffix,
           {"eval", "--model", model, "--dataset", dataset, "--pooling", v.pooling, "--db", c.db,
            "--experiment", experiment, "--run-name", "@RUN@", "--attention-docs",
-           std::to_string(attention_docs), "--query-max-length", std::to_string(c.query_length)},
+           std::to_string(split.empty() ? attention_docs : 0), "--query-max-length",
+           std::to_string(c.query_length)},
           {},
           {},
-          v.label + "/" + name,
+          v.label + "/" + name + suffix,
           {"finetune/" + v.label, data_dep}};
       if (v.pooling == "lmk")
         step.args.insert(step.args.end(), {"--granularity", std::to_string(c.granularity)});
       if (max_length > 0)
         step.args.insert(step.args.end(), {"--max-length", std::to_string(max_length)});
+      if (!split.empty()) step.args.insert(step.args.end(), {"--split", split});
       add(step);
     };
-    if (benchmark("passages"))
-      eval_step("passages", data + "/passages", c.passage_length, 0, "data/corpus");
-    if (benchmark("corpus")) {
-      for (int64_t length : c.lengths)
-        eval_step("corpus@" + std::to_string(length), data + "/documents", length, c.attention_docs,
-                  "data/corpus");
+    // Test, and dev where the granularity is chosen on it.
+    std::vector<std::string> splits = {""};
+    if (c.select == "dev" && reads_granularity) splits.push_back("dev");
+    for (const std::string& split : splits) {
+      for (const StudySource& source : c.sources) {
+        const std::string data = out("data/" + source.name);
+        if (benchmark("passages"))
+          eval_step(source.name + "-passages", data + "/passages", c.passage_length, 0,
+                    "data/" + source.name, split);
+        // Windows are read whole: every target holds its length, no evidence is cut off.
+        if (benchmark("documents"))
+          eval_step(source.name + "-documents", data + "/documents", 0, c.attention_docs,
+                    "data/" + source.name, split);
+      }
+      if (benchmark("code"))
+        eval_step("code", out("data/code"), c.pretrain_length, 0, "data/code", split);
     }
     for (const std::string task : {"passkey", "needle"}) {
       if (benchmark(task))
-        eval_step(task, out("data/" + task), 0, c.attention_docs, "data/" + task);
+        eval_step(task, out("data/" + task), 0, c.attention_docs, "data/" + task, "");
     }
   }
   return steps;
@@ -753,84 +674,6 @@ StudyRunSummary run_study(const StudyPlan& plan, const std::string& lmk_binary,
   }
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return summary;
-}
-
-namespace {
-
-std::string cell_table(const StudyCell& cell, const std::map<std::string, int64_t>& latest,
-                       const ResultsStore& store) {
-  const StudyConfig& c = cell.config;
-  // Columns: (header, run name suffix, metric, group kind, group value).
-  struct Column {
-    std::string header, run, metric, group_kind, group_value;
-  };
-  std::vector<Column> columns;
-  for (const std::string& b : c.benchmarks) {
-    if (b == "passages") {
-      columns.push_back(
-          {"passages@" + std::to_string(c.passage_length), "passages", "ndcg_at_10", "all", ""});
-    } else if (b == "corpus") {
-      for (int64_t length : c.lengths)
-        columns.push_back({"corpus@" + std::to_string(length), "corpus@" + std::to_string(length),
-                           "ndcg_at_10", "all", ""});
-    } else {
-      for (int64_t length : c.lengths)
-        columns.push_back(
-            {b + "@" + std::to_string(length), b, "ndcg_at_1", "length", std::to_string(length)});
-    }
-  }
-  // Each variant's result per column, with its per-query scores, compared with the CLS row.
-  std::vector<std::string> rows, headers;
-  std::optional<size_t> cls;
-  for (const Column& col : columns) headers.push_back(col.header);
-  std::vector<std::vector<ComparisonCell>> cells;
-  for (const StudyVariant& v : c.variants) {
-    if (v.pooling == "cls" && !cls) cls = rows.size();
-    rows.push_back(v.label);
-    cells.emplace_back();
-    for (const Column& col : columns) {
-      const auto name = cell.run_names.find(v.label + "/" + col.run);
-      const auto run = name == cell.run_names.end() ? latest.end() : latest.find(name->second);
-      ComparisonCell result;
-      if (run != latest.end()) {
-        const std::vector<EvalResult> results = store.eval_results(run->second);
-        for (const EvalResult& r : results) {
-          if (r.metric == col.metric && r.group_kind == col.group_kind &&
-              r.group_value == col.group_value)
-            result = stored_cell(store, run->second, results,
-                                 {r.dataset, r.split, r.metric, r.group_kind, r.group_value});
-        }
-      }
-      cells.back().push_back(std::move(result));
-    }
-  }
-  ComparisonOptions options;
-  options.baseline = cls;
-  options.refuse_unpaired = false;
-  ReportOptions report;
-  report.row_header = "pooling";
-  return render_comparison(compare_table(rows, headers, cells, options), report) +
-         "(training length " + std::to_string(c.pretrain_length) +
-         " tokens; passages and corpus: nDCG@10, passkey and needle: nDCG@1 per document length; "
-         "corpus@L truncates documents to L tokens)\n";
-}
-
-}  // namespace
-
-std::string study_table(const StudyPlan& plan, const ResultsStore& store) {
-  RunFilter filter;
-  filter.experiment = plan.experiment;
-  filter.status = RunStatus::Finished;
-  filter.kind = "eval";
-  std::map<std::string, int64_t> latest;  // run name -> newest finished run
-  for (const RunRecord& run : store.list_runs(filter)) latest[run.name] = run.id;
-  std::string out;
-  for (const StudyCell& cell : plan.cells) {
-    if (!cell.config.cell_name.empty())
-      out += (out.empty() ? "" : "\n") + cell.config.cell_name + ":\n";
-    out += cell_table(cell, latest, store);
-  }
-  return out;
 }
 
 }  // namespace lmk

@@ -1,22 +1,16 @@
 #pragma once
 
 // A study: the paper's question ("does LMK beat CLS on documents longer than the training
-// length?") as one plan of steps — built-in corpus, tokenizer, datasets, MLM pretraining at a
-// short length, contrastive fine-tuning of every pooling from the same start, evaluation of
-// each on the short in-domain set and on long-document tasks at lengths up to 16x the
-// training length — run as `lmk` child processes, each step's completion recorded under the
-// study folder so that a re-run reuses what is done. Everything measured lands in the
-// results store; study_table() reads it back as pooling x benchmark x length.
+// length?") as one plan of steps — corpora rendered from the documentation Debian ships (man
+// pages, the Python and Linux kernel documentation) or folders of text, a tokenizer, datasets
+// (passages, windows of fixed token lengths, code retrieval, passkey / needle over lengths and
+// depths), MLM pretraining (at a long length: the encoder learns long context), contrastive
+// fine-tuning of every pooling from the same start (at a short length), evaluation of each —
+// run as `lmk` child processes, each step's completion recorded under the study folder so that
+// a re-run reuses what is done. `[model] init` starts fine-tuning from an existing model folder
+// instead (no tokenizer, init or pretraining steps). Everything measured lands in the results
+// store; study_table() reads it back as pooling x task @ length tables.
 //
-// Config (TOML, experiments/pooling-vs-length.toml): [study] [tokenizer] [model] [pretrain]
-// [finetune] [eval], [profile.micro|quick|full.SECTION] tables overriding any key, and a
-// [sweep] table (core/util/toml_config.h) making a grid of cells that each override some keys
-// (experiments/granularity-sweep.toml).
-//
-// Layout: a step writes into DIR/ID/KEY (KEY: the first 12 hex digits of the hash of its
-// inputs, its dependencies' keys included), so identical steps of different cells are one
-// step whose outputs they share, and a changed input gives a new folder instead of a stale one.
-
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -37,6 +31,13 @@ struct StudyVariant {
   std::string train_landmarks;  // LandmarkSpec text ("fixed:32", "variable:32,64"), or ""
 };
 
+// One corpus of a study: a built-in source rendered by a step, or a folder of .txt files.
+struct StudySource {
+  std::string name;     // "manpages", "python-docs", "kernel-docs", or the folder's name
+  std::string builtin;  // the built-in source ("" for a folder)
+  std::string folder;   // the folder ("" for a built-in source: its step's output)
+};
+
 struct StudyConfig {
   std::string path, profile = "full";
   // The sweep cell: its (label, value) pairs and name ("granularity=16,seed=1"); empty
@@ -45,8 +46,8 @@ struct StudyConfig {
   std::string cell_name;
   // [study]
   std::string name = "study", dir, db;
-  std::string corpus = "builtin";  // "builtin" (man pages) or a folder of .txt files
-  int64_t corpus_limit = 0;        // builtin: this many pages (0: all)
+  std::vector<StudySource> sources;  // [study] corpus: built-in names and folders
+  int64_t corpus_limit = 0;          // pages of each built-in source (0: all)
   int64_t seed = 42;
   // [tokenizer]
   int64_t vocab_size = 8000;
@@ -54,6 +55,8 @@ struct StudyConfig {
   std::string preset = "small";
   int64_t hidden_size = 0, layers = 0, heads = 0, intermediate_size = 0, local_window = -1;
   double rope_theta = 0;
+  bool rope = true;  // false: the RoPE ablation (rotation frequencies zeroed)
+  std::string init;  // a model folder to fine-tune from: no tokenizer, init or pretraining
   // [pretrain]
   int64_t pretrain_length = 256, pretrain_batch = 16, pretrain_steps = 0, pretrain_epochs = 1;
   double pretrain_lr = 1e-3;
@@ -62,12 +65,28 @@ struct StudyConfig {
   int64_t query_length = 64, passage_length = 0;  // 0: the pretraining length
   int64_t finetune_batch = 16, negatives = 1, finetune_steps = 0, finetune_epochs = 1;
   int64_t examples_per_document = 8;
+  // In-domain synthetic fine-tuning data: this many passkey and as many needle pairs at the
+  // fine-tuning length (another seed than the evaluation's), added to the corpus pairs; 0: none.
+  int64_t synthetic_pairs = 0;
   double finetune_lr = 1e-4, temperature = 0.05;
   // [eval]
-  std::vector<std::string> benchmarks = {"passages", "corpus", "passkey", "needle"};
-  std::vector<int64_t> lengths;  // default: 1x, 4x and 16x the training length
-  int64_t granularity = 32;      // landmark granularity at evaluation
-  int64_t queries = 50, documents = 50, attention_docs = 2;
+  std::vector<std::string> benchmarks = {"passages", "documents", "passkey", "needle"};
+  // documents: windows of these lengths (default: 1x, 4x and 16x the fine-tuning length);
+  // queries_per_document per window (and per document for passages), at most `windows` windows
+  // per split and length, windows_per_document from one document.
+  std::vector<int64_t> lengths;
+  int64_t queries_per_document = 10, windows = 60, windows_per_document = 4;
+  // passkey / needle: lengths (default: `lengths`) x depths, `queries` and `documents` per
+  // length; the needle's facts per document.
+  std::vector<int64_t> needle_lengths;
+  std::vector<double> depths = {0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1};
+  int64_t queries = 55, documents = 55, needle_keys = 1;
+  int64_t granularity = 32;  // landmark granularity at evaluation
+  int64_t attention_docs = 2;
+  // "dev": the [sweep] over eval.granularity is chosen per pooling and task on the dev split,
+  // and reported on test (the oracle best on test shown apart, labelled); "none".
+  std::string select = "none";
+  std::string granularity_label;  // eval.granularity's label in the sweep cells ("" unswept)
   // [slurm]: how lmk submit --executor slurm submits the steps (the same in every cell)
   SlurmOptions slurm;
 };

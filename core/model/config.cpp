@@ -151,6 +151,10 @@ EncoderConfig EncoderConfig::from_json(const json& j, const std::string& where) 
       throw input_error(ju::member_path(where, "position_embedding_type"),
                         "GTE models here use rope");
   }
+  c.rope_disabled = ju::optional<bool>(j, "lmk_disable_rope", where, false);
+  if (c.rope_disabled && !c.uses_rope())
+    throw input_error(ju::member_path(where, "lmk_disable_rope"),
+                      "BERT has absolute positions, no RoPE to disable");
   c.validate(where);
   return c;
 }
@@ -222,6 +226,7 @@ std::string EncoderConfig::describe() const {
     text << ", RoPE " << rope_theta;
   else
     text << ", " << max_position_embeddings << " positions";
+  if (rope_disabled) text << ", RoPE disabled";
   return text.str();
 }
 
@@ -284,6 +289,10 @@ EncoderConfig shaped_config(const std::string& preset, const ShapeOverrides& sha
     throw input_error("--architecture",
                       "must be modernbert, bert or gte, got '" + shape.architecture + "'");
   }
+  if (shape.no_rope) {
+    refuse(shape.architecture == "bert", "--no-rope", "BERT has absolute positions, no RoPE");
+    c.rope_disabled = true;
+  }
   if (c.uses_rope() && c.head_dim() % 2 != 0)
     throw input_error("--heads", "RoPE needs an even head size (hidden size / heads = " +
                                      std::to_string(c.head_dim()) + ")");
@@ -301,6 +310,7 @@ json EncoderConfig::to_json() const {
   j["num_attention_heads"] = num_heads;
   j["max_position_embeddings"] = max_position_embeddings;
   j["pad_token_id"] = pad_token_id;
+  if (rope_disabled) j["lmk_disable_rope"] = true;
   switch (architecture) {
     case Architecture::ModernBert: {
       j["architectures"] = {"ModernBertForMaskedLM"};

@@ -45,6 +45,11 @@ struct EncoderConfig {
   double rope_theta = 10000.0;  // GTE
   bool pack_qkv = true;         // GTE: one qkv_proj (else q/k/v)
 
+  // The RoPE ablation (the paper's DISABLE_ROPE): rotation frequencies zeroed, so attention
+  // sees no positions at all. lmk's own field "lmk_disable_rope" in config.json; Hugging Face
+  // transformers does not know it and would rotate.
+  bool rope_disabled = false;
+
   // Parses a Hugging Face config.json object (old and new field names); `where` names the file.
   static EncoderConfig from_json(const nlohmann::json& j, const std::string& where);
   // tiny (4 layers, H 64) | small (7 layers, H 256) | base (ModernBERT-base's shape: 22 layers,
@@ -68,6 +73,8 @@ struct EncoderConfig {
 
   int64_t head_dim() const { return hidden_size / num_heads; }
   bool uses_rope() const { return architecture != Architecture::Bert; }
+  // Whether attention rotates queries and keys (RoPE, not ablated).
+  bool rotates() const { return uses_rope() && !rope_disabled; }
   // Whether layer i attends to all positions (ModernBERT local layers do not).
   bool is_global_layer(int64_t layer) const;
   // RoPE base of layer i.
@@ -86,11 +93,12 @@ struct ShapeOverrides {
   std::optional<int64_t> local_window;  // ModernBERT: total window of the local layers
   std::optional<int64_t> global_every;  // ModernBERT: layer i global when i % k == 0
   std::optional<double> rope_theta;     // ModernBERT: the global layers' base; GTE: the base
+  bool no_rope = false;                 // ModernBERT / GTE: the RoPE ablation (rope_disabled)
 
   // Whether any option changes the preset.
   bool reshapes() const {
     return architecture != "modernbert" || hidden_size || layers || heads || intermediate_size ||
-           local_window || global_every || rope_theta;
+           local_window || global_every || rope_theta || no_rope;
   }
 };
 

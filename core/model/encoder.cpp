@@ -413,7 +413,7 @@ at::Tensor Encoder::attention(const at::Tensor& x, const at::Tensor& key_mask, i
     return t.reshape({B, L, heads, d}).transpose(1, 2);
   };  // [B, heads, L, d]
   q = heads_first(q), k = heads_first(k), v = heads_first(v);
-  if (config_.uses_rope()) {
+  if (config_.rotates()) {
     const double theta = config_.layer_rope_theta(layer);
     auto tables = rope.find(theta);
     if (tables == rope.end()) tables = rope.emplace(theta, rope_tables(L, d, theta)).first;

@@ -621,4 +621,14 @@ std::vector<size_t> split_sentences(std::string_view text) {
   return merge_small_pieces(decoded, find_sentence_ends(decoded));
 }
 
+std::vector<std::string> sentence_texts(std::string_view text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t end : split_sentences(text)) {
+    out.emplace_back(text.substr(start, end - start));
+    start = end;
+  }
+  return out;
+}
+
 }  // namespace lmk

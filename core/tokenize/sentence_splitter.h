@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -19,5 +20,8 @@ namespace lmk {
 // neighbour. Invalid UTF-8 is read byte by byte; no end falls inside a valid UTF-8 sequence.
 // Runs in time linear in text.size().
 std::vector<size_t> split_sentences(std::string_view text);
+
+// The sentences of text as split_sentences cuts them, each with its trailing whitespace.
+std::vector<std::string> sentence_texts(std::string_view text);
 
 }  // namespace lmk

@@ -39,7 +39,7 @@ ContrastiveConfig read_contrastive_config(const std::string& path) {
                                {"train", train_keys}});
   ContrastiveConfig c;
   read_training_settings(toml, path, c);
-  toml.text("data", "train", c.train_file);
+  toml.text_or_texts("data", "train", c.train_files);
   toml.text("data", "dev", c.dev_dataset);
   toml.text("train", "pooling", c.pooling);
   toml.text("train", "train_landmarks", c.train_landmarks);
@@ -52,8 +52,8 @@ ContrastiveConfig read_contrastive_config(const std::string& path) {
   toml.integer("train", "negatives", c.negatives, 0);
   toml.integer("train", "eval_every", c.eval_every, 0);
   toml.number("train", "temperature", c.temperature, 1e-4, 100);
-  if (c.train_file.empty()) throw input_error(path + ": data.train", "required");
-  c.train_file = toml.resolve(c.train_file);
+  if (c.train_files.empty()) throw input_error(path + ": data.train", "required");
+  for (std::string& file : c.train_files) file = toml.resolve(file);
   c.dev_dataset = toml.resolve(c.dev_dataset);
   if (!c.pooling.empty()) parse_pooling(c.pooling);  // an unknown name fails here, not later
   if (!c.train_landmarks.empty())
@@ -67,7 +67,9 @@ namespace {
 
 json config_json(const ContrastiveConfig& c) {
   json j = training_settings_json(c);
-  j["data"] = {{"train", c.train_file}, {"dev", c.dev_dataset}};
+  // One file stays a string, as configs written before lists were allowed recorded it.
+  j["data"] = {{"train", c.train_files.size() == 1 ? json(c.train_files[0]) : json(c.train_files)},
+               {"dev", c.dev_dataset}};
   for (const auto& [key, value] :
        std::vector<std::pair<const char*, json>>{{"pooling", c.pooling},
                                                  {"train_landmarks", c.train_landmarks},
@@ -171,18 +173,20 @@ TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, boo
                      "model init --pooling latent)");
 
   std::vector<TrainingExample> examples;
-  for_each_training_example(config.train_file, [&](TrainingExample&& e, const std::string&) {
-    examples.push_back(std::move(e));
-    return true;
-  });
+  for (const std::string& file : config.train_files)
+    for_each_training_example(file, [&](TrainingExample&& e, const std::string&) {
+      examples.push_back(std::move(e));
+      return true;
+    });
   // Data parallel: a micro-batch is global_batch examples of the seeded order, of which this
   // process takes the rank-th batch_size; every seeded draw is keyed by the global example and
   // row, so N processes see exactly the batches of one process with N x batch_size.
   const int64_t global_batch = config.batch_size * dist.world_size();
   const int64_t first_local = config.batch_size * dist.rank();  // within the global batch
   if (examples.size() < static_cast<size_t>(std::max<int64_t>(2, global_batch)))
-    throw input_error(config.train_file, "fewer examples (" + std::to_string(examples.size()) +
-                                             ") than one batch of " + std::to_string(global_batch));
+    throw input_error(config.train_files.front(),
+                      "fewer examples (" + std::to_string(examples.size()) +
+                          ") than one batch of " + std::to_string(global_batch));
   const int64_t micro_per_epoch = static_cast<int64_t>(examples.size()) / global_batch;
   const int64_t steps_per_epoch = std::max<int64_t>(1, micro_per_epoch / config.accumulation);
   const int64_t group = 1 + config.negatives;

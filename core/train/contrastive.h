@@ -17,8 +17,8 @@ namespace lmk {
 
 // [model] init, [output], and the optimization keys: TrainingSettings (core/train/loop.h).
 struct ContrastiveConfig : TrainingSettings {
-  std::string train_file;   // [data] train: FlagEmbedding jsonl
-  std::string dev_dataset;  // [data] dev: BEIR folder with qrels/dev.tsv (optional)
+  std::vector<std::string> train_files;  // [data] train: FlagEmbedding jsonl (one or an array)
+  std::string dev_dataset;               // [data] dev: BEIR folder with qrels/dev.tsv (optional)
   // [train]
   std::string pooling;          // default: the model folder's
   std::string train_landmarks;  // LandmarkSpec text; default: the folder's train setting

@@ -30,11 +30,11 @@ PretrainConfig read_pretrain_config(const std::string& path) {
                                {"train", train_keys}});
   PretrainConfig c;
   read_training_settings(toml, path, c);
-  toml.text("data", "train", c.train);
+  toml.text_or_texts("data", "train", c.train);
   toml.integer("train", "max_length", c.max_length, 8);
   toml.number("train", "mask_rate", c.mask_rate, 0.01, 0.99);
   if (c.train.empty()) throw input_error(path + ": data.train", "required");
-  c.train = toml.resolve(c.train);
+  for (std::string& train : c.train) train = toml.resolve(train);
   return c;
 }
 
@@ -42,7 +42,8 @@ namespace {
 
 json config_json(const PretrainConfig& c) {
   json j = training_settings_json(c);
-  j["data"] = {{"train", c.train}};
+  // One path stays a string, as configs written before lists were allowed recorded it.
+  j["data"] = {{"train", c.train.size() == 1 ? json(c.train[0]) : json(c.train)}};
   j["train"]["max_length"] = c.max_length;
   j["train"]["mask_rate"] = c.mask_rate;
   return j;
@@ -102,16 +103,18 @@ PretrainSummary pretrain_mlm(const PretrainConfig& config, bool resume, bool pro
 
   // Every document tokenized once, then packed.
   std::vector<std::vector<int32_t>> documents;
-  for (const std::string& text : read_texts(config.train))
-    documents.push_back(tokenizer->encode(text).ids);
+  for (const std::string& source : config.train)
+    for (const std::string& text : read_texts(source))
+      documents.push_back(tokenizer->encode(text).ids);
   const std::vector<std::vector<int32_t>> sequences =
       pack_sequences(documents, static_cast<size_t>(config.max_length), cls, sep);
   // Data parallel: this process takes the rank-th batch_size sequences of each global batch.
   const int64_t global_batch = config.batch_size * dist.world_size();
   const int64_t first_local = config.batch_size * dist.rank();
   if (sequences.size() < static_cast<size_t>(global_batch))
-    throw input_error(config.train, "fewer packed sequences (" + std::to_string(sequences.size()) +
-                                        ") than one batch of " + std::to_string(global_batch));
+    throw input_error(config.train.front(),
+                      "fewer packed sequences (" + std::to_string(sequences.size()) +
+                          ") than one batch of " + std::to_string(global_batch));
   MaskingOptions masking;
   masking.mask_rate = config.mask_rate;
   masking.mask_id = *special.mask;

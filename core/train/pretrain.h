@@ -17,7 +17,9 @@ namespace lmk {
 // [model] init, [output], and the optimization keys: TrainingSettings (core/train/loop.h).
 struct PretrainConfig : TrainingSettings {
   PretrainConfig() { learning_rate = 5e-4; }
-  std::string train;  // [data] train: folder of .txt files, or jsonl with "text"
+  // [data] train: folders of .txt files or jsonl files with "text" (one, or an array: a study
+  // pretrains on every corpus it evaluates)
+  std::vector<std::string> train;
   // [train]
   int64_t max_length = 512;
   double mask_rate = 0.3;

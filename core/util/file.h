@@ -2,6 +2,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace lmk {
 
@@ -23,6 +24,16 @@ class AtomicFile {
   std::string path_, temporary_;
   int fd_ = -1;
 };
+
+// Keeps `limit` of a sorted list of files spread evenly over it (item i * size / limit), so
+// that a limited corpus samples every part of a tree; limit 0 or >= the size keeps them all.
+template <typename Path>
+void keep_spread(std::vector<Path>& files, size_t limit) {
+  if (limit == 0 || limit >= files.size()) return;
+  std::vector<Path> spread;
+  for (size_t i = 0; i < limit; ++i) spread.push_back(files[i * files.size() / limit]);
+  files = std::move(spread);
+}
 
 // Reads a whole file; throws InputError naming it when it cannot.
 std::string read_file(const std::string& path);

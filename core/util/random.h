@@ -31,6 +31,12 @@ inline double unit_interval(uint64_t bits) {
   return static_cast<double>(bits >> 11) * 0x1.0p-53;
 }
 
+// A seed derived from a seed and a salt (a length, a document's hash): one SplitMix64 draw of
+// their mix, so that datasets keyed by (seed, salt) are independent streams.
+inline uint64_t mix_seed(uint64_t seed, uint64_t salt) {
+  return splitmix64(seed ^ (salt * 0xD6E8FEB86659FD93ULL));
+}
+
 // The SplitMix64 stream of a seed.
 class SplitMix64 {
  public:

@@ -22,6 +22,7 @@ struct TomlConfig::Impl {
   std::vector<std::string> cell_names;
   std::vector<std::vector<std::pair<std::string, std::string>>> cell_values;
   std::map<std::string, std::string> cell_keys;  // "section.key" -> "sweep..." for messages
+  std::map<std::string, std::string> sweep_labels;  // "section.key" -> its label in cell names
   int cell = -1;
 
   // The node of section.key: the sweep cell's, else the profile's, else the section's.
@@ -191,6 +192,7 @@ void TomlConfig::read_sweep(const std::map<std::string, std::vector<std::string>
         const toml::node& value = *values->get(index[a]);
         table[section].as_table()->insert(key, value);
         values_of_cell.emplace_back(last_parts[key] > 1 ? key_name : key, value_text(value));
+        impl_->sweep_labels[key_name] = values_of_cell.back().first;
         name += (name.empty() ? "" : ",") + values_of_cell.back().first + "=" +
                 values_of_cell.back().second;
       }
@@ -199,6 +201,11 @@ void TomlConfig::read_sweep(const std::map<std::string, std::vector<std::string>
     impl_->cell_names.push_back(name);
     impl_->cell_values.push_back(std::move(values_of_cell));
   }
+}
+
+std::string TomlConfig::sweep_label(const char* section, const char* key) const {
+  const auto found = impl_->sweep_labels.find(std::string(section) + "." + key);
+  return found == impl_->sweep_labels.end() ? "" : found->second;
 }
 
 size_t TomlConfig::cell_count() const {
@@ -306,6 +313,39 @@ void TomlConfig::integers(const char* section, const char* key, std::vector<int6
       throw input_error(where(section, key), "values must be >= " + std::to_string(min));
   }
   out = std::move(values);
+}
+
+void TomlConfig::numbers(const char* section, const char* key, std::vector<double>& out, double min,
+                         double max) const {
+  const auto node = impl_->find(section, key);
+  if (!node) return;
+  if (!node.is_array() || node.as_array()->empty())
+    throw input_error(where(section, key), "must be a non-empty array of numbers");
+  std::vector<double> values;
+  for (const auto& item : *node.as_array()) {
+    if (!item.is_number()) throw input_error(where(section, key), "must hold numbers only");
+    const double value = item.value<double>().value();
+    if (!(value >= min && value <= max)) {
+      std::ostringstream range;
+      range << "each must be in [" << min << ", " << max << "]";
+      throw input_error(where(section, key), range.str());
+    }
+    values.push_back(value);
+  }
+  out = std::move(values);
+}
+
+void TomlConfig::text_or_texts(const char* section, const char* key,
+                               std::vector<std::string>& out) const {
+  const auto node = impl_->find(section, key);
+  if (!node) return;
+  if (node.is_string()) {
+    out = {node.value<std::string>().value()};
+    return;
+  }
+  if (!node.is_array())
+    throw input_error(where(section, key), "must be a string or an array of strings");
+  texts(section, key, out);
 }
 
 void TomlConfig::text(const char* section, const char* key, std::string& out) const {

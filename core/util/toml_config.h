@@ -33,6 +33,8 @@ class TomlConfig {
   std::string cell_name(size_t index) const;
   // The cell's (label, value) pairs, in axis order (cell_name joins them).
   std::vector<std::pair<std::string, std::string>> cell_values(size_t index) const;
+  // The label of section.key in the cells' (label, value) pairs; "" when no axis sweeps it.
+  std::string sweep_label(const char* section, const char* key) const;
   // From now on the keys of cell `index` override the profile's and the sections' values.
   void use_cell(size_t index);
   ~TomlConfig();
@@ -45,6 +47,10 @@ class TomlConfig {
   // Arrays: every element must have the type (an empty array is an error).
   void texts(const char* section, const char* key, std::vector<std::string>& out) const;
   void integers(const char* section, const char* key, std::vector<int64_t>& out, int64_t min) const;
+  void numbers(const char* section, const char* key, std::vector<double>& out, double min,
+               double max) const;
+  // A string or a non-empty array of strings (one path, or several).
+  void text_or_texts(const char* section, const char* key, std::vector<std::string>& out) const;
   // A path relative to the config's folder (absolute ones and "" are kept).
   std::string resolve(const std::string& path) const;
   // "file: section.key", for messages about a value.

@@ -162,6 +162,24 @@ TEST_F(DataEvalCliTest, PasskeyEvaluatedIntoTheStoreAndMteb) {
   EXPECT_EQ(entry["hf_subset"], "default");
   EXPECT_TRUE(entry.contains("ndcg_at_10"));
   EXPECT_TRUE(mteb["evaluation_time"].is_number());
+
+  // Only targets at least 100 tokens long: the 64-token part's queries are left out and counted;
+  // a length no target has is exit 2.
+  r = run_lmk("eval --model " + path("model") + " --dataset " + path("passkey") +
+                  " --pooling cls --min-target-length 100",
+              "", testing::kQuickEnv);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("length 64: left out, every target shorter than 100 tokens (4 queries)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("length 128: 8 documents, 4 queries,"), std::string::npos) << r.output;
+  r = run_lmk("eval --model " + path("model") + " --dataset " + path("passkey") +
+                  " --pooling cls --min-target-length 100000",
+              "", testing::kQuickEnv);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("every query's target is shorter than 100000 tokens"),
+            std::string::npos)
+      << r.output;
 }
 
 TEST_F(DataEvalCliTest, CorpusPairsAndStats) {
@@ -224,6 +242,71 @@ TEST_F(DataEvalCliTest, CorpusPairsAndStats) {
   EXPECT_EQ(metrics, (std::set<std::string>{"accuracy:all", "f1:all", "f1:label"}));
   const auto mteb = nlohmann::json::parse(read_file(path("mteb/pages-classification.json")));
   EXPECT_EQ(mteb["scores"]["test"][0]["main_score"], mteb["scores"]["test"][0]["accuracy"]);
+}
+
+// --lengths: documents/ holds one part per length, windows of at least that many tokens; with
+// --splits dev,test no training document is in any corpus; lmk eval scores a part per length.
+TEST_F(DataEvalCliTest, CorpusWindowsOfFixedLengths) {
+  Result r = run_lmk("data corpus --source " + path("pages") + " --out " + path("win") +
+                     " --lengths 64,200 --tokenizer " + tokenizer_ +
+                     " --queries-per-document 3 --windows-per-document 2 --splits dev,test");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("documents@200: "), std::string::npos) << r.output;
+  const auto info = nlohmann::json::parse(read_file(path("win/documents/dataset.json")));
+  EXPECT_EQ(info["parts"], nlohmann::json::array({"64", "200"}));
+  EXPECT_EQ(info["part_kind"], "length");
+  size_t windows = 0;
+  for (const char* split : {"dev", "test"}) {
+    const RetrievalSplit data = read_beir(path("win/documents/200"), split);
+    for (const Query& q : data.queries) EXPECT_EQ(q.extra.at("split"), split);
+    windows = data.corpus.size();
+  }
+  EXPECT_EQ(info["counts"]["200"]["windows"]["dev"].get<size_t>() +
+                info["counts"]["200"]["windows"]["test"].get<size_t>(),
+            windows);
+  EXPECT_FALSE(fs::exists(path("win/documents/200/qrels/train.tsv")));
+  EXPECT_FALSE(fs::exists(path("win/passages/qrels/train.tsv")));
+  ASSERT_EQ(
+      run_lmk("model init --preset tiny --tokenizer " + tokenizer_ + " --out " + path("model"))
+          .code,
+      0);
+  r = run_lmk("eval --model " + path("model") + " --dataset " + path("win/documents") +
+                  " --pooling cls --split dev --db " + path("win.db"),
+              "", testing::kQuickEnv);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("split dev"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("length 200: "), std::string::npos) << r.output;
+  // Bad options: exit 2, the option named.
+  for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
+           {" --lengths 64", "--lengths and --tokenizer go together"},
+           {" --lengths 64 --tokenizer " + tokenizer_ + " --splits dev,validation",
+            "'validation' is not a split"},
+           {" --lengths 100000 --tokenizer " + tokenizer_, "holds 100000 tokens"},
+           {" --queries-per-document 0", "--queries-per-document"}}) {
+    r = run_lmk("data corpus --source " + path("pages") + " --out " + path("bad") + args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << args << "\n" << r.output;
+  }
+}
+
+// --pairs-out: the generated task as training pairs instead of a dataset.
+TEST_F(DataEvalCliTest, SyntheticTrainingPairs) {
+  Result r = run_lmk("data passkey --tokenizer " + tokenizer_ + " --pairs-out " +
+                     path("synthetic.jsonl") +
+                     " --lengths 64 --queries 5 --documents 5 --negatives 2 --seed 7");
+  ASSERT_EQ(r.code, 0) << r.output;
+  size_t examples = 0;
+  for_each_training_example(path("synthetic.jsonl"), [&](TrainingExample&& e, const std::string&) {
+    EXPECT_EQ(e.query.rfind("what is the pass key for ", 0), 0u) << e.query;
+    EXPECT_EQ(e.pos.size(), 1u);
+    EXPECT_EQ(e.neg.size(), 2u);
+    ++examples;
+    return true;
+  });
+  EXPECT_EQ(examples, 5u);
+  r = run_lmk("data passkey --tokenizer " + tokenizer_ + " --lengths 64");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--out"), std::string::npos) << r.output;
 }
 
 TEST_F(DataEvalCliTest, RecordsIntoTheRunNamedByLmkRunId) {

@@ -41,18 +41,18 @@ TEST(JobsCli, TheSweepRunsThroughTheLocalQueueAndASecondSubmitReusesIt) {
   const std::string args = "submit " + kSweep + " --profile micro --executor local --dir " + study;
   const Result r = run_lmk(args, "", env_of(dir) + " LMK_THREADS=2");
   ASSERT_EQ(r.code, 0) << r.output;
-  EXPECT_NE(r.output.find("4 sweep cells, 25 steps"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("4 sweep cells, 27 steps"), std::string::npos) << r.output;
   // One table per cell, every cell a number for both poolings.
   for (const std::string cell : {"16", "32", "64", "128"})
-    EXPECT_NE(r.output.find("granularity=" + cell + ":\n   pooling"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("granularity=" + cell + ":\nmanpages: "), std::string::npos) << r.output;
 
   const ResultsStore store(db, ResultsStore::OpenMode::Existing);
   const std::vector<JobRecord> jobs = store.jobs(study);
-  ASSERT_EQ(jobs.size(), 25u);
+  ASSERT_EQ(jobs.size(), 27u);
   RunFilter filter;
   filter.experiment = "granularity-sweep-micro";
   // The commands filled the runs the submission made: no other runs.
-  EXPECT_EQ(store.list_runs(filter).size(), 25u);
+  EXPECT_EQ(store.list_runs(filter).size(), 27u);
   std::set<std::string> runs;
   for (const JobRecord& job : jobs) {
     const RunRecord run = store.get_run(job.run_id);
@@ -73,16 +73,22 @@ TEST(JobsCli, TheSweepRunsThroughTheLocalQueueAndASecondSubmitReusesIt) {
   }
   // The CLS evaluations do not read the granularity: one per benchmark, shared by the cells;
   // the LMK ones one per cell.
-  EXPECT_TRUE(runs.count("cls/passages"));
-  EXPECT_TRUE(runs.count("granularity=16/lmk-32/passages"));
-  EXPECT_TRUE(runs.count("granularity=128/lmk-32/corpus@512"));
-  EXPECT_FALSE(runs.count("granularity=16/cls/passages"));
+  EXPECT_TRUE(runs.count("cls/manpages-passages"));
+  EXPECT_TRUE(runs.count("granularity=16/lmk-32/manpages-passages"));
+  EXPECT_TRUE(runs.count("granularity=128/lmk-32/manpages-documents"));
+  EXPECT_FALSE(runs.count("granularity=16/cls/manpages-passages"));
+  // The granularity is chosen on dev: LMK is evaluated on it too, and the choice is reported.
+  EXPECT_TRUE(runs.count("granularity=128/lmk-32/manpages-documents:dev"));
+  EXPECT_FALSE(runs.count("cls/manpages-documents:dev"));
+  EXPECT_NE(r.output.find("granularity chosen on dev, scored on test"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("lmk-32 (g best on test: oracle)"), std::string::npos) << r.output;
 
   const Result again = run_lmk(args, "", env_of(dir));
   ASSERT_EQ(again.code, 0) << again.output;
-  EXPECT_NE(again.output.find("0 jobs (0 queued before), 25 steps done before"), std::string::npos)
+  EXPECT_NE(again.output.find("0 jobs (0 queued before), 27 steps done before"), std::string::npos)
       << again.output;
-  EXPECT_EQ(store.jobs(study).size(), 25u);
+  EXPECT_EQ(store.jobs(study).size(), 27u);
 
   // lmk jobs: nothing unfinished; --all lists them; without --db the last submit's store.
   const Result none = run_lmk("jobs", "", env_of(dir));
@@ -92,7 +98,7 @@ TEST(JobsCli, TheSweepRunsThroughTheLocalQueueAndASecondSubmitReusesIt) {
   ASSERT_EQ(all.code, 0) << all.output;
   size_t finished = 0;
   for (size_t at = 0; (at = all.output.find("FINISHED", at)) != std::string::npos; ++at) ++finished;
-  EXPECT_EQ(finished, 25u) << all.output;
+  EXPECT_EQ(finished, 27u) << all.output;
   EXPECT_NE(all.output.find(" pretrain "), std::string::npos) << all.output;
   // lmk logs: the pretraining's log, its last line the command's summary.
   int64_t pretrain = 0;

@@ -63,7 +63,7 @@ TEST(SlurmJobsCli, TheSweepRunsAsBatchJobsChainedByTheirDependencies) {
       run_lmk("submit " + kSweep + " --profile micro --executor slurm --dry-run --dir " + study, "",
               env_of(dir, cluster));
   ASSERT_EQ(dry.code, 0) << dry.output;
-  EXPECT_EQ(count(dry.output, "#!/bin/bash"), 25u) << dry.output;
+  EXPECT_EQ(count(dry.output, "#!/bin/bash"), 27u) << dry.output;
   EXPECT_NE(dry.output.find("#SBATCH --time=00:10:00"), std::string::npos) << dry.output;
   EXPECT_NE(dry.output.find("export LMK_RUN_ID='RUN'"), std::string::npos) << dry.output;
   EXPECT_FALSE(std::filesystem::exists(db));
@@ -76,10 +76,10 @@ TEST(SlurmJobsCli, TheSweepRunsAsBatchJobsChainedByTheirDependencies) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_EQ(r.code, 0) << r.output << "\n" << cluster.logs();
   for (const std::string cell : {"16", "32", "64", "128"})
-    EXPECT_NE(r.output.find("granularity=" + cell + ":\n   pooling"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("granularity=" + cell + ":\nmanpages: "), std::string::npos) << r.output;
   const ResultsStore store(db, ResultsStore::OpenMode::Existing);
   const std::vector<JobRecord> jobs = store.jobs(study);
-  ASSERT_EQ(jobs.size(), 25u);
+  ASSERT_EQ(jobs.size(), 27u);
   std::set<std::string> ids;
   for (const JobRecord& job : jobs) {
     const RunRecord run = store.get_run(job.run_id);
@@ -104,7 +104,7 @@ TEST(SlurmJobsCli, TheSweepRunsAsBatchJobsChainedByTheirDependencies) {
   const Result local =
       run_lmk("submit " + kSweep + " --profile micro --dir " + study, "", testing::env_of(dir));
   ASSERT_EQ(local.code, 0) << local.output;
-  EXPECT_NE(local.output.find("0 jobs (0 queued before), 25 steps done before"), std::string::npos)
+  EXPECT_NE(local.output.find("0 jobs (0 queued before), 27 steps done before"), std::string::npos)
       << local.output;
 }
 
@@ -202,7 +202,7 @@ TEST(SlurmJobsCli, AMissingOrDownSlurmKeepsRunsScheduledAndAFailingJobEndsFailed
   {
     const ResultsStore store(study + "/results.db", ResultsStore::OpenMode::Existing);
     const auto jobs = store.jobs(study);
-    EXPECT_EQ(jobs.size(), 10u);
+    EXPECT_EQ(jobs.size(), 9u);
     for (const JobRecord& job : jobs) {
       EXPECT_EQ(store.get_run(job.run_id).status, RunStatus::Scheduled) << job.step;
       EXPECT_FALSE(job.ended);

@@ -1,6 +1,6 @@
-// lmk study end to end: the micro profile of experiments/pooling-vs-length.toml on the
-// built-in corpus (rendered man pages), through the real lmk binary, into a real store; then
-// a second run that reuses every step.
+// lmk study end to end: the micro profile of experiments/pooling-vs-length.toml on two built-in
+// sources (rendered man pages and the Python documentation), through the real lmk binary, into a
+// real store; then a second run that reuses every step.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -19,20 +19,27 @@ using testing::TempDir;
 
 const std::string kConfig = std::string(LMK_SOURCE_DIR) + "/experiments/pooling-vs-length.toml";
 
-// The table's rows (pooling label -> cells), from the lines between its header and its legend:
-// a row key letter, the label and the cells, two or more spaces apart.
+// The tables' rows ("TITLE | pooling label" -> cells), from the lines between each table's header
+// and its legend: a row key letter, the label and the cells, two or more spaces apart; a table's
+// title is the line above its header.
 std::map<std::string, std::vector<std::string>> table_rows(const std::string& output) {
   std::map<std::string, std::vector<std::string>> rows;
   std::istringstream in(output);
   bool in_table = false;
+  std::string title, previous;
   for (std::string line; std::getline(in, line);) {
     if (line.find("  pooling  ") != std::string::npos) {
       in_table = true;
+      title = previous.substr(0, previous.find(':'));
       std::getline(in, line);  // the rule
       continue;
     }
+    previous = line;
     if (!in_table) continue;
-    if (line.rfind("Cells:", 0) == 0) break;
+    if (line.rfind("Cells:", 0) == 0) {
+      in_table = false;
+      continue;
+    }
     std::vector<std::string> cells;
     for (size_t at = 0; at < line.size();) {
       const size_t end = line.find("  ", at);
@@ -40,7 +47,7 @@ std::map<std::string, std::vector<std::string>> table_rows(const std::string& ou
       if (end == std::string::npos) break;
       at = line.find_first_not_of(' ', end);
     }
-    if (cells.size() > 2) rows[cells[1]] = {cells.begin() + 2, cells.end()};
+    if (cells.size() > 2) rows[title + " | " + cells[1]] = {cells.begin() + 2, cells.end()};
   }
   return rows;
 }
@@ -52,28 +59,33 @@ TEST(StudyCli, MicroProfileRunsEndToEndAndASecondRunReusesEveryStep) {
   const std::string args = "study " + kConfig + " --profile micro --dir " + study + " --db " + db;
   const Result r = run_lmk(args, "", "LMK_THREADS=2");
   ASSERT_EQ(r.code, 0) << r.output;
-  EXPECT_NE(r.output.find("38 steps run, 0 reused"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("46 steps run, 0 reused"), std::string::npos) << r.output;
 
-  // The comparison table: every pooling, every benchmark at every length, a mean and the half
-  // width of its interval in each; the test and the correction named under it.
+  // The comparison tables, per source and task: every pooling, every length, a mean and the
+  // half width of its interval in each; the test and the correction named under each.
   const auto rows = table_rows(r.output);
-  ASSERT_EQ(rows.size(), 4u) << r.output;
-  for (const std::string label : {"cls (baseline)", "mean", "lmk-32", "lmk-var"}) {
-    ASSERT_TRUE(rows.count(label)) << label << "\n" << r.output;
-    ASSERT_EQ(rows.at(label).size(), 10u) << label << "\n" << r.output;  // 1 + 3 x 3 columns
-    for (const std::string& cell : rows.at(label)) {
-      std::istringstream parts(cell);
-      double mean = -1, half_width = -1;
-      std::string plus_minus;
-      parts >> mean >> plus_minus >> half_width;
-      EXPECT_GE(mean, 0.0) << cell;
-      EXPECT_LE(mean, 1.0) << cell;
-      EXPECT_EQ(plus_minus, "±") << cell;
-      EXPECT_GE(half_width, 0.0) << cell;
+  const std::map<std::string, size_t> columns = {
+      {"manpages", 3}, {"python-docs", 3}, {"code", 1}, {"passkey", 2}, {"needle", 2}};
+  ASSERT_EQ(rows.size(), 4u * columns.size()) << r.output;
+  for (const auto& [table, width] : columns) {
+    for (const std::string label : {"cls (baseline)", "mean", "lmk-32", "lmk-var"}) {
+      const std::string key = table + " | " + label;
+      ASSERT_TRUE(rows.count(key)) << key << "\n" << r.output;
+      ASSERT_EQ(rows.at(key).size(), width) << key << "\n" << r.output;
+      for (const std::string& cell : rows.at(key)) {
+        std::istringstream parts(cell);
+        double mean = -1, half_width = -1;
+        std::string plus_minus;
+        parts >> mean >> plus_minus >> half_width;
+        EXPECT_GE(mean, 0.0) << cell;
+        EXPECT_LE(mean, 1.0) << cell;
+        EXPECT_EQ(plus_minus, "±") << cell;
+        EXPECT_GE(half_width, 0.0) << cell;
+      }
     }
   }
   EXPECT_NE(r.output.find("Fisher's randomization test"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("each row against cls; Holm–Bonferroni over the 30 comparisons"),
+  EXPECT_NE(r.output.find("each row against cls; Holm–Bonferroni over the 9 comparisons"),
             std::string::npos)
       << r.output;
 
@@ -93,30 +105,33 @@ TEST(StudyCli, MicroProfileRunsEndToEndAndASecondRunReusesEveryStep) {
     if (run.kind == "eval") {
       ++evals;
       EXPECT_FALSE(store.eval_results(run.id).empty()) << run.name;
-      // The corpus evaluations carry the name the length histograms are stored under.
-      if (run.name.find("/corpus@") != std::string::npos)
-        for (const auto& result : store.eval_results(run.id))
-          EXPECT_EQ(result.dataset, "corpus-documents") << run.name;
+      EXPECT_TRUE(store.has_query_results(run.id)) << run.name;
+      // A source's evaluations carry the name its length histogram is stored under.
+      for (const std::string source : {"manpages", "python-docs"})
+        if (run.name.find("/" + source + "-documents") != std::string::npos)
+          for (const auto& result : store.eval_results(run.id))
+            EXPECT_EQ(result.dataset, source + "-documents") << run.name;
       profiles += !store.attention_profiles(run.id).empty();
     }
   }
-  EXPECT_EQ(evals, 4u * 6);
-  EXPECT_GE(profiles, 4u * 5);  // every long-document evaluation stores its attention profile
+  // Per pooling: passages and documents of two sources, code, passkey, needle.
+  EXPECT_EQ(evals, 4u * 7);
+  EXPECT_GE(profiles, 4u * 4);  // every long-document evaluation stores its attention profile
   for (const std::string name :
        {"pretrain", "finetune/cls", "finetune/mean", "finetune/lmk-32", "finetune/lmk-var"})
     EXPECT_TRUE(names.count(name)) << name;
-  // The loss curves of the training runs, and the length histograms of the corpus.
+  // The loss curves of the training runs, and the length histograms of the sources.
   for (const RunRecord& run : runs) {
     if (run.kind == "eval") continue;
     EXPECT_GE(store.metric_series(run.id, "loss").size(), 2u) << run.name;
   }
-  EXPECT_EQ(store.length_histograms("corpus-documents").size(), 1u);
-  EXPECT_EQ(store.length_histograms("corpus-passages").size(), 1u);
+  EXPECT_EQ(store.length_histograms("manpages-documents").size(), 1u);
+  EXPECT_EQ(store.length_histograms("python-docs-documents").size(), 1u);
 
-  // Again: every step is reused and the table is the same.
+  // Again: every step is reused and the tables are the same.
   const Result again = run_lmk(args, "", "LMK_THREADS=2");
   ASSERT_EQ(again.code, 0) << again.output;
-  EXPECT_NE(again.output.find("0 steps run, 38 reused"), std::string::npos) << again.output;
+  EXPECT_NE(again.output.find("0 steps run, 46 reused"), std::string::npos) << again.output;
   EXPECT_EQ(table_rows(again.output), rows);
   EXPECT_EQ(store.list_runs(filter).size(), runs.size());
 
@@ -126,7 +141,7 @@ TEST(StudyCli, MicroProfileRunsEndToEndAndASecondRunReusesEveryStep) {
                                   "", "");
   ASSERT_EQ(other_db.code, 0) << other_db.output;
   EXPECT_NE(other_db.output.find("reuse tokenizer"), std::string::npos) << other_db.output;
-  EXPECT_NE(other_db.output.find("reuse data/corpus"), std::string::npos) << other_db.output;
+  EXPECT_NE(other_db.output.find("reuse data/manpages"), std::string::npos) << other_db.output;
   EXPECT_NE(other_db.output.find("run   pretrain"), std::string::npos) << other_db.output;
   EXPECT_NE(other_db.output.find("run   eval/cls/passkey"), std::string::npos) << other_db.output;
 }

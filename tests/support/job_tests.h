@@ -18,7 +18,7 @@
 
 namespace lmk::testing {
 
-// A small study: 10 steps (corpus ... pretrain, one fine-tuning, one evaluation) whose
+// A small study: 9 steps (corpus ... pretrain, one fine-tuning, one evaluation) whose
 // pretraining runs `steps` steps (about 180 a second here); `extra` is appended.
 inline std::string small_study(const TempDir& dir, const std::string& name, int steps,
                                const std::string& extra = "") {

@@ -32,7 +32,7 @@ steps = 10
 poolings = ["cls", "lmk:fixed:16", "lmk:variable:16,32"]
 steps = 5
 [eval]
-benchmarks = ["corpus", "passkey"]
+benchmarks = ["documents", "passkey"]
 [profile.micro.pretrain]
 steps = 3
 [profile.micro.eval]
@@ -120,11 +120,11 @@ TEST(StudyPlan, StepsFollowTheConfigAndKeysTrackTheirInputs) {
   const std::string path = dir.write("s.toml", kBase);
   const StudyPlan plan = plan_study(read_study_config(path, "micro"));
   EXPECT_EQ(plan.experiment, "s-micro");
-  // corpus, tokenizer, data corpus + pairs, passkey (no needle), 2 stats, init, pretrain,
-  // 3 fine-tunes, 3 x (2 corpus lengths + passkey) evaluations.
-  EXPECT_EQ(plan.steps.size(), 1u + 1 + 2 + 1 + 2 + 1 + 1 + 3 + 9);
-  const StudyStep& eval = find_step(plan, "eval/lmk-var/corpus@256");
-  EXPECT_EQ(eval.store_run, "lmk-var/corpus@256");
+  // corpus, tokenizer, the source's data + pairs + stats, passkey (no needle), init, pretrain,
+  // 3 fine-tunes, 3 x (documents of every length + passkey) evaluations.
+  EXPECT_EQ(plan.steps.size(), 1u + 1 + 3 + 1 + 1 + 1 + 3 + 6);
+  const StudyStep& eval = find_step(plan, "eval/lmk-var/manpages-documents");
+  EXPECT_EQ(eval.store_run, "lmk-var/manpages-documents");
   const std::string args = [&] {
     std::string all;
     for (const auto& a : eval.args) all += a + " ";
@@ -132,7 +132,17 @@ TEST(StudyPlan, StepsFollowTheConfigAndKeysTrackTheirInputs) {
   }();
   EXPECT_NE(args.find("--pooling lmk"), std::string::npos);
   EXPECT_NE(args.find("--granularity 32"), std::string::npos);
-  EXPECT_NE(args.find("--max-length 256"), std::string::npos);
+  EXPECT_EQ(args.find("--max-length"), std::string::npos) << "windows are read whole";
+  const StudyStep& data = find_step(plan, "data/manpages");
+  std::string data_args;
+  for (const auto& a : data.args) data_args += a + " ";
+  EXPECT_NE(data_args.find("--lengths 128,256 --tokenizer "), std::string::npos) << data_args;
+  EXPECT_NE(data_args.find("--splits dev,test --stratified"), std::string::npos) << data_args;
+  std::string passkey_args;
+  for (const auto& a : find_step(plan, "data/passkey").args) passkey_args += a + " ";
+  EXPECT_NE(passkey_args.find("--depths 0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1"),
+            std::string::npos)
+      << passkey_args;
   const StudyStep& finetune = find_step(plan, "finetune/lmk-var");
   ASSERT_EQ(finetune.files.size(), 1u);
   EXPECT_NE(finetune.files[0].second.find("train_landmarks = \"variable:16,32\""),
@@ -144,7 +154,7 @@ TEST(StudyPlan, StepsFollowTheConfigAndKeysTrackTheirInputs) {
   // change, the data do not.
   const StudyPlan full = plan_study(read_study_config(path, "full", "", plan.config.dir));
   EXPECT_EQ(find_step(full, "tokenizer").key, find_step(plan, "tokenizer").key);
-  EXPECT_EQ(find_step(full, "data/corpus").key, find_step(plan, "data/corpus").key);
+  EXPECT_EQ(find_step(full, "pairs/manpages").key, find_step(plan, "pairs/manpages").key);
   EXPECT_NE(find_step(full, "pretrain").key, find_step(plan, "pretrain").key);
   EXPECT_NE(find_step(full, "finetune/cls").key, find_step(plan, "finetune/cls").key);
   EXPECT_NE(find_step(full, "eval/cls/passkey").key, find_step(plan, "eval/cls/passkey").key);
@@ -152,6 +162,198 @@ TEST(StudyPlan, StepsFollowTheConfigAndKeysTrackTheirInputs) {
   const StudyPlan again = plan_study(read_study_config(path, "micro"));
   for (size_t i = 0; i < plan.steps.size(); ++i)
     EXPECT_EQ(plan.steps[i].key, again.steps[i].key) << plan.steps[i].id;
+}
+
+std::string joined(const std::vector<std::string>& args) {
+  std::string all;
+  for (const auto& a : args) all += a + " ";
+  return all;
+}
+
+// Several sources: each is rendered (built-in) or read (a folder), gets its datasets, pairs and
+// histogram; pretraining reads them all, fine-tuning all their pairs; each is evaluated.
+TEST(StudyPlan, EverySourceHasItsDataAndEvaluations) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path() / "notes");
+  dir.write("notes/a.txt", "some text\n");
+  const std::string path = dir.write(
+      "s.toml", std::string(kBase) + "[profile.quick.study]\ncorpus = [\"manpages\", \"notes\"]\n"
+                                     "[profile.quick.eval]\nbenchmarks = [\"passages\", "
+                                     "\"documents\", \"code\", \"needle\"]\n");
+  const StudyConfig c = read_study_config(path, "quick");
+  ASSERT_EQ(c.sources.size(), 2u);
+  EXPECT_EQ(c.sources[0].builtin, "manpages");
+  EXPECT_EQ(c.sources[1].name, "notes");
+  EXPECT_EQ(c.sources[1].folder, (dir.path() / "notes").string());
+  const StudyPlan plan = plan_study(c);
+  EXPECT_NE(joined(find_step(plan, "tokenizer").args).find("--input " + c.sources[1].folder),
+            std::string::npos);
+  EXPECT_EQ(find_step(plan, "data/notes").deps, (std::vector<std::string>{"tokenizer"}));
+  EXPECT_EQ(find_step(plan, "stats/notes").store_histogram, "notes-documents");
+  EXPECT_NE(joined(find_step(plan, "data/code").args).find("--splits dev,test"),
+            std::string::npos);
+  const std::string pretrain = find_step(plan, "pretrain").files[0].second;
+  EXPECT_NE(pretrain.find("train = [\"" + find_step(plan, "corpus/manpages").dir + "\", \"" +
+                          c.sources[1].folder + "\"]"),
+            std::string::npos)
+      << pretrain;
+  const std::string finetune = find_step(plan, "finetune/cls").files[0].second;
+  EXPECT_NE(finetune.find(find_step(plan, "pairs/notes").dir + "/pairs.jsonl\"]"),
+            std::string::npos)
+      << finetune;
+  for (const char* run : {"cls/manpages-passages", "cls/notes-passages", "cls/notes-documents",
+                          "cls/code", "lmk-var/needle"})
+    EXPECT_EQ(find_step(plan, std::string("eval/") + run).store_run, run);
+  // The haystack of the needle is the first source.
+  EXPECT_NE(joined(find_step(plan, "data/needle").args)
+                .find("--haystack " + find_step(plan, "corpus/manpages").dir),
+            std::string::npos);
+  // Sources are named and their names unique; a folder cannot take a task's name.
+  std::filesystem::create_directories(dir.path() / "code");
+  std::filesystem::create_directories(dir.path() / "other" / "notes");
+  EXPECT_NE(expect_input_error(dir.write("t.toml", "[study]\ncorpus = [\"code\"]\n"))
+                .find("cannot be named 'code'"),
+            std::string::npos);
+  EXPECT_NE(expect_input_error(dir.write("u.toml", "[study]\ncorpus = [\"notes\", \"other/notes\"]\n"))
+                .find("two sources are named 'notes'"),
+            std::string::npos);
+  EXPECT_NE(expect_input_error(dir.write("v.toml", "[eval]\nbenchmarks = [\"corpus\"]\n"))
+                .find("'corpus' is now 'documents'"),
+            std::string::npos);
+}
+
+// [model] init: fine-tuning starts from the folder (its tokenizer measures the data), with no
+// tokenizer, init or pretraining steps; [model] rope = false initializes without RoPE.
+TEST(StudyPlan, AModelFolderReplacesTokenizerInitAndPretraining) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path() / "hf");
+  dir.write("hf/config.json", "{}");
+  const std::string path = dir.write(
+      "s.toml", std::string(kBase) + "[profile.quick.model]\ninit = \"hf\"\n"
+                                     "[profile.quick.finetune]\npassage_max_length = 64\n"
+                                     "[profile.micro.model]\nrope = false\n");
+  const StudyPlan plan = plan_study(read_study_config(path, "quick"));
+  const std::string model = (dir.path() / "hf").string();
+  for (const StudyStep& step : plan.steps) {
+    EXPECT_NE(step.id, "tokenizer");
+    EXPECT_NE(step.id, "init");
+    EXPECT_NE(step.id, "pretrain");
+  }
+  EXPECT_NE(joined(find_step(plan, "data/manpages").args).find("--tokenizer " + model + " "),
+            std::string::npos);
+  EXPECT_NE(find_step(plan, "finetune/cls").files[0].second.find("init = \"" + model + "\""),
+            std::string::npos);
+  EXPECT_EQ(find_step(plan, "finetune/cls").deps, (std::vector<std::string>{"pairs/manpages"}));
+  const StudyPlan ablated = plan_study(read_study_config(path, "micro"));
+  EXPECT_NE(joined(find_step(ablated, "init").args).find("--no-rope"), std::string::npos);
+  EXPECT_EQ(joined(find_step(plan_study(read_study_config(path, "full")), "init").args)
+                .find("--no-rope"),
+            std::string::npos);
+  EXPECT_NE(expect_input_error(dir.write("w.toml", "[model]\ninit = \"nowhere\"\n"))
+                .find("model.init"),
+            std::string::npos);
+}
+
+// Synthetic in-domain fine-tuning data: passkey and needle pairs at the fine-tuning length, of
+// another seed than the evaluation's, in every fine-tuning's data.
+TEST(StudyPlan, SyntheticPairsJoinTheFineTuningData) {
+  TempDir dir;
+  const std::string path =
+      dir.write("s.toml", std::string(kBase) + "[profile.quick.finetune]\nsynthetic_pairs = 300\n");
+  EXPECT_EQ(read_study_config(path, "full").synthetic_pairs, 0);
+  const StudyPlan plain = plan_study(read_study_config(path, "full"));
+  for (const StudyStep& step : plain.steps) EXPECT_EQ(step.id.find("synthetic"), std::string::npos);
+  const StudyPlan plan = plan_study(read_study_config(path, "quick"));
+  for (const std::string task : {"passkey", "needle"}) {
+    const StudyStep& step = find_step(plan, "pairs/synthetic-" + task);
+    const std::string args = joined(step.args);
+    EXPECT_NE(args.find("data " + task + " "), std::string::npos) << args;
+    EXPECT_NE(args.find("--lengths 128 --queries 300 --documents 300"), std::string::npos) << args;
+    EXPECT_NE(args.find("--seed 43"), std::string::npos) << "not the evaluation's seed: " << args;
+    EXPECT_NE(find_step(plan, "finetune/cls").files[0].second.find(step.dir + "/pairs.jsonl"),
+              std::string::npos);
+  }
+  EXPECT_NE(joined(find_step(plan, "data/passkey").args).find("--seed 42"), std::string::npos);
+}
+
+TEST(StudyPlan, ChoosingTheGranularityOnDevNeedsASweepOverItAndADevSplit) {
+  TempDir dir;
+  EXPECT_NE(expect_input_error(dir.write("a.toml", std::string(kBase) +
+                                                       "[profile.full.eval]\nselect = \"dev\"\n"))
+                .find("eval.select"),
+            std::string::npos);
+  const std::string sweep = "[sweep]\n\"eval.granularity\" = [16, 64]\n";
+  EXPECT_NE(expect_input_error(
+                dir.write("b.toml", std::string(kBase) +
+                                        "[profile.full.eval]\nselect = \"dev\"\nbenchmarks = "
+                                        "[\"passkey\"]\n" + sweep))
+                .find("passkey and needle have none"),
+            std::string::npos);
+  EXPECT_NE(expect_input_error(dir.write("c.toml", std::string(kBase) +
+                                                       "[profile.full.eval]\nselect = \"best\"\n"))
+                .find("eval.select"),
+            std::string::npos);
+  const std::string path =
+      dir.write("d.toml", std::string(kBase) + "[profile.quick.eval]\nselect = \"dev\"\n" + sweep);
+  const std::vector<StudyConfig> cells = read_study_grid(path, "quick");
+  EXPECT_EQ(cells[0].granularity_label, "granularity");
+  const StudyPlan plan = plan_study(cells);
+  // Dev evaluations for the poolings that read the granularity, on the tasks that have a dev
+  // split; not for CLS, not for passkey.
+  const StudyStep& dev = find_step(plan, "granularity=64/eval/lmk-16/manpages-documents:dev");
+  EXPECT_EQ(dev.store_run, "granularity=64/lmk-16/manpages-documents:dev");
+  EXPECT_NE(joined(dev.args).find("--split dev"), std::string::npos);
+  for (const StudyStep& step : plan.steps) {
+    EXPECT_EQ(step.id.find("cls/manpages-documents:dev"), std::string::npos) << step.id;
+    EXPECT_EQ(step.id.find("passkey:dev"), std::string::npos) << step.id;
+  }
+}
+
+// The granularity a pooling reports on test is the one best on dev, not on test; the oracle is
+// apart and labelled.
+TEST(StudyTable, GranularityChosenOnDevIsReportedOnTest) {
+  TempDir dir;
+  const std::string path = dir.write(
+      "s.toml", std::string(kBase) +
+                    "[profile.quick.finetune]\npoolings = [\"cls\", \"lmk:fixed:16\"]\n"
+                    "[profile.quick.eval]\nselect = \"dev\"\nbenchmarks = [\"documents\"]\n"
+                    "lengths = [128]\n[sweep]\n\"eval.granularity\" = [16, 64]\n");
+  const StudyPlan plan = plan_study(read_study_grid(path, "quick", (dir.path() / "r.db").string()));
+  ResultsStore store(plan.config.db);
+  const int64_t experiment = store.get_or_create_experiment(plan.experiment);
+  // lmk-16: dev favours g=64 (0.6 vs 0.4), test favours g=16 (0.5 vs 0.3); CLS 0.2.
+  auto add_run = [&](const std::string& name, const std::string& split, double value) {
+    const int64_t run = store.create_run(experiment, {name, "eval", {}, {}});
+    store.add_eval_results(run, {{"manpages-documents", split, "ndcg_at_10", value, "length",
+                                  "128"}});
+    std::vector<QueryResult> queries;
+    for (int q = 0; q < 40; ++q)
+      queries.push_back({"manpages-documents", split, "128", "q" + std::to_string(q), 0.5, 128,
+                         {{"ndcg_at_10", q % 10 < value * 10 ? 1.0 : 0.0}}});
+    store.add_query_results(run, queries);
+    store.set_run_status(run, RunStatus::Finished);
+  };
+  const auto& names16 = plan.cells[0].run_names;
+  const auto& names64 = plan.cells[1].run_names;
+  add_run(names16.at("cls/manpages-documents"), "test", 0.2);
+  add_run(names16.at("lmk-16/manpages-documents"), "test", 0.5);
+  add_run(names16.at("lmk-16/manpages-documents:dev"), "dev", 0.4);
+  add_run(names64.at("lmk-16/manpages-documents"), "test", 0.3);
+  add_run(names64.at("lmk-16/manpages-documents:dev"), "dev", 0.6);
+  const std::string table = study_table(plan, store);
+  EXPECT_NE(table.find("documents@128 g=64 (oracle g=16)"), std::string::npos) << table;
+  const size_t chosen = table.find("granularity chosen on dev, scored on test");
+  ASSERT_NE(chosen, std::string::npos) << table;
+  const size_t row = table.find("lmk-16 (g chosen on dev)", chosen);
+  ASSERT_NE(row, std::string::npos) << table;
+  EXPECT_NE(table.substr(row, table.find('\n', row) - row).find("0.300"), std::string::npos)
+      << "the test score at g=64: " << table;
+  const size_t oracle = table.find("lmk-16 (g best on test: oracle)");
+  ASSERT_NE(oracle, std::string::npos) << table;
+  EXPECT_NE(table.substr(oracle, table.find('\n', oracle) - oracle).find("0.500"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("an oracle is not a result to test"), std::string::npos) << table;
 }
 
 TEST(StudyRun, AFailingStepStopsTheStudyNamingItAndALaterRunReusesWhatFinished) {
@@ -166,7 +368,7 @@ exit 0
   const std::string path = dir.write("s.toml", std::string(kBase) + "");
   StudyPlan plan = plan_study(read_study_config(path, "micro", "", (dir.path() / "st").string()));
   // Only the steps up to pretraining, with outputs the script does not need to write.
-  plan.steps.resize(9);
+  plan.steps.resize(8);
   ASSERT_EQ(plan.steps.back().id, "pretrain");
   for (auto& step : plan.steps) {
     step.outputs.clear();
@@ -189,12 +391,12 @@ exit 0
   plan.steps.pop_back();
   const StudyRunSummary summary = run_study(plan, script, report);
   EXPECT_EQ(summary.ran, 0u);
-  EXPECT_EQ(summary.reused, 8u);
+  EXPECT_EQ(summary.reused, 7u);
   // A changed step (other arguments) runs again, and so do the steps that depend on it.
   plan.steps[1].key = "changed";
   const StudyRunSummary after = run_study(plan, script, report);
-  EXPECT_EQ(after.ran, 5u);     // the tokenizer, the passkey data, both stats and init
-  EXPECT_EQ(after.reused, 3u);  // corpus, data/corpus, data/pairs do not read the tokenizer
+  EXPECT_EQ(after.ran, 5u);     // the tokenizer, the windows, the stats, passkey, init
+  EXPECT_EQ(after.reused, 2u);  // the corpus and the pairs do not read the tokenizer
 }
 
 TEST(StudyRun, WhatAStepLeavesInTheStoreMustBeThereAndOneStudyRunsPerFolder) {
@@ -203,8 +405,8 @@ TEST(StudyRun, WhatAStepLeavesInTheStoreMustBeThereAndOneStudyRunsPerFolder) {
   StudyPlan plan = plan_study(read_study_config(path, "micro", "", (dir.path() / "st").string()));
   const std::string script = dir.write("ok-lmk", "#!/bin/sh\nexit 0\n");
   std::filesystem::permissions(script, std::filesystem::perms::owner_all);
-  StudyStep stats = find_step(plan, "stats/documents");
-  EXPECT_EQ(stats.store_histogram, "corpus-documents");
+  StudyStep stats = find_step(plan, "stats/manpages");
+  EXPECT_EQ(stats.store_histogram, "manpages-documents");
   stats.deps.clear();
   plan.steps = {stats};
   run_study(plan, script, [](const std::string&, bool) {});
@@ -213,7 +415,7 @@ TEST(StudyRun, WhatAStepLeavesInTheStoreMustBeThereAndOneStudyRunsPerFolder) {
   {
     ResultsStore store(plan.config.db);
     LengthHistogram histogram;
-    histogram.dataset = "corpus-documents";
+    histogram.dataset = "manpages-documents";
     histogram.tokenizer = "t";
     histogram.bins = {{16, 32, 3}};
     store.add_length_histogram(histogram);
@@ -310,10 +512,10 @@ TEST(StudySweep, CellsShareTheStepsTheirValuesDoNotChange) {
   EXPECT_EQ(cells[2].finetune_steps, 5);
   EXPECT_EQ(cells[2].pretrain_steps, 3);  // the profile still applies
   const StudyPlan plan = plan_study(cells);
-  // 9 steps every cell shares (corpus ... pretrain); the 3 fine-tunings and the cls
+  // 8 steps every cell shares (corpus ... pretrain); the 3 fine-tunings and the 2 cls
   // evaluations per (steps, learning rate); the LMK evaluations per cell:
-  // 9 + 2 x (3 + 3) + 4 x 2 x 3.
-  EXPECT_EQ(plan.steps.size(), 9u + 2 * 6 + 4 * 2 * 3);
+  // 8 + 2 x (3 + 2) + 4 x 2 x 2.
+  EXPECT_EQ(plan.steps.size(), 8u + 2 * 5 + 4 * 2 * 2);
   std::set<std::string> keys, dirs;
   for (const StudyStep& step : plan.steps) {
     EXPECT_TRUE(keys.insert(step.key).second) << step.id;
@@ -324,7 +526,7 @@ TEST(StudySweep, CellsShareTheStepsTheirValuesDoNotChange) {
   const StudyStep& cls = find_step(plan, "steps=5,learning_rate=0.0001/finetune/cls");
   EXPECT_EQ(cls.cells, (std::vector<size_t>{0, 2}));
   EXPECT_EQ(cls.store_run, "steps=5,learning_rate=0.0001/finetune/cls");
-  EXPECT_EQ(cls.deps, (std::vector<std::string>{"pretrain", "data/pairs"}));
+  EXPECT_EQ(cls.deps, (std::vector<std::string>{"pretrain", "pairs/manpages"}));
   const StudyStep& lmk =
       find_step(plan, "granularity=64,steps=10,learning_rate=0.0002/eval/lmk-16/passkey");
   EXPECT_EQ(lmk.store_run, "granularity=64,steps=10,learning_rate=0.0002/lmk-16/passkey");
@@ -337,8 +539,8 @@ TEST(StudySweep, CellsShareTheStepsTheirValuesDoNotChange) {
       << args;
   // Each cell reads its own runs back.
   EXPECT_EQ(plan.cells[2].run_names.at("cls/passkey"), "steps=5,learning_rate=0.0001/cls/passkey");
-  EXPECT_EQ(plan.cells[2].run_names.at("lmk-var/corpus@256"),
-            "granularity=64,steps=5,learning_rate=0.0001/lmk-var/corpus@256");
+  EXPECT_EQ(plan.cells[2].run_names.at("lmk-var/manpages-documents"),
+            "granularity=64,steps=5,learning_rate=0.0001/lmk-var/manpages-documents");
   // The run name is no input: the same step in a study without the sweep has the same key.
   const StudyPlan single =
       plan_study(read_study_config(dir.write("one.toml", kBase), "micro", "", plan.config.dir));

@@ -138,6 +138,7 @@ TEST(EncoderConfigTest, ShapeOptionsRoundTripThroughConfigJsonForEveryArchitectu
       shape.global_every = 2;
     }
     if (architecture != "bert") shape.rope_theta = 40000;
+    if (architecture != "bert") shape.no_rope = true;
     const EncoderConfig c = shaped_config("small", shape, 1000, 3);
     const EncoderConfig back = EncoderConfig::from_json(c.to_json(), architecture);
     for (const EncoderConfig* config : {&c, &back}) {
@@ -156,6 +157,7 @@ TEST(EncoderConfigTest, ShapeOptionsRoundTripThroughConfigJsonForEveryArchitectu
         EXPECT_DOUBLE_EQ(config->global_rope_theta, 40000) << label;
       }
       if (architecture == "gte") EXPECT_DOUBLE_EQ(config->rope_theta, 40000) << label;
+      EXPECT_EQ(config->rope_disabled, architecture != "bert") << label << ": --no-rope kept";
     }
     EXPECT_EQ(back.to_json(), c.to_json()) << architecture;
   }
@@ -196,6 +198,7 @@ TEST(EncoderConfigTest, ShapeOptionsOutOfRangeOrForeignToTheArchitectureAreRefus
   add("gte", "--local-window", [](ShapeOverrides& s) { s.local_window = 64; });
   add("gte", "--global-every", [](ShapeOverrides& s) { s.global_every = 2; });
   add("gte", "--rope-theta", [](ShapeOverrides& s) { s.rope_theta = 0; });
+  add("bert", "--no-rope", [](ShapeOverrides& s) { s.no_rope = true; });
   add("t5", "--architecture", [](ShapeOverrides&) {});
   for (const Case& c : cases) {
     try {

@@ -337,6 +337,39 @@ TEST(EncoderTest, LocalLayersLimitTheReceptiveField) {
   EXPECT_FALSE(at::allclose(global.forward(far, mask)[0][0], global.forward(ids, mask)[0][0]));
 }
 
+// The RoPE ablation: with every layer global and no rotation, attention has no notion of
+// position, so the first position's output does not change when the other tokens are permuted;
+// with RoPE it does.
+TEST(EncoderTest, WithoutRopeAttentionIgnoresOrder) {
+  for (auto architecture : {Architecture::ModernBert, Architecture::Gte}) {
+    EncoderConfig c = small_config(architecture);
+    c.global_layers = {true, true};
+    at::NoGradGuard no_grad;
+    const at::Tensor ids = at::randint(1, 50, {1, 12}, at::kLong),
+                     mask = at::ones({1, 12}, at::kLong);
+    at::Tensor shuffled = ids.clone();
+    shuffled[0].narrow(0, 1, 11).copy_(ids[0].narrow(0, 1, 11).flip(0));
+    // Attention sharp enough to depend on the keys' positions (initial weights give nearly
+    // uniform attention, which ignores order whatever the rotation).
+    auto sharpen = [](const Encoder& encoder) {
+      for (const auto& [name, weight] : encoder.named_weights())
+        if (name.find("qkv") != std::string::npos || name.find("Wqkv") != std::string::npos)
+          weight.mul_(40);
+    };
+    Encoder rotating(c, 3);
+    sharpen(rotating);
+    EXPECT_FALSE(at::allclose(rotating.forward(ids, mask)[0][0],
+                              rotating.forward(shuffled, mask)[0][0], 1e-4, 1e-5))
+        << architecture_name(architecture);
+    c.rope_disabled = true;
+    Encoder ablated(c, 3);
+    sharpen(ablated);
+    EXPECT_TRUE(at::allclose(ablated.forward(ids, mask)[0][0],
+                             ablated.forward(shuffled, mask)[0][0], 1e-4, 1e-5))
+        << architecture_name(architecture);
+  }
+}
+
 TEST(EncoderTest, BlockSizeDoesNotChangeTheOutput) {
   Encoder encoder(small_config(Architecture::ModernBert), 5);
   at::NoGradGuard no_grad;
