@@ -3,7 +3,6 @@
 #include <qcustomplot.h>
 #include <QComboBox>
 #include <QHBoxLayout>
-#include <QLabel>
 #include <QPoint>
 #include <QToolTip>
 
@@ -13,22 +12,6 @@
 
 namespace lmk::widgets {
 namespace {
-
-// Viridis (matplotlib's default): perceptually uniform, readable in grey, and its top is
-// yellow — with gpThermal's white top the largest shares looked like missing data. QCustomPlot
-// 2.1 has no such preset.
-QCPColorGradient viridis() {
-  QCPColorGradient gradient;
-  gradient.clearColorStops();
-  gradient.setColorStopAt(0.0, QColor(68, 1, 84));
-  gradient.setColorStopAt(0.25, QColor(59, 82, 139));
-  gradient.setColorStopAt(0.5, QColor(33, 145, 140));
-  gradient.setColorStopAt(0.75, QColor(94, 201, 98));
-  gradient.setColorStopAt(1.0, QColor(253, 231, 37));
-  gradient.setColorInterpolation(QCPColorGradient::ciRGB);
-  gradient.setNanHandling(QCPColorGradient::nhTransparent);
-  return gradient;
-}
 
 // The most rows the y axis labels: a tall plot has room for about this many. With more rows
 // every k-th is labelled (the hover names each): 3684 labels, overlapping, took 200 ms of every
@@ -130,11 +113,7 @@ AttentionView::AttentionView(QWidget* parent) : PlotView(parent) {
   x_scale_->addItem(tr("linear"), false);
   x_scale_->addItem(tr("log"), true);
   x_scale_->setToolTip(tr("Log: the stored bins drawn on a logarithmic position axis"));
-  int column = 0;
-  auto add = [this, &column](const QString& label, QWidget* widget) {
-    controls()->insertWidget(column++, new QLabel(label, this));
-    controls()->insertWidget(column++, widget);
-  };
+  auto add = [this](const QString& label, QWidget* widget) { add_control(label, widget); };
   add(tr("Dataset"), dataset_);
   add(tr("Layer / head"), layer_head_);
   add(tr("Length group"), length_group_);

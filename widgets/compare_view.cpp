@@ -38,12 +38,10 @@ CompareView::CompareView(QWidget* parent) : PlotView(parent) {
   test_->addItem(tr("Fisher randomization"), static_cast<int>(lmk::stats::PairedTest::Fisher));
   test_->addItem(tr("Student's t"), static_cast<int>(lmk::stats::PairedTest::Student));
   test_->addItem(tr("paired bootstrap"), static_cast<int>(lmk::stats::PairedTest::Bootstrap));
-  int column = 0;
   // Run names are long: the choosers show their start (the full name in the list), so that
   // the window keeps a laptop's width.
-  auto add = [this, &column](const QString& label, QComboBox* combo) {
-    controls()->insertWidget(column++, new QLabel(label, this));
-    controls()->insertWidget(column++, combo);
+  auto add = [this](const QString& label, QComboBox* combo) {
+    add_control(label, combo);
     combo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     combo->setMinimumContentsLength(combo == run_a_ || combo == run_b_ ? 10 : 8);
   };
@@ -55,7 +53,7 @@ CompareView::CompareView(QWidget* parent) : PlotView(parent) {
   auto* export_queries = new QPushButton(tr("CSV…"), this);
   export_queries->setToolTip(
       tr("Export every shared query's values as CSV (part, query, A, B, A − B)"));
-  controls()->insertWidget(column++, export_queries);
+  add_control({}, export_queries);
   connect(export_queries, &QPushButton::clicked, this, [this] {
     const QString path = QFileDialog::getSaveFileName(
         this, tr("Export the queries"), export_name() + QStringLiteral(".csv"), tr("CSV (*.csv)"));

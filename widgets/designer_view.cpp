@@ -267,10 +267,11 @@ QWidget* DesignerView::build_form() {
   QGroupBox* study = group(tr("Study"));
   add_field(grid_of(study), 0, QStringLiteral("study"), QStringLiteral("name"), Kind::Text,
             tr("Name"), QStringLiteral("study"));
-  add_field(grid_of(study), 1, QStringLiteral("study"), QStringLiteral("corpus"), Kind::Folder,
-            tr("Corpus"), tr("builtin (the man pages), or a folder of .txt files"));
+  add_field(grid_of(study), 1, QStringLiteral("study"), QStringLiteral("corpus"), Kind::Sources,
+            tr("Corpus"),
+            tr("manpages, python-docs, kernel-docs, or folders of .txt files (default: manpages)"));
   add_field(grid_of(study), 2, QStringLiteral("study"), QStringLiteral("corpus_limit"),
-            Kind::Integer, tr("Documents (limit)"), tr("0: all"));
+            Kind::Integer, tr("Pages per built-in source"), tr("0: all"));
   add_field(grid_of(study), 3, QStringLiteral("study"), QStringLiteral("seed"), Kind::Integer,
             tr("Seed"), QStringLiteral("42"));
   add_field(grid_of(study), 4, QStringLiteral("study"), QStringLiteral("dir"), Kind::Folder,
@@ -385,14 +386,20 @@ QWidget* DesignerView::build_form() {
   add_field(grid_of(eval), 0, QStringLiteral("eval"), QStringLiteral("benchmarks"), Kind::Checklist,
             tr("Benchmarks"), QString());
   add_field(grid_of(eval), 1, QStringLiteral("eval"), QStringLiteral("lengths"), Kind::IntegerList,
-            tr("Document lengths"), tr("1×, 4×, 16× the training length"));
-  add_field(grid_of(eval), 2, QStringLiteral("eval"), QStringLiteral("granularity"), Kind::Integer,
+            tr("Document lengths"), tr("1×, 4×, 16× the fine-tuning length"));
+  add_field(grid_of(eval), 2, QStringLiteral("eval"), QStringLiteral("queries_per_document"),
+            Kind::Integer, tr("Queries per window"), QStringLiteral("10"));
+  add_field(grid_of(eval), 3, QStringLiteral("eval"), QStringLiteral("windows"), Kind::Integer,
+            tr("Windows per split and length"), QStringLiteral("60"));
+  add_field(grid_of(eval), 4, QStringLiteral("eval"), QStringLiteral("needle_lengths"),
+            Kind::IntegerList, tr("Passkey / needle lengths"), tr("the document lengths"));
+  add_field(grid_of(eval), 5, QStringLiteral("eval"), QStringLiteral("granularity"), Kind::Integer,
             tr("Granularity g"), QStringLiteral("32"));
-  add_field(grid_of(eval), 3, QStringLiteral("eval"), QStringLiteral("queries"), Kind::Integer,
-            tr("Queries"), QStringLiteral("50"));
-  add_field(grid_of(eval), 4, QStringLiteral("eval"), QStringLiteral("documents"), Kind::Integer,
-            tr("Documents"), QStringLiteral("50"));
-  add_field(grid_of(eval), 5, QStringLiteral("eval"), QStringLiteral("attention_docs"),
+  add_field(grid_of(eval), 6, QStringLiteral("eval"), QStringLiteral("queries"), Kind::Integer,
+            tr("Passkey / needle queries"), QStringLiteral("55"));
+  add_field(grid_of(eval), 7, QStringLiteral("eval"), QStringLiteral("documents"), Kind::Integer,
+            tr("Passkey / needle documents"), QStringLiteral("55"));
+  add_field(grid_of(eval), 8, QStringLiteral("eval"), QStringLiteral("attention_docs"),
             Kind::Integer, tr("Attention profile docs"), QStringLiteral("2"));
 
   QGroupBox* sweep = group(tr("Sweep"));
@@ -456,12 +463,13 @@ void DesignerView::add_field(QGridLayout* form, int row, const QString& section,
       line->setPlaceholderText(hint);
       field.editor = line;
       connect(line, &QLineEdit::textEdited, this, [this, index] { apply_field(fields_[index]); });
-      if (kind == Kind::Folder || kind == Kind::File) {
+      if (kind == Kind::Folder || kind == Kind::File || kind == Kind::Sources) {
         auto* button = new QPushButton(tr("Browse…"));
         browse = button;
         connect(button, &QPushButton::clicked, this, [this, line, index, kind] {
-          const QString start =
-              line->text().isEmpty() ? QFileInfo(document_.path()).absolutePath() : line->text();
+          const QString start = line->text().isEmpty() || kind == Kind::Sources
+                                    ? QFileInfo(document_.path()).absolutePath()
+                                    : line->text();
           const QString path =
               kind == Kind::Folder
                   ? QFileDialog::getExistingDirectory(this, tr("Choose a folder"), start)
@@ -469,7 +477,10 @@ void DesignerView::add_field(QGridLayout* form, int row, const QString& section,
                                                  tr("Results stores (*.db);;All files (*)"),
                                                  nullptr, QFileDialog::DontConfirmOverwrite);
           if (path.isEmpty()) return;
-          line->setText(path);
+          // A source folder joins the list; a folder or file replaces the value.
+          line->setText(kind == Kind::Sources && !line->text().trimmed().isEmpty()
+                            ? line->text().trimmed() + QStringLiteral(", ") + path
+                            : path);
           apply_field(fields_[index]);
         });
       }
@@ -635,6 +646,12 @@ QVariant DesignerView::field_value(const Field& field) const {
       bool ok = false;
       const double v = QLocale::c().toDouble(text, &ok);
       return ok ? QVariant(v) : QVariant(text);
+    }
+    case Kind::Sources: {
+      QVariantList list;
+      for (const QString& part : text.split(QChar(','), Qt::SkipEmptyParts))
+        if (!part.trimmed().isEmpty()) list << part.trimmed();
+      return list;
     }
     case Kind::IntegerList: {
       QVariantList list;

@@ -87,7 +87,18 @@ class DesignerView : public StoreView {
   void validated(bool ok, const QString& message);
 
  private:
-  enum class Kind { Text, Integer, Number, IntegerList, Folder, File, Choice, Poolings, Checklist };
+  enum class Kind {
+    Text,
+    Integer,
+    Number,
+    IntegerList,
+    Folder,
+    File,
+    Choice,
+    Poolings,
+    Checklist,
+    Sources  // names and folders, comma-separated (Browse… appends a folder)
+  };
   struct Field {
     QString section, key;
     Kind kind = Kind::Text;

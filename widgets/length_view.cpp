@@ -4,7 +4,6 @@
 #include <QComboBox>
 #include <QFileInfo>
 #include <QHBoxLayout>
-#include <QLabel>
 
 #include <algorithm>
 #include <cmath>
@@ -34,8 +33,7 @@ QString percentile_line(const QString& label, const LengthHistogram& histogram) 
 
 LengthView::LengthView(QWidget* parent) : PlotView(parent) {
   dataset_ = new QComboBox(this);
-  controls()->insertWidget(0, new QLabel(tr("Dataset"), this));
-  controls()->insertWidget(1, dataset_);
+  add_control(tr("Dataset"), dataset_);
   connect(dataset_, &QComboBox::currentIndexChanged, this, [this] { redraw(); });
 
   QCustomPlot* figure = plot();

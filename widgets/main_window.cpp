@@ -25,6 +25,7 @@
 #include "widgets/designer_view.h"
 #include "widgets/job_monitor_view.h"
 #include "widgets/length_view.h"
+#include "widgets/needle_map_view.h"
 #include "widgets/results_view.h"
 #include "widgets/store_connection.h"
 #include "widgets/store_view.h"
@@ -53,6 +54,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
             new AttentionView(this),
             new LengthView(this),
             new CurvesView(this),
+            new NeedleMapView(this),
             compare};
 
   for (StoreView* view : views_) {

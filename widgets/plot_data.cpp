@@ -1,6 +1,7 @@
 #include "widgets/plot_data.h"
 
 #include <QRegularExpression>
+#include <QSet>
 #include <QSqlQuery>
 #include <QVariant>
 
@@ -312,6 +313,62 @@ QVector<EvalPoint> read_eval_points(const QSqlDatabase& db, const QString& datas
   return points;
 }
 
+QVector<MapSource> read_map_sources(const QSqlDatabase& db) {
+  QVector<MapSource> sources;
+  if (!has_table(db, QStringLiteral("eval_queries"))) return sources;
+  QSqlQuery query = run_query(
+      db, QStringLiteral("SELECT q.dataset, q.split, m.metric FROM eval_queries q "
+                         "JOIN query_metrics m ON m.query = q.id WHERE q.part != '' AND "
+                         "q.evidence_position IS NOT NULL GROUP BY q.dataset, q.split, m.metric "
+                         "ORDER BY q.dataset, q.split, m.metric"));
+  while (query.next()) {
+    const QString dataset = query.value(0).toString(), split = query.value(1).toString();
+    if (sources.isEmpty() || sources.back().dataset != dataset || sources.back().split != split)
+      sources.append({dataset, split, {}});
+    sources.back().metrics.append(query.value(2).toString());
+  }
+  return sources;
+}
+
+QVector<MapRun> read_map_runs(const QSqlDatabase& db, const QString& dataset, const QString& split,
+                              const QString& metric) {
+  QVector<MapRun> runs;
+  const std::map<qint64, std::vector<QueryScore>> scores =
+      read_query_scores(db, dataset, split, metric);
+  QSet<QString> experiments;
+  for (const auto& [run_id, run_scores] : scores) {
+    QSqlQuery info = run_query(
+        db,
+        QStringLiteral("SELECT e.name, r.name, COALESCE((SELECT value FROM params WHERE run_id = "
+                       "r.id AND key = 'pooling'), 'unknown') FROM runs r JOIN experiments e ON "
+                       "e.id = r.experiment_id WHERE r.id = ?"),
+        {run_id});
+    if (!info.next()) continue;
+    MapRun run;
+    run.run_id = run_id;
+    run.experiment = info.value(0).toString();
+    run.run_name = info.value(1).toString();
+    run.pooling = info.value(2).toString();
+    stats::ResamplingOptions resampling;
+    resampling.resamples = 1000;
+    resampling.seed = static_cast<uint64_t>(run_id);
+    run.map = needle_map(run_scores, 0.1, resampling);
+    if (run.map.lengths.empty()) continue;
+    experiments.insert(run.experiment);
+    runs.append(std::move(run));
+  }
+  for (MapRun& run : runs) run.several_experiments = experiments.size() > 1;
+  auto rank = [](const QString& pooling) {
+    return pooling == QLatin1String("cls") ? 0 : pooling == QLatin1String("lmk") ? 1 : 2;
+  };
+  std::stable_sort(runs.begin(), runs.end(), [&](const MapRun& a, const MapRun& b) {
+    if (rank(a.pooling) != rank(b.pooling)) return rank(a.pooling) < rank(b.pooling);
+    if (a.experiment != b.experiment) return a.experiment < b.experiment;
+    return a.run_name < b.run_name;
+  });
+  return runs;
+}
+
 uint64_t eval_point_seed(const EvalPoint& point) {
   return splitmix64(
       static_cast<uint64_t>(point.run_id) ^
@@ -321,16 +378,25 @@ uint64_t eval_point_seed(const EvalPoint& point) {
 std::map<qint64, std::vector<QueryScore>> read_query_scores(const QSqlDatabase& db,
                                                             const QString& dataset,
                                                             const QString& split,
-                                                            const QString& metric) {
+                                                            const QString& metric,
+                                                            const QList<qint64>& runs) {
   std::map<qint64, std::vector<QueryScore>> scores;
   if (!has_table(db, QStringLiteral("eval_queries"))) return scores;
-  QSqlQuery query =
-      run_query(db,
-                QStringLiteral("SELECT q.run_id, q.part, q.query_id, m.value, q.evidence_position, "
-                               "q.target_length FROM eval_queries q "
-                               "JOIN query_metrics m ON m.query = q.id AND m.metric = ? "
-                               "WHERE q.dataset = ? AND q.split = ?"),
-                {metric, dataset, split});
+  QVariantList bindings{metric, dataset, split};
+  QStringList marks;
+  for (qint64 run : runs) {
+    marks << QStringLiteral("?");
+    bindings << run;
+  }
+  QSqlQuery query = run_query(
+      db,
+      QStringLiteral("SELECT q.run_id, q.part, q.query_id, m.value, q.evidence_position, "
+                     "q.target_length FROM eval_queries q "
+                     "JOIN query_metrics m ON m.query = q.id AND m.metric = ? "
+                     "WHERE q.dataset = ? AND q.split = ?%1")
+          .arg(runs.isEmpty() ? QString()
+                              : QStringLiteral(" AND q.run_id IN (%1)").arg(marks.join(','))),
+      bindings);
   while (query.next()) {
     QueryScore score{query.value(1).toString().toStdString(),
                      query.value(2).toString().toStdString(),

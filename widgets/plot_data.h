@@ -15,6 +15,7 @@
 #include <map>
 #include <vector>
 
+#include "core/eval/needle_map.h"
 #include "core/store/results_store.h"
 
 namespace lmk::widgets {
@@ -153,12 +154,40 @@ QVector<EvalPoint> read_eval_points(const QSqlDatabase& db, const QString& datas
                                     const QString& split, const QString& metric,
                                     int* resamples = nullptr);
 
-// Every run's per-query values of `metric` on `dataset` / `split` (run id -> scores); empty when
-// the store has no per-query results (written before schema version 4, or none stored).
+// The per-query values of `metric` on `dataset` / `split` of every run, or of `runs` when given
+// (run id -> scores); empty when the store has no per-query results (written before schema
+// version 4, or none stored).
 std::map<qint64, std::vector<QueryScore>> read_query_scores(const QSqlDatabase& db,
                                                             const QString& dataset,
                                                             const QString& split,
-                                                            const QString& metric);
+                                                            const QString& metric,
+                                                            const QList<qint64>& runs = {});
+
+// ---- Length x depth maps (eval_queries) --------------------------------------------------------
+
+// A dataset and split whose per-query results sit in length parts with evidence positions
+// (passkey, needle, windows of fixed lengths): what the needle map draws, with the metrics
+// stored for its queries.
+struct MapSource {
+  QString dataset;
+  QString split;
+  QStringList metrics;  // sorted
+};
+QVector<MapSource> read_map_sources(const QSqlDatabase& db);
+
+// One run's map of `metric`: its queries by length part and evidence depth (core/eval/needle_map).
+struct MapRun {
+  qint64 run_id = 0;
+  QString experiment, run_name, pooling;
+  NeedleMap map;
+  bool several_experiments = false;  // the runs read with it span several experiments
+  QString label() const { return with_experiment(experiment, run_name, several_experiments); }
+};
+
+// Every run's map of `metric` on `dataset` / `split` (depth step 0.1), CLS first, then LMK,
+// then the others, each by experiment and name.
+QVector<MapRun> read_map_runs(const QSqlDatabase& db, const QString& dataset, const QString& split,
+                              const QString& metric);
 
 // One line of a curves plot; low, high and n are aligned with points.
 struct Curve {

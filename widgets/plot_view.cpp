@@ -14,6 +14,19 @@
 
 namespace lmk::widgets {
 
+QCPColorGradient viridis() {
+  QCPColorGradient gradient;
+  gradient.clearColorStops();
+  gradient.setColorStopAt(0.0, QColor(68, 1, 84));
+  gradient.setColorStopAt(0.25, QColor(59, 82, 139));
+  gradient.setColorStopAt(0.5, QColor(33, 145, 140));
+  gradient.setColorStopAt(0.75, QColor(94, 201, 98));
+  gradient.setColorStopAt(1.0, QColor(253, 231, 37));
+  gradient.setColorInterpolation(QCPColorGradient::ciRGB);
+  gradient.setNanHandling(QCPColorGradient::nhTransparent);
+  return gradient;
+}
+
 QColor series_color(int index) {
   static const QColor colors[] = {
       QColor(31, 119, 180),  QColor(255, 127, 14), QColor(44, 160, 44),   QColor(214, 39, 40),
@@ -21,6 +34,12 @@ QColor series_color(int index) {
       QColor(188, 189, 34),  QColor(23, 190, 207)};
   constexpr int count = sizeof(colors) / sizeof(colors[0]);
   return colors[((index % count) + count) % count];
+}
+
+void PlotView::add_control(const QString& label, QWidget* widget) {
+  const int before_stretch = controls_->count() - 2;  // the stretch, then Export…
+  if (!label.isEmpty()) controls_->insertWidget(before_stretch, new QLabel(label, this));
+  controls_->insertWidget(controls_->count() - 2, widget);
 }
 
 PlotView::PlotView(QWidget* parent) : StoreView(parent) {

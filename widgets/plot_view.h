@@ -12,6 +12,7 @@
 #include "widgets/store_connection.h"
 #include "widgets/store_view.h"
 
+class QCPColorGradient;
 class QCustomPlot;
 class QHBoxLayout;
 class QVBoxLayout;
@@ -22,6 +23,11 @@ namespace lmk::widgets {
 
 // The colour of the index-th line or dataset of a plot (matplotlib's tab10, repeating).
 QColor series_color(int index);
+
+// Viridis (matplotlib's default) for colour maps: perceptually uniform, readable in grey, and
+// its top is yellow — with gpThermal's white top the largest values looked like missing data.
+// QCustomPlot 2.1 has no such preset. NaN cells are transparent.
+QCPColorGradient viridis();
 
 class PlotView : public StoreView {
   Q_OBJECT
@@ -36,8 +42,9 @@ class PlotView : public StoreView {
   QCustomPlot* plot() const { return plot_; }
 
  protected:
-  // The row the subclass adds its controls to (the Export… button stays at its end).
-  QHBoxLayout* controls() const { return controls_; }
+  // Appends a control to the row above the plot, after a label when `label` is not empty (the
+  // Export… button stays at the row's end).
+  void add_control(const QString& label, QWidget* widget);
   // Adds a widget under the plot (a table beside what the plot shows); not part of exports.
   void add_below(QWidget* widget, int stretch = 0);
   // Shows `text` instead of the plot (an empty store, an error, nothing for these choices).

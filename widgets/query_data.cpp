@@ -10,6 +10,7 @@
 #include "core/data/formats.h"
 #include "core/eval/comparison.h"
 #include "core/eval/store_comparison.h"
+#include "widgets/plot_data.h"
 #include "widgets/store_connection.h"
 
 namespace lmk::widgets {
@@ -64,21 +65,8 @@ RunPair read_run_pair(const QSqlDatabase& db, qint64 a, qint64 b, const QString&
                       const QString& split, const QString& metric, lmk::stats::PairedTest test) {
   RunPair pair;
   if (!has_table(db, QStringLiteral("eval_queries"))) return pair;
-  std::map<qint64, std::vector<QueryScore>> scores;
-  QSqlQuery query =
-      run_query(db,
-                QStringLiteral("SELECT q.run_id, q.part, q.query_id, m.value FROM eval_queries q "
-                               "JOIN query_metrics m ON m.query = q.id AND m.metric = ? "
-                               "WHERE q.run_id IN (?, ?) AND q.dataset = ? AND q.split = ?"),
-                {metric, a, b, dataset, split});
-  while (query.next()) {
-    scores[query.value(0).toLongLong()].push_back(
-        {query.value(1).toString().toStdString(),
-         query.value(2).toString().toStdString(),
-         query.value(3).isNull() ? lmk::stats::kNaN : query.value(3).toDouble(),
-         {},
-         {}});
-  }
+  std::map<qint64, std::vector<QueryScore>> scores =
+      read_query_scores(db, dataset, split, metric, {a, b});
   std::map<qint64, std::string> names;
   QSqlQuery runs =
       run_query(db, QStringLiteral("SELECT id, name FROM runs WHERE id IN (?, ?)"), {a, b});
@@ -88,20 +76,12 @@ RunPair read_run_pair(const QSqlDatabase& db, qint64 a, qint64 b, const QString&
   const std::vector<QueryScore>& of_a = scores[a];
   const std::vector<QueryScore>& of_b = scores[b];
   // The shared queries in (part, query id) order, as the comparison pairs them.
-  std::map<std::pair<std::string, std::string>, double> b_values;
-  for (const QueryScore& s : of_b) b_values[{s.part, s.query_id}] = s.value;
-  std::map<std::pair<std::string, std::string>, double> a_values;
-  for (const QueryScore& s : of_a) a_values[{s.part, s.query_id}] = s.value;
-  for (const auto& [key, value] : a_values) {
-    const auto found = b_values.find(key);
-    if (found == b_values.end()) {
-      ++pair.only_a;
-      continue;
-    }
-    pair.pairs.append({QString::fromStdString(key.first), QString::fromStdString(key.second), value,
-                       found->second});
-  }
-  pair.only_b = static_cast<int>(b_values.size()) - pair.pairs.size();
+  const lmk::PairedScores paired = lmk::pair_scores(of_a, of_b);
+  for (size_t i = 0; i < paired.a.size(); ++i)
+    pair.pairs.append({QString::fromStdString(paired.units[i].first),
+                       QString::fromStdString(paired.units[i].second), paired.a[i], paired.b[i]});
+  pair.only_a = static_cast<int>(paired.only_a);
+  pair.only_b = static_cast<int>(paired.only_b);
   // The test as lmk compare --intersection runs it for these two runs (the same labels, hence
   // the same seed).
   lmk::ComparisonOptions options;

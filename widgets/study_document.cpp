@@ -628,15 +628,27 @@ StudyDocument StudyDocument::with_absolute_paths(const QString& base_dir) const 
     tables << QStringList{QStringLiteral("profile"), profile, QStringLiteral("study")};
   const QDir base(base_dir);
   for (const QStringList& table : tables) {
+    // A path relative to the config's folder made absolute; built-in source names stay.
+    auto absolute = [&](const QString& path, bool source) {
+      static const QStringList builtin = {QStringLiteral("builtin"), QStringLiteral("manpages"),
+                                          QStringLiteral("python-docs"),
+                                          QStringLiteral("kernel-docs")};
+      if (path.isEmpty() || QDir::isAbsolutePath(path) || (source && builtin.contains(path)))
+        return path;
+      return QDir::cleanPath(base.absoluteFilePath(path));
+    };
     for (const char* name : {"corpus", "dir", "db"}) {
       const QStringList keys = QStringList(table) << QString::fromLatin1(name);
       const QVariant v = copy.value(keys);
-      if (v.typeId() != QMetaType::QString) continue;
-      const QString path = v.toString();
-      if (path.isEmpty() || QDir::isAbsolutePath(path) ||
-          (QLatin1String(name) == QLatin1String("corpus") && path == QStringLiteral("builtin")))
-        continue;
-      copy.set_value(keys, QDir::cleanPath(base.absoluteFilePath(path)));
+      const bool source = QLatin1String(name) == QLatin1String("corpus");
+      if (v.typeId() == QMetaType::QString) {
+        if (absolute(v.toString(), source) != v.toString())
+          copy.set_value(keys, absolute(v.toString(), source));
+      } else if (source && v.typeId() == QMetaType::QVariantList) {
+        QVariantList sources;
+        for (const QVariant& entry : v.toList()) sources << absolute(entry.toString(), true);
+        if (sources != v.toList()) copy.set_value(keys, sources);
+      }
     }
   }
   return copy;

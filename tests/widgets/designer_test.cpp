@@ -123,7 +123,7 @@ void DesignerTest::round_trip_keeps_every_value() {
     QCOMPARE(shown.value(QStringLiteral("finetune.poolings")),
              QStringLiteral("cls; mean; lmk:fixed:32; lmk:variable:32,64,128,256"));
     QCOMPARE(shown.value(QStringLiteral("eval.benchmarks")),
-             QStringLiteral("passages; corpus; passkey; needle"));
+             QStringLiteral("passages; documents; code; passkey; needle"));
     QCOMPARE(shown.value(QStringLiteral("model.preset")), QStringLiteral("small"));
 
     const QString copy = dir_.filePath(QStringLiteral("round-trip-%1.toml").arg(profile));
@@ -202,6 +202,9 @@ void DesignerTest::edits_land_where_the_profile_reads_them() {
   child<QCheckBox>(designer, QStringLiteral("eval.benchmarks.needle"))->click();
   type_into(child<QLineEdit>(designer, QStringLiteral("eval.lengths")),
             QStringLiteral("128, 1024"));
+  // Sources: names and folders, comma-separated, saved as a list.
+  type_into(child<QLineEdit>(designer, QStringLiteral("study.corpus")),
+            QStringLiteral("kernel-docs, my notes"));
   // Emptying a field removes the key (its default applies).
   type_into(child<QLineEdit>(designer, QStringLiteral("finetune.temperature")), QString());
   QVERIFY(designer.document().modified());
@@ -218,7 +221,12 @@ void DesignerTest::edits_land_where_the_profile_reads_them() {
     poolings.push_back(p.value_or(std::string()));
   QCOMPARE(poolings, (std::vector<std::string>{"mean", "lmk:fixed:16", "lmk:variable:32,64,128,256",
                                                "lmk:sentence"}));
-  QCOMPARE(saved["eval"]["benchmarks"].as_array()->size(), size_t{3});
+  QCOMPARE(saved["eval"]["benchmarks"].as_array()->size(), size_t{4});
+  // micro overrides the corpus: the edit went there.
+  const toml::array* sources = saved["profile"]["micro"]["study"]["corpus"].as_array();
+  QVERIFY(sources != nullptr && sources->size() == 2);
+  QCOMPARE(sources->get(0)->value_or(std::string()), std::string("kernel-docs"));
+  QCOMPARE(sources->get(1)->value_or(std::string()), std::string("my notes"));
   // micro overrides eval.lengths too.
   QCOMPARE(saved["profile"]["micro"]["eval"]["lengths"][1].value_or(int64_t{0}), int64_t{1024});
   QVERIFY(saved["finetune"]["temperature"].node() == nullptr);

@@ -292,8 +292,8 @@ void JobsTest::stores_without_jobs_show_the_empty_state() {
 }
 
 void JobsTest::launched_micro_study_appears_and_finishes() {
-  // The micro profile of the first study, made smaller in the designer: one pooling, one
-  // benchmark, no attention profiles; into a folder and store of its own.
+  // The micro profile of the first study, made smaller in the designer: one source, one pooling,
+  // one benchmark, no attention profiles; into a folder and store of its own.
   designer_ = std::make_unique<DesignerView>();
   DesignerView& designer = *designer_;
   designer.show();
@@ -301,8 +301,10 @@ void JobsTest::launched_micro_study_appears_and_finishes() {
   QVERIFY(designer.open_file(QStringLiteral(LMK_SOURCE_DIR "/experiments/pooling-vs-length.toml")));
   for (const char* name :
        {"finetune.poolings.cls", "finetune.poolings.mean", "finetune.poolings.variable",
-        "eval.benchmarks.corpus", "eval.benchmarks.passkey", "eval.benchmarks.needle"})
+        "eval.benchmarks.documents", "eval.benchmarks.code", "eval.benchmarks.passkey",
+        "eval.benchmarks.needle"})
     child<QCheckBox>(designer, QString::fromLatin1(name))->click();
+  type_into(child<QLineEdit>(designer, QStringLiteral("study.corpus")), QStringLiteral("manpages"));
   type_into(child<QLineEdit>(designer, QStringLiteral("eval.attention_docs")), QStringLiteral("0"));
   type_into(child<QLineEdit>(designer, QStringLiteral("study.dir")),
             dir_.filePath(QStringLiteral("study")));

@@ -36,7 +36,7 @@ class MainWindowTest : public QObject {
     MainWindow window;
     window.resize(1200, 800);
     window.show();
-    QVERIFY(window.views().size() >= 6);
+    QVERIFY(window.views().size() >= 8);
     std::vector<std::unique_ptr<QSignalSpy>> spies;
     for (StoreView* view : window.views())
       spies.push_back(std::make_unique<QSignalSpy>(view, &StoreView::loaded));
@@ -115,8 +115,9 @@ class MainWindowTest : public QObject {
     QCOMPARE(workbench.exitCode(), 0);
     const QStringList files =
         QString::fromUtf8(workbench.readAllStandardOutput()).split('\n', Qt::SkipEmptyParts);
-    QVERIFY(files.size() >= 7);
+    QVERIFY(files.size() >= 8);
     QVERIFY2(files.filter("compare.png").size() == 1, qPrintable(files.join(", ")));
+    QVERIFY2(files.filter("needle-map.png").size() == 1, qPrintable(files.join(", ")));
     for (const QString& path : files) {
       QImage image(path);
       QVERIFY2(!image.isNull(), qPrintable(path));

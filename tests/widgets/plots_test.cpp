@@ -30,6 +30,7 @@
 #include "widgets/compare_view.h"
 #include "widgets/curves_view.h"
 #include "widgets/length_view.h"
+#include "widgets/needle_map_view.h"
 #include "widgets/plot_export.h"
 
 using lmk::widgets::AttentionView;
@@ -37,6 +38,7 @@ using lmk::widgets::CompareView;
 using lmk::widgets::CurvesView;
 using lmk::widgets::LengthBin;
 using lmk::widgets::LengthView;
+using lmk::widgets::NeedleMapView;
 using lmk::widgets::PlotView;
 using lmk::widgets::StoreView;
 
@@ -292,7 +294,7 @@ class PlotsTest : public QObject {
         strings("SELECT dataset FROM attention_profiles WHERE length_group != 'all' LIMIT 1")
             .value(0);
     QVERIFY(!dataset.isEmpty());
-    QVERIFY(loads(view, [&] { view.set_dataset(dataset); }));
+    if (view.dataset() != dataset) QVERIFY(loads(view, [&] { view.set_dataset(dataset); }));
     const QStringList groups = strings(
         "SELECT DISTINCT length_group FROM attention_profiles WHERE dataset = ? "
         "ORDER BY CAST(length_group AS INTEGER) DESC",
@@ -424,6 +426,7 @@ class PlotsTest : public QObject {
     int checked = 0;
     bool saw_length_groups = false;
     bool saw_max_lengths = false;
+    int with_positions = 0;
     for (const QString& metric : {QString("ndcg_at_10"), QString("recall_at_10")}) {
       for (const QString& dataset :
            strings("SELECT DISTINCT dataset FROM eval_results ORDER BY dataset")) {
@@ -468,13 +471,15 @@ class PlotsTest : public QObject {
         while (position.next())
           by_position[series(position.value(0).toString())][middle(position.value(1).toString())] =
               position.value(2).toDouble();
-        QVERIFY2(!by_position.empty(), qPrintable(dataset));
+        // The code task has no evidence positions: no curves by position.
+        if (!by_position.empty()) ++with_positions;
         QCOMPARE(curve_points(view, CurvesView::Panel::Position), by_position);
         for (const auto& [name, points] : by_position) checked += points.size();
       }
     }
     QVERIFY(saw_length_groups);
     QVERIFY(saw_max_lengths);
+    QVERIFY(with_positions > 4);
     QVERIFY(checked > 100);
     QCOMPARE(view.x_axis(CurvesView::Panel::Length)->scaleType(), QCPAxis::stLogarithmic);
   }
@@ -559,6 +564,80 @@ class PlotsTest : public QObject {
       }
     }
     QVERIFY(rows >= 4);
+  }
+
+  // The length x depth map: a panel per run (CLS first), each cell the mean of the run's stored
+  // per-query values at that length and evidence depth (rounded to 0.1) with its N written in
+  // it; every panel on one colour range; the hover names run, length, depth and N.
+  void needle_map_cells_are_the_stored_queries() {
+    NeedleMapView view;
+    view.resize(1400, 600);
+    QVERIFY(loads(view, [&] { view.set_store(LMK_WORKBENCH_STUDY_DB); }));
+    QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
+    QCOMPARE(view.dataset(), QString("needle"));  // the map's own subject first
+    QCOMPARE(view.metric(), QString("ndcg_at_1"));
+    for (const QString& dataset : {QString("needle"), QString("passkey")}) {
+      if (view.dataset() != dataset) QVERIFY(loads(view, [&] { view.set_dataset(dataset); }));
+      const QVector<lmk::widgets::MapRun>& runs = view.runs();
+      QVERIFY(runs.size() >= 4);
+      QCOMPARE(runs.front().pooling, QString("cls"));
+      // The grid: every length part and rounded depth of the runs shown, from the store.
+      QStringList marks;
+      for (const auto& run : runs) marks << QString::number(run.run_id);
+      const QString in = "(" + marks.join(',') + ")";
+      QStringList lengths =
+          strings("SELECT DISTINCT part FROM eval_queries WHERE dataset = ? AND run_id IN " + in,
+                  {dataset});
+      std::sort(lengths.begin(), lengths.end(),
+                [](const QString& a, const QString& b) { return a.toLongLong() < b.toLongLong(); });
+      QList<int> depths;
+      for (const QString& d : strings("SELECT DISTINCT CAST(ROUND(evidence_position * 10) AS "
+                                      "INTEGER) FROM eval_queries WHERE dataset = ? AND run_id IN " +
+                                          in,
+                                      {dataset}))
+        depths << d.toInt();
+      std::sort(depths.begin(), depths.end());
+      int checked = 0;
+      for (int p = 0; p < runs.size(); ++p) {
+        QCOMPARE(view.color_map(p)->colorScale(), view.color_scale());
+        QCOMPARE(view.color_range(p).lower, 0.0);
+        QCOMPARE(view.color_range(p).upper, 1.0);
+        std::map<std::pair<QString, int>, std::pair<double, int>> cells;  // (part, depth) -> sum, n
+        QSqlQuery q = query(
+            "SELECT q.part, q.evidence_position, m.value FROM eval_queries q JOIN query_metrics m "
+            "ON m.query = q.id WHERE q.run_id = ? AND q.dataset = ? AND m.metric = 'ndcg_at_1'",
+            {runs[p].run_id, dataset});
+        while (q.next()) {
+          auto& [sum, n] = cells[{q.value(0).toString(),
+                                  static_cast<int>(std::llround(q.value(1).toDouble() * 10))}];
+          sum += q.value(2).toDouble();
+          ++n;
+        }
+        for (int r = 0; r < lengths.size(); ++r) {
+          for (int c = 0; c < depths.size(); ++c) {
+            const auto found = cells.find({lengths[r], depths[c]});
+            if (found == cells.end()) {
+              QVERIFY(std::isnan(view.cell_value(p, r, c)));
+              QCOMPARE(view.cell_text(p, r, c), QString());
+              continue;
+            }
+            const auto [sum, n] = found->second;
+            QVERIFY(std::abs(view.cell_value(p, r, c) - sum / n) < 1e-12);
+            QCOMPARE(view.cell_text(p, r, c), QString::number(n));
+            const QString hover = view.describe(p, r, c);
+            QVERIFY2(hover.contains(QString("length %1 tokens").arg(lengths[r])) &&
+                         hover.contains(QString("N = %1").arg(n)),
+                     qPrintable(hover));
+            ++checked;
+          }
+        }
+      }
+      // 4 runs x 2 lengths x several of the 11 depths: the passkey fills all 11; a needle sits
+      // at a sentence boundary of real text, 6 of them in a 128-token micro document.
+      QVERIFY2(checked >= 4 * 2 * 5, qPrintable(QString::number(checked)));
+    }
+    QTemporaryDir dir;
+    check_exports(view, dir.path(), "needle-map");
   }
 
   void plots_export_to_png_pdf_and_svg() {
@@ -662,7 +741,7 @@ class PlotsTest : public QObject {
       QVERIFY(view.hollow_points(CurvesView::Panel::Length, name).isEmpty());
       view.set_min_queries(20);
     }
-    QVERIFY(checked >= 12);  // 4 poolings x 3 lengths
+    QVERIFY(checked >= 8);  // 4 poolings x 2 lengths
     // By evidence position too: each bucket's band holds its point.
     for (const QString& name : view.curve_names(CurvesView::Panel::Position)) {
       const QVector<QPointF> points = view.curve(CurvesView::Panel::Position, name);
@@ -680,20 +759,15 @@ class PlotsTest : public QObject {
     CompareView view;
     view.resize(1200, 800);
     QVERIFY(loads(view, [&] { view.set_store(LMK_WORKBENCH_STUDY_DB); }));
-    const QString length = strings(
-                               "SELECT MAX(CAST(value AS INTEGER)) FROM params WHERE key = "
-                               "'max_length' AND run_id IN (SELECT id FROM runs WHERE name "
-                               "GLOB '*/corpus@*')")
-                               .value(0);
-    const qint64 cls = run_named("cls/corpus@" + length),
-                 lmk = run_named("lmk-32/corpus@" + length);
+    const qint64 cls = run_named("cls/manpages-passages"),
+                 lmk = run_named("lmk-32/manpages-passages");
     QVERIFY(cls > 0 && lmk > 0);
     QVERIFY(loads(view, [&] { view.set_runs(cls, lmk); }));
     QCOMPARE(view.run_a(), cls);
     QCOMPARE(view.run_b(), lmk);
     QVERIFY(view.message().isEmpty());
-    const std::vector<lmk::QueryScore> a = stored_scores(cls, "corpus-documents", "ndcg_at_10");
-    const std::vector<lmk::QueryScore> b = stored_scores(lmk, "corpus-documents", "ndcg_at_10");
+    const std::vector<lmk::QueryScore> a = stored_scores(cls, "manpages-passages", "ndcg_at_10");
+    const std::vector<lmk::QueryScore> b = stored_scores(lmk, "manpages-passages", "ndcg_at_10");
     const lmk::widgets::RunPair& pair = view.pair();
     QCOMPARE(static_cast<size_t>(pair.pairs.size()), a.size());
     std::map<QString, std::pair<double, double>> expected;
@@ -712,9 +786,9 @@ class PlotsTest : public QObject {
     // The test is lmk compare's on these runs (same labels, same seed).
     QVERIFY(pair.compared);
     const lmk::ComparisonTable table = lmk::compare_table(
-        {"#" + std::to_string(cls) + " cls/corpus@" + length.toStdString(),
-         "#" + std::to_string(lmk) + " lmk-32/corpus@" + length.toStdString()},
-        {"corpus-documents/test ndcg_at_10"}, {{{true, a, NAN}}, {{true, b, NAN}}}, {});
+        {"#" + std::to_string(cls) + " cls/manpages-passages",
+         "#" + std::to_string(lmk) + " lmk-32/manpages-passages"},
+        {"manpages-passages/test ndcg_at_10"}, {{{true, a, NAN}}, {{true, b, NAN}}}, {});
     QCOMPARE(table.tests.size(), size_t{1});
     QCOMPARE(pair.comparison.p_value, table.tests[0].result.p_value);
     QCOMPARE(pair.comparison.difference_interval.low,
@@ -774,9 +848,12 @@ class PlotsTest : public QObject {
     AttentionView attention;
     LengthView lengths;
     CurvesView curves;
-    const std::pair<PlotView*, QString> views[] = {{&attention, "No attention profiles"},
-                                                   {&lengths, "No document-length statistics"},
-                                                   {&curves, "No evaluation results"}};
+    NeedleMapView map;
+    const std::pair<PlotView*, QString> views[] = {
+        {&attention, "No attention profiles"},
+        {&lengths, "No document-length statistics"},
+        {&curves, "No evaluation results"},
+        {&map, "No per-query results with lengths"}};
     for (const auto& [view, text] : views) {
       QVERIFY(loads(*view, [&] { view->set_store(path); }));
       QVERIFY2(view->message().startsWith(text), qPrintable(view->message()));
