@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/model/encoder.h"
+#include "core/model/layers.h"
 #include "core/util/error.h"
 
 namespace lmk {

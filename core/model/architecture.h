@@ -1,0 +1,109 @@
+#pragma once
+
+// What the Encoder asks of an architecture, in the llama.cpp way: one file per architecture
+// (modern_bert.cpp, bert.cpp, gte.cpp) declares its tensors under Hugging Face's names and
+// keeps typed per-layer handles resolved once, at construction; the shared pieces (linear and
+// norm layers, BERT-style embeddings) live in architecture.cpp, and the attention core every
+// architecture calls (heads, RoPE, capture, blockwise attention) in the Encoder. Internal to
+// core/model: only encoder.cpp includes it.
+
+#include <ATen/core/Tensor.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/model/config.h"
+
+namespace lmk {
+
+// Initial values: σ > 0 a truncated normal, kInitZeros zeros, kInitOnes ones (norm weights).
+constexpr double kInitOnes = -1, kInitZeros = 0;
+
+// Registers one tensor with the Encoder (a parameter named as Hugging Face names it, without
+// the class prefix) and returns it; head tensors belong to the MLM head, not the encoder proper.
+using AddWeight = std::function<at::Tensor(const std::string& name, std::vector<int64_t> shape,
+                                           double init_std, bool head)>;
+
+// A linear layer: weight [out, in], bias [out] or undefined.
+struct Linear {
+  at::Tensor weight, bias;
+  at::Tensor operator()(const at::Tensor& x) const;
+};
+
+// A LayerNorm over the hidden size: weight, bias or undefined.
+struct Norm {
+  at::Tensor weight, bias;
+  int64_t size = 0;
+  double eps = 1e-5;
+  at::Tensor operator()(const at::Tensor& x) const;
+};
+
+// Declares tensors and returns their typed handles; the init σ of hidden-to-hidden inputs and of
+// the projections back into the residual stream follow ModernBERT's scheme.
+class WeightBuilder {
+ public:
+  WeightBuilder(const EncoderConfig& config, AddWeight add);
+  Linear dense(const std::string& prefix, int64_t out, int64_t in, double init_std, bool bias,
+               bool head = false) const;
+  Norm norm(const std::string& prefix, bool bias, bool head = false) const;
+  at::Tensor tensor(const std::string& name, std::vector<int64_t> shape, double init_std,
+                    bool head = false) const {
+    return add_(name, std::move(shape), init_std, head);
+  }
+  const EncoderConfig& config() const { return config_; }
+  double std_in() const { return std_in_; }
+  double std_out() const { return std_out_; }
+
+ private:
+  const EncoderConfig& config_;
+  AddWeight add_;
+  double std_in_, std_out_;
+};
+
+// BERT and GTE: word (+ absolute position for BERT) (+ token type) embeddings, LayerNorm.
+struct BertEmbeddings {
+  at::Tensor word, position, token_type;  // position / token_type undefined when absent
+  Norm norm;
+  static BertEmbeddings declare(const WeightBuilder& w);
+  at::Tensor operator()(const at::Tensor& ids) const;  // [B, L] -> [B, L, H]
+};
+
+// The MLM head every architecture has: dense, activation, norm, then the decoder tied to the
+// token embeddings (with its own bias, or none).
+struct MlmHead {
+  Linear dense;
+  Norm norm;
+  at::Tensor decoder, decoder_bias;  // decoder: the token embeddings [V, H]
+  // Declares dense (bias when dense_bias), norm (bias when norm_bias) and, when bias_name is not
+  // empty, the decoder bias, in that order; decoder is the embedding matrix it is tied to.
+  static MlmHead declare(const WeightBuilder& w, const std::string& dense_name,
+                         const std::string& norm_name, const std::string& bias_name,
+                         bool dense_bias, bool norm_bias, const at::Tensor& decoder);
+  at::Tensor operator()(const at::Tensor& hidden, const std::string& activation) const;
+};
+
+// The attention core of layer `layer`: q, k, v [B, L, H] -> context [B, L, H] (before the
+// output projection).
+using Attend = std::function<at::Tensor(const at::Tensor& q, const at::Tensor& k,
+                                        const at::Tensor& v, int64_t layer)>;
+
+class ArchitectureGraph {
+ public:
+  virtual ~ArchitectureGraph() = default;
+  // ids [B, L] -> [B, L, H]
+  virtual at::Tensor embed(const at::Tensor& ids) const = 0;
+  // One transformer layer over the residual stream [B, L, H].
+  virtual at::Tensor layer(int64_t index, const at::Tensor& hidden, const Attend& attend) const = 0;
+  // After the last layer (ModernBERT's final norm).
+  virtual at::Tensor finish(const at::Tensor& hidden) const { return hidden; }
+  // MLM logits [N, V] for hidden states [N, H] (decoder tied to the token embeddings).
+  virtual at::Tensor mlm_logits(const at::Tensor& hidden) const = 0;
+};
+
+std::unique_ptr<ArchitectureGraph> build_modern_bert(const WeightBuilder& w);
+std::unique_ptr<ArchitectureGraph> build_bert(const WeightBuilder& w);
+std::unique_ptr<ArchitectureGraph> build_gte(const WeightBuilder& w);
+
+}  // namespace lmk

@@ -1,0 +1,200 @@
+#include "core/model/attention.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/model/attention_kernel.h"
+#include "core/model/layers.h"
+
+namespace lmk {
+
+RopeTables rope_tables(int64_t L, int64_t d, double theta) {
+  // inv_freq[i] = theta^(-2i/d); angle[p, i] = p * inv_freq[i]; cos/sin repeated for both halves.
+  const at::Tensor inv_freq =
+      at::pow(theta, at::arange(0, d, 2, at::kFloat).div(static_cast<double>(d))).reciprocal();
+  const at::Tensor angles = at::outer(at::arange(L, at::kFloat), inv_freq);  // [L, d/2]
+  const at::Tensor emb = at::cat({angles, angles}, -1);                      // [L, d]
+  return {emb.cos(), emb.sin()};
+}
+
+namespace {
+
+// One pass of rotate_half RoPE on the CPU for float32 without gradients: x [B, heads, L, d]
+// (rows of d contiguous) into a contiguous [B, heads, L, d] tensor.
+at::Tensor apply_rope_cpu(const at::Tensor& x, const RopeTables& tables) {
+  const int64_t B = x.size(0), heads = x.size(1), L = x.size(2), d = x.size(3), half = d / 2;
+  const at::Tensor in = x.stride(3) == 1 ? x : x.contiguous();
+  const at::Tensor cos = tables.cos.contiguous(), sin = tables.sin.contiguous();
+  at::Tensor out = at::empty({B, heads, L, d}, x.options());
+  const float* src = in.data_ptr<float>();
+  float* dst = out.data_ptr<float>();
+  const float* c = cos.data_ptr<float>();
+  const float* s = sin.data_ptr<float>();
+  const int64_t sb = in.stride(0), sh = in.stride(1), sl = in.stride(2);
+  const int64_t ob = out.stride(0), oh = out.stride(1), ol = out.stride(2);
+  at::parallel_for(0, B * heads * L, 256, [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      const int64_t i = row % L, h = (row / L) % heads, b = row / (L * heads);
+      const float* xr = src + b * sb + h * sh + i * sl;
+      float* yr = dst + b * ob + h * oh + i * ol;
+      const float* cr = c + i * d;
+      const float* sr = s + i * d;
+      for (int64_t j = 0; j < half; ++j) {
+        yr[j] = xr[j] * cr[j] - xr[j + half] * sr[j];
+        yr[j + half] = xr[j + half] * cr[j + half] + xr[j] * sr[j + half];
+      }
+    }
+  });
+  return out;
+}
+
+}  // namespace
+
+at::Tensor apply_rope(const at::Tensor& x, const RopeTables& tables) {
+  const int64_t d = x.size(3);
+  if (x.device().is_cpu() && x.scalar_type() == at::kFloat && d % 2 == 0 && !wants_grad(x) &&
+      tables.cos.scalar_type() == at::kFloat) {
+    return apply_rope_cpu(x, tables);
+  }
+  const at::Tensor rotated =
+      at::cat({x.narrow(-1, d / 2, d / 2).neg(), x.narrow(-1, 0, d / 2)}, -1);
+  return x * tables.cos.to(x.device(), x.scalar_type()) +
+         rotated * tables.sin.to(x.device(), x.scalar_type());
+}
+
+at::Tensor apply_rope(const at::Tensor& x, double theta) {
+  return apply_rope(x, rope_tables(x.size(2), x.size(3), theta));
+}
+
+namespace {
+
+// The tiled tensor-op formulation, for devices and dtypes the fused CPU kernel does not take
+// (CUDA, bf16): blocks of queries against all keys (or the band), softmax, product.
+at::Tensor blocked_attention_ops(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                 const at::Tensor& key_mask, int64_t half_window, int64_t block) {
+  const int64_t B = q.size(0), heads = q.size(1), L = q.size(2), d = q.size(3);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  at::Tensor out = at::empty_like(q);
+  // A finite "minus infinity": a padding row whose whole window is padding stays finite.
+  const double masked = std::numeric_limits<float>::lowest();
+  const at::Tensor keys_allowed = key_mask.to(at::kBool).view({B, 1, 1, L});
+  if (block <= 0 && half_window >= 0 && q.device().is_cpu()) {
+    // A local layer on the CPU (training): blocks of 2·half_window queries score about twice
+    // the band, where one block of the whole sequence would score every key.
+    block = std::max<int64_t>(16, 2 * half_window);
+  } else if (block <= 0) {
+    // About 64 MiB of scores per block.
+    const int64_t span = half_window >= 0 ? std::min<int64_t>(L, 2 * half_window + 1) : L;
+    block =
+        std::clamp<int64_t>((int64_t{1} << 24) / std::max<int64_t>(1, B * heads * span), 16, 4096);
+  }
+  for (int64_t start = 0; start < L; start += block) {
+    const int64_t end = std::min(L, start + block);
+    // Keys a query in [start, end) may see: all, or the band around the block.
+    const int64_t key_start = half_window >= 0 ? std::max<int64_t>(0, start - half_window) : 0;
+    const int64_t key_end = half_window >= 0 ? std::min(L, end + half_window) : L;
+    const at::Tensor qb = q.narrow(2, start, end - start);
+    const at::Tensor kb = k.narrow(2, key_start, key_end - key_start);
+    const at::Tensor vb = v.narrow(2, key_start, key_end - key_start);
+    at::Tensor scores = at::matmul(qb, kb.transpose(-1, -2)).mul_(scale);  // [B, heads, bq, bk]
+    at::Tensor allowed = keys_allowed.narrow(3, key_start, key_end - key_start);
+    if (half_window >= 0) {
+      const at::Tensor qi = at::arange(start, end, q.options().dtype(at::kLong)).view({-1, 1});
+      const at::Tensor kj =
+          at::arange(key_start, key_end, q.options().dtype(at::kLong)).view({1, -1});
+      allowed = allowed.logical_and(
+          (qi - kj).abs().le(half_window).view({1, 1, end - start, key_end - key_start}));
+    }
+    // In place: autograd keeps only the mask for it (matmul saved its inputs, not its output).
+    scores.masked_fill_(allowed.logical_not(), masked);
+    out.narrow(2, start, end - start).copy_(at::matmul(at::softmax(scores, -1), vb));
+  }
+  return out;
+}
+
+HeadsView heads_view(const at::Tensor& t) {
+  return {t.data_ptr<float>(), t.stride(0), t.stride(1), t.stride(2)};
+}
+
+}  // namespace
+
+at::Tensor blockwise_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                               const at::Tensor& key_mask, int64_t half_window, int64_t block) {
+  // The fused kernel has no backward: training (gradients wanted) takes the tensor ops.
+  const bool training = wants_grad(q) || wants_grad(k) || wants_grad(v);
+  const bool fused = !training && q.device().is_cpu() && q.scalar_type() == at::kFloat &&
+                     k.scalar_type() == at::kFloat && v.scalar_type() == at::kFloat;
+  if (!fused) return blocked_attention_ops(q, k, v, key_mask, half_window, block);
+  const int64_t B = q.size(0), heads = q.size(1), L = q.size(2), d = q.size(3);
+  // Keys and values contiguous per head: every query tile streams all of them, and rows 3·H
+  // floats apart (the fused qkv projection's layout) cost a TLB miss per row at 32k tokens.
+  const at::Tensor qc = q.stride(3) == 1 ? q : q.contiguous(), kc = k.contiguous(),
+                   vc = v.contiguous();
+  const at::Tensor mask = key_mask.to(at::kBool).contiguous();
+  // [B, L, heads, d] in memory, so that the caller's [B, L, H] view costs no copy.
+  const at::Tensor out = at::empty({B, L, heads, d}, q.options()).transpose(1, 2);
+  FusedAttentionProblem problem;
+  problem.batch = B, problem.heads = heads, problem.length = L, problem.head_dim = d;
+  problem.q = heads_view(qc), problem.k = heads_view(kc), problem.v = heads_view(vc);
+  problem.out = heads_view(out);
+  problem.key_mask = mask.data_ptr<bool>();
+  problem.half_window = half_window;
+  problem.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
+  if (block > 0) {
+    fused_attention(problem, block, block);
+  } else {
+    fused_attention(problem);
+  }
+  return out;
+}
+
+at::Tensor attention_probabilities(const at::Tensor& q, const at::Tensor& k,
+                                   const at::Tensor& key_mask, int64_t half_window,
+                                   const std::vector<std::vector<int64_t>>& rows, bool per_head,
+                                   bool mean_over_rows) {
+  const int64_t B = q.size(0), heads = q.size(1), L = q.size(2), d = q.size(3);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  int64_t most = 0;
+  for (const auto& r : rows) most = std::max<int64_t>(most, static_cast<int64_t>(r.size()));
+  at::Tensor result =
+      at::zeros({B, per_head ? heads : 1, mean_over_rows ? std::min<int64_t>(most, 1) : most, L},
+                q.options().dtype(at::kFloat));
+  const at::Tensor mask = key_mask.to(at::kBool);
+  const at::Tensor positions = at::arange(L, q.options().dtype(at::kLong)).view({1, -1});
+  // Rows in chunks, so that [heads, chunk, L] scores stay small even at 32k tokens.
+  constexpr int64_t kChunk = 64;
+  for (int64_t b = 0; b < B && b < static_cast<int64_t>(rows.size()); ++b) {
+    const auto& wanted = rows[static_cast<size_t>(b)];
+    const auto R = static_cast<int64_t>(wanted.size());
+    for (int64_t c0 = 0; c0 < R; c0 += kChunk) {
+      const int64_t c1 = std::min(R, c0 + kChunk);
+      const at::Tensor index =
+          at::tensor(std::vector<int64_t>(wanted.begin() + c0, wanted.begin() + c1), at::kLong)
+              .to(q.device());
+      const at::Tensor qs = q.select(0, b).index_select(1, index);  // [heads, c, d]
+      at::Tensor scores =
+          at::matmul(qs, k.select(0, b).transpose(-1, -2)).to(at::kFloat).mul_(scale);
+      at::Tensor allowed = mask.select(0, b).view({1, 1, L});
+      if (half_window >= 0) {
+        allowed = allowed.logical_and(
+            (index.view({-1, 1}) - positions).abs().le(half_window).unsqueeze(0));
+      }
+      scores.masked_fill_(allowed.logical_not(), -std::numeric_limits<float>::infinity());
+      // A row that sees no key at all (softmax of only -inf is NaN) gets zeros.
+      at::Tensor probs = at::softmax(scores, -1).nan_to_num_(0.0);  // [heads, c, L]
+      if (!per_head) probs = probs.mean(0, /*keepdim=*/true);
+      if (mean_over_rows) {
+        result.select(0, b).select(1, 0).add_(probs.sum(1).div_(static_cast<double>(R)));
+      } else {
+        result.select(0, b).narrow(1, c0, c1 - c0).copy_(probs);
+      }
+    }
+  }
+  return result;
+}
+
+}  // namespace lmk

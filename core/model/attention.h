@@ -1,0 +1,60 @@
+#pragma once
+
+// Attention: rotary position embeddings, exact blockwise attention (global or a local band,
+// never an [L, L] matrix) and the probabilities of chosen query rows (AttentionCapture).
+
+#include <ATen/core/Tensor.h>
+
+#include <map>
+#include <vector>
+
+namespace lmk {
+
+// Attention from chosen query positions to every key position, for the final layer or the
+// layers asked for (filled by Encoder::forward when requested). Never forms an [L, L] matrix:
+// only the chosen rows are computed, in chunks.
+struct AttentionCapture {
+  std::vector<std::vector<int64_t>> query_positions;  // per batch row
+  bool per_head = false;                              // false: averaged over heads
+  bool mean_over_queries = false;  // true: averaged over each row's query positions
+  std::vector<int64_t> layers;     // empty: the final layer only
+  // Per captured layer: [B, heads (1 when averaged), queries (1 when averaged), L].
+  std::map<int64_t, at::Tensor> weights;
+  bool wants_layer(int64_t layer, int64_t num_layers) const {
+    if (layers.empty()) return layer == num_layers - 1;
+    for (int64_t l : layers)
+      if (l == layer) return true;
+    return false;
+  }
+};
+
+// cos / sin of rotary angles per position and head dimension ([L, d] each).
+struct RopeTables {
+  at::Tensor cos, sin;
+};
+
+// cos / sin of the rotary angles for positions 0..L-1, head size d, base theta: [L, d] each.
+RopeTables rope_tables(int64_t L, int64_t d, double theta);
+
+// Applies rotary position embeddings (NeoX / rotate_half convention) to x [B, heads, L, d].
+at::Tensor apply_rope(const at::Tensor& x, const RopeTables& tables);
+// The same, building the tables for positions 0..L-1 with base theta.
+at::Tensor apply_rope(const at::Tensor& x, double theta);
+
+// Exact attention, never forming an [L, L] matrix. q, k, v: [B, heads, L, d]; key_mask [B, L]
+// (true = attend); half_window < 0: global, else position i attends only to |i - j| <=
+// half_window. Float32 on the CPU runs the fused kernel (attention_kernel.h; block > 0 sets its
+// query and key tile, 0 its defaults), anything else blocks of queries through tensor ops.
+// Returns [B, heads, L, d]; a query that may see no key gets zeros on the CPU path.
+at::Tensor blockwise_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                               const at::Tensor& key_mask, int64_t half_window, int64_t block);
+
+// The attention probabilities of the query positions rows[b] of each batch row b to every
+// key: [B, heads (1 unless per_head), queries (1 when mean_over_rows), L], float32. Rows are
+// computed in chunks; a query that sees no key gets zeros.
+at::Tensor attention_probabilities(const at::Tensor& q, const at::Tensor& k,
+                                   const at::Tensor& key_mask, int64_t half_window,
+                                   const std::vector<std::vector<int64_t>>& rows, bool per_head,
+                                   bool mean_over_rows);
+
+}  // namespace lmk

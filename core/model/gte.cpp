@@ -1,0 +1,77 @@
+// GTE ("new" in transformers' remote code): BERT-style embeddings without absolute positions
+// (RoPE), post-norm layers, packed or separate Q / K / V, a GLU feed-forward (up * act(gate)),
+// and the lm_head MLM head.
+#include <ATen/ATen.h>
+
+#include "core/model/architecture.h"
+#include "core/model/layers.h"
+
+namespace lmk {
+
+namespace {
+
+class Gte : public ArchitectureGraph {
+ public:
+  explicit Gte(const WeightBuilder& w) : config_(w.config()) {
+    const EncoderConfig& c = config_;
+    const int64_t H = c.hidden_size, I = c.intermediate_size;
+    embeddings_ = BertEmbeddings::declare(w);
+    for (int64_t i = 0; i < c.num_layers; ++i) {
+      const std::string p = "encoder.layer." + std::to_string(i) + ".";
+      Layer l;
+      if (c.pack_qkv) {
+        l.qkv = w.dense(p + "attention.qkv_proj", 3 * H, H, w.std_in(), true);
+      } else {
+        l.q = w.dense(p + "attention.q_proj", H, H, w.std_in(), true);
+        l.k = w.dense(p + "attention.k_proj", H, H, w.std_in(), true);
+        l.v = w.dense(p + "attention.v_proj", H, H, w.std_in(), true);
+      }
+      l.o = w.dense(p + "attention.o_proj", H, H, w.std_out(), true);
+      l.attn_ln = w.norm(p + "attn_ln", true);
+      l.up_gate = w.dense(p + "mlp.up_gate_proj", 2 * I, H, w.std_in(), false);
+      l.down = w.dense(p + "mlp.down_proj", H, I, w.std_out(), true);
+      l.mlp_ln = w.norm(p + "mlp_ln", true);
+      layers_.push_back(std::move(l));
+    }
+    head_ = MlmHead::declare(w, "lm_head.dense", "lm_head.norm", "lm_head.decoder.bias", true, true,
+                             embeddings_.word);
+  }
+
+  at::Tensor embed(const at::Tensor& ids) const override { return embeddings_(ids); }
+
+  at::Tensor layer(int64_t i, const at::Tensor& hidden, const Attend& attend) const override {
+    const Layer& l = layers_[static_cast<size_t>(i)];
+    at::Tensor context;
+    if (config_.pack_qkv) {
+      const auto qkv = l.qkv(hidden).chunk(3, -1);
+      context = attend(qkv[0], qkv[1], qkv[2], i);
+    } else {
+      context = attend(l.q(hidden), l.k(hidden), l.v(hidden), i);
+    }
+    const at::Tensor x = l.attn_ln(hidden + l.o(context));
+    return l.mlp_ln(
+        x + l.down(gated_linear_unit(l.up_gate(x), config_.activation, GluOrder::ActivateSecond)));
+  }
+
+  at::Tensor mlm_logits(const at::Tensor& hidden) const override {
+    return head_(hidden, config_.activation);
+  }
+
+ private:
+  struct Layer {
+    Linear qkv, q, k, v, o, up_gate, down;
+    Norm attn_ln, mlp_ln;
+  };
+  const EncoderConfig& config_;
+  BertEmbeddings embeddings_;
+  std::vector<Layer> layers_;
+  MlmHead head_;
+};
+
+}  // namespace
+
+std::unique_ptr<ArchitectureGraph> build_gte(const WeightBuilder& w) {
+  return std::make_unique<Gte>(w);
+}
+
+}  // namespace lmk

@@ -1,0 +1,225 @@
+// Attention and RoPE: the band of a local layer, padding, the fused kernel and the tensor-op
+// path against the dense formula, gradients, and the probabilities AttentionCapture reads.
+#include "core/model/attention.h"
+
+#include <gtest/gtest.h>
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <functional>
+#include <vector>
+
+namespace lmk {
+namespace {
+
+TEST(RopeTest, RotatesHalvesNotInterleavedPairs) {
+  // d = 4, theta = 10000: inv_freq = [1, 0.01]. Position 1, x = e0: pairs are (0, 2) and (1, 3).
+  at::Tensor x = at::zeros({1, 1, 2, 4});
+  x[0][0][1][0] = 1.0f;
+  x[0][0][0][0] = 1.0f;
+  const at::Tensor y = apply_rope(x, 10000.0);
+  EXPECT_NEAR(y[0][0][0][0].item<float>(), 1.0f, 1e-6) << "position 0 is not rotated";
+  EXPECT_NEAR(y[0][0][1][0].item<float>(), std::cos(1.0), 1e-6);
+  EXPECT_NEAR(y[0][0][1][1].item<float>(), 0.0, 1e-6)
+      << "an interleaved RoPE would put sin(1) here";
+  EXPECT_NEAR(y[0][0][1][2].item<float>(), std::sin(1.0), 1e-6);
+  // Rotations keep norms and make q·k depend on relative position only.
+  const at::Tensor q = at::randn({1, 1, 6, 8}),
+                   k = at::randn({1, 1, 1, 8}).expand({1, 1, 6, 8}).contiguous();
+  const at::Tensor qr = apply_rope(q.narrow(2, 0, 1).expand({1, 1, 6, 8}).contiguous(), 500.0),
+                   kr = apply_rope(k, 500.0);
+  const at::Tensor dots = (qr * kr).sum(-1);  // same q and k at every position: all dots equal
+  EXPECT_TRUE(at::allclose(dots, dots[0][0][0].expand_as(dots), 1e-4, 1e-5));
+}
+
+TEST(RopeTest, OnePassKernelEqualsTheTensorFormula) {
+  // Inference runs a one-pass loop; training (gradients wanted) the tensor ops. Same numbers.
+  at::manual_seed(9);
+  const at::Tensor x = at::randn({2, 8, 3, 16}).transpose(1, 2);  // [B, heads, L, d], strided
+  const RopeTables tables = rope_tables(8, 16, 160000.0);
+  const at::Tensor fast = apply_rope(x, tables);
+  const at::Tensor trained = apply_rope(x.clone().requires_grad_(), tables);
+  ASSERT_TRUE(trained.requires_grad());
+  EXPECT_TRUE(at::allclose(fast, trained.detach(), 1e-6, 1e-6));
+}
+
+TEST(AttentionTest, WindowEdgeIsInclusiveAndPaddingIsIgnored) {
+  // q = k = 0: uniform over allowed keys; v one-hot per position shows which keys were used.
+  const int64_t L = 9;
+  const at::Tensor q = at::zeros({1, 1, L, L}), k = at::zeros({1, 1, L, L});
+  const at::Tensor v = at::eye(L).view({1, 1, L, L});
+  at::Tensor mask = at::ones({1, L}, at::kBool);
+  mask[0][8] = false;  // padding
+  const at::Tensor out = blockwise_attention(q, k, v, mask, /*half_window=*/2, /*block=*/4);
+  // Query 4 sees keys 2..6 (|i - j| <= 2, inclusive), each 1/5.
+  for (int64_t j = 0; j < L; ++j) {
+    EXPECT_NEAR(out[0][0][4][j].item<float>(), (j >= 2 && j <= 6) ? 0.2f : 0.0f, 1e-6) << j;
+  }
+  // Query 0 sees 0..2; query 7 sees 5..7 (8 is padding).
+  EXPECT_NEAR(out[0][0][0][2].item<float>(), 1.0f / 3, 1e-6);
+  EXPECT_NEAR(out[0][0][7][8].item<float>(), 0.0f, 1e-6);
+  EXPECT_NEAR(out[0][0][7][5].item<float>(), 1.0f / 3, 1e-6);
+  // Global: every real key, never the padding.
+  const at::Tensor global = blockwise_attention(q, k, v, mask, -1, 3);
+  EXPECT_NEAR(global[0][0][4][0].item<float>(), 1.0f / 8, 1e-6);
+  EXPECT_NEAR(global[0][0][4][8].item<float>(), 0.0f, 1e-6);
+}
+
+// softmax(q kᵀ / sqrt(d), masked) v with the whole [L, L] matrix, and the probabilities.
+std::pair<at::Tensor, at::Tensor> dense_attention(const at::Tensor& q, const at::Tensor& k,
+                                                  const at::Tensor& v, const at::Tensor& mask,
+                                                  int64_t half_window) {
+  const int64_t B = q.size(0), heads = q.size(1), L = q.size(2), d = q.size(3);
+  const at::Tensor scores = at::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(d));
+  at::Tensor allowed = mask.view({B, 1, 1, L}).expand({B, heads, L, L});
+  if (half_window >= 0) {
+    const at::Tensor i = at::arange(L).view({-1, 1}), j = at::arange(L).view({1, -1});
+    allowed = allowed.logical_and((i - j).abs().le(half_window));
+  }
+  const at::Tensor probs = at::softmax(scores.masked_fill(allowed.logical_not(), -1e30), -1);
+  return {at::matmul(probs, v), probs};
+}
+
+// Random q, k, v [2, heads, L, 8]; batch row 1 is padding from position real_in_row1 on.
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> random_heads(uint64_t seed,
+                                                                        int64_t heads, int64_t L,
+                                                                        int64_t real_in_row1) {
+  at::manual_seed(seed);
+  const at::Tensor q = at::randn({2, heads, L, 8}), k = at::randn({2, heads, L, 8}),
+                   v = at::randn({2, heads, L, 8});
+  at::Tensor mask = at::ones({2, L}, at::kBool);
+  mask[1].narrow(0, real_in_row1, L - real_in_row1).fill_(false);
+  return {q, k, v, mask};
+}
+
+TEST(AttentionTest, BlockwiseEqualsTheDenseFormula) {
+  const auto [q, k, v, mask] = random_heads(3, 3, 37, 30);
+  for (int64_t half_window : {-1, 0, 5}) {
+    const at::Tensor dense = dense_attention(q, k, v, mask, half_window).first;
+    for (int64_t block : {1, 7, 64}) {
+      const at::Tensor blockwise = blockwise_attention(q, k, v, mask, half_window, block);
+      // Padding queries (row 1, 30..36) may see no real key at all; their output is unused.
+      EXPECT_TRUE(at::allclose(blockwise[0], dense[0], 1e-5, 1e-5))
+          << "window " << half_window << " block " << block;
+      EXPECT_TRUE(
+          at::allclose(blockwise[1].narrow(1, 0, 30), dense[1].narrow(1, 0, 30), 1e-5, 1e-5))
+          << "window " << half_window << " block " << block;
+    }
+  }
+}
+
+TEST(AttentionTest, FusedKernelMatchesTheDenseFormulaAtHeadSize64) {
+  // The encoder's layout: q, k, v are [B, L, heads, d] in memory, seen as [B, heads, L, d].
+  at::manual_seed(4);
+  const int64_t B = 2, heads = 2, L = 300, d = 64;
+  const at::Tensor qkv = at::randn({B, L, 3, heads, d}) * 2;
+  const at::Tensor q = qkv.select(2, 0).transpose(1, 2), k = qkv.select(2, 1).transpose(1, 2),
+                   v = qkv.select(2, 2).transpose(1, 2);
+  at::Tensor mask = at::ones({B, L}, at::kBool);
+  mask[1].narrow(0, 200, 100).fill_(false);  // padding at the end
+  mask[1][17] = false;                       // and a hole
+  for (int64_t half_window : {-1, 64, 3}) {
+    const at::Tensor dense = dense_attention(q, k, v, mask, half_window).first;
+    for (int64_t block : {0, 5, 64, 1000}) {
+      const at::Tensor fused = blockwise_attention(q, k, v, mask, half_window, block);
+      const double diff0 = (fused[0] - dense[0]).abs().max().item<double>();
+      const double diff1 =
+          (fused[1].narrow(1, 0, 200) - dense[1].narrow(1, 0, 200)).abs().max().item<double>();
+      // v is ~N(0, 4): 5e-5 is float rounding over up to 60 key tiles; a wrong mask is ~0.1.
+      EXPECT_LT(diff0, 5e-5) << "window " << half_window << " block " << block;
+      EXPECT_LT(diff1, 5e-5) << "window " << half_window << " block " << block;
+      EXPECT_FALSE(at::isnan(fused).any().item<bool>());
+    }
+  }
+}
+
+TEST(AttentionTest, GradientsFlowThroughAttentionWhenTraining) {
+  // The fused kernel has no backward: with gradients wanted the tensor ops run, same values.
+  at::manual_seed(8);
+  const at::Tensor q = at::randn({1, 2, 40, 8}).requires_grad_(),
+                   k = at::randn({1, 2, 40, 8}).requires_grad_(),
+                   v = at::randn({1, 2, 40, 8}).requires_grad_();
+  const at::Tensor mask = at::ones({1, 40}, at::kBool);
+  const at::Tensor out = blockwise_attention(q, k, v, mask, 5, 7);
+  ASSERT_TRUE(out.requires_grad());
+  out.pow(2).sum().backward();
+  EXPECT_GT(q.grad().abs().sum().item<float>(), 0.0f);
+  EXPECT_GT(v.grad().abs().sum().item<float>(), 0.0f);
+  at::NoGradGuard no_grad;
+  EXPECT_TRUE(at::allclose(blockwise_attention(q, k, v, mask, 5, 7), out, 1e-5, 1e-6));
+}
+
+TEST(AttentionTest, TrainingGradientsEqualTheDenseFormula) {
+  // The tensor-op path's blocks (default, and chosen) give the dense formula's gradients.
+  const auto [q0, k0, v0, mask] = random_heads(9, 2, 150, 120);
+  // Upstream gradient; zero on row 1's padding queries, whose output is unused.
+  at::Tensor upstream = at::randn({2, 2, 150, 8});
+  upstream[1].narrow(1, 120, 30).zero_();
+  auto gradients = [&](const std::function<at::Tensor(at::Tensor, at::Tensor, at::Tensor)>& f) {
+    const at::Tensor q = q0.clone().requires_grad_(), k = k0.clone().requires_grad_(),
+                     v = v0.clone().requires_grad_();
+    (f(q, k, v) * upstream).sum().backward();
+    return std::vector<at::Tensor>{q.grad(), k.grad(), v.grad()};
+  };
+  for (int64_t half_window : {-1, 5, 40}) {
+    const auto dense = gradients([&](at::Tensor q, at::Tensor k, at::Tensor v) {
+      return dense_attention(q, k, v, mask, half_window).first;
+    });
+    for (int64_t block : {0, 7, 64}) {
+      const auto blockwise = gradients([&](at::Tensor q, at::Tensor k, at::Tensor v) {
+        return blockwise_attention(q, k, v, mask, half_window, block);
+      });
+      for (size_t i = 0; i < 3; ++i) {
+        EXPECT_TRUE(at::allclose(blockwise[i], dense[i], 1e-4, 1e-5))
+            << "window " << half_window << " block " << block << " gradient "
+            << "qkv"[i];
+      }
+    }
+  }
+}
+
+TEST(AttentionTest, AQueryThatSeesNoKeyGetsZeros) {
+  // Local window 1, keys 3.. are padding: query 8 sees only padding.
+  const at::Tensor x = at::randn({1, 1, 9, 4});
+  at::Tensor mask = at::zeros({1, 9}, at::kBool);
+  mask[0].narrow(0, 0, 3).fill_(true);
+  const at::Tensor out = blockwise_attention(x, x, x, mask, 1, 2);
+  EXPECT_TRUE(at::equal(out[0][0][8], at::zeros({4})));
+  EXPECT_GT(out[0][0][1].abs().sum().item<float>(), 0.0f);
+}
+
+TEST(AttentionTest, ProbabilitiesOfChosenRowsPerHeadAndAveraged) {
+  const int64_t B = 2, heads = 3, L = 150;
+  const auto [q, k, v, mask] = random_heads(5, heads, L, 120);
+  // 70 rows for batch row 0 (more than one chunk of 64), 2 for row 1.
+  std::vector<std::vector<int64_t>> rows(2);
+  for (int64_t i = 0; i < 70; ++i) rows[0].push_back((i * 7) % L);
+  rows[1] = {0, 119};
+  for (int64_t half_window : {-1, 10}) {
+    const at::Tensor probs = dense_attention(q, k, v, mask, half_window).second;  // [B,h,L,L]
+    const at::Tensor per_head =
+        attention_probabilities(q, k, mask, half_window, rows, /*per_head=*/true, false);
+    ASSERT_EQ(per_head.sizes(), (std::vector<int64_t>{B, heads, 70, L}));
+    for (int64_t b = 0; b < B; ++b) {
+      const auto& r = rows[static_cast<size_t>(b)];
+      const at::Tensor expected = probs[b].index_select(1, at::tensor(r, at::kLong));
+      EXPECT_TRUE(at::allclose(per_head[b].narrow(1, 0, static_cast<int64_t>(r.size())), expected,
+                               1e-5, 1e-6))
+          << "window " << half_window << " row " << b;
+    }
+    EXPECT_TRUE(at::equal(per_head[1].narrow(1, 2, 68), at::zeros({heads, 68, L})))
+        << "rows past a batch row's own queries stay zero";
+    const at::Tensor mean =
+        attention_probabilities(q, k, mask, half_window, rows, /*per_head=*/false, true);
+    ASSERT_EQ(mean.sizes(), (std::vector<int64_t>{B, 1, 1, L}));
+    EXPECT_TRUE(at::allclose(mean[0][0][0], per_head[0].mean(at::IntArrayRef{0, 1}), 1e-5, 1e-7));
+    EXPECT_TRUE(at::allclose(mean[1][0][0], per_head[1].narrow(1, 0, 2).mean(at::IntArrayRef{0, 1}),
+                             1e-5, 1e-7));
+    EXPECT_NEAR(mean[1].sum().item<float>(), 1.0f, 1e-5);
+    EXPECT_EQ(mean[1][0][0].narrow(0, 120, 30).abs().sum().item<float>(), 0.0f) << "padding";
+  }
+}
+
+}  // namespace
+}  // namespace lmk
