@@ -18,7 +18,7 @@
 #include "core/eval/attention_profile.h"
 #include "core/eval/classify.h"
 #include "core/eval/retrieval.h"
-#include "core/model/checkpoint.h"
+#include "core/embed/model_folder.h"
 #include "core/store/results_store.h"
 #include "core/util/error.h"
 #include "core/util/file.h"
@@ -298,7 +298,6 @@ int run_eval(const EvalArgs& args) {
   RetrievalOptions options;
   options.encode.pooling =
       args.pooling.empty() ? model.pooling.pooling : parse_pooling(args.pooling);
-  if (args.granularity < 0) throw input_error("--granularity", "must be > 0");
   options.encode.granularity = args.granularity;
   options.encode.max_length = args.max_length;
   options.encode.batch_size = args.batch_size;
@@ -310,21 +309,20 @@ int run_eval(const EvalArgs& args) {
   for (int64_t k : parse_int_list(args.ks, "--k", 1, "a positive cutoff"))
     options.ks.push_back(static_cast<int>(k));
   if (!args.save_run.empty()) options.run_depth = kTrecRunDepth;
-  const int granularity = args.granularity > 0
-                              ? args.granularity
-                              : (options.encode.pooling == Pooling::Landmark ? 32 : 0);
-  const json config = {{"model", fs::absolute(args.model).lexically_normal().string()},
+  // What the run records is what the encoding uses (one policy: plan_pooling).
+  const PoolingPlan plan = plan_pooling(options.encode, model);
+  const int granularity = plan.granularity;
+  json config = {{"model", fs::absolute(args.model).lexically_normal().string()},
                        {"dataset", fs::absolute(args.dataset).lexically_normal().string()},
                        {"task", dataset.task},
                        {"split", split},
-                       {"pooling", pooling_name(options.encode.pooling)},
-                       {"granularity", granularity},
                        {"max_length", args.max_length},
                        {"query_max_length", args.query_max_length},
                        {"device", args.device},
                        {"architecture", architecture_name(model.encoder->config().architecture)},
                        {"layers", model.encoder->config().num_layers},
                        {"hidden_size", model.encoder->config().hidden_size}};
+  config.update(plan.record());
 
   const std::string default_name = fs::path(args.model).lexically_normal().filename().string() +
                                    "-" + pooling_name(options.encode.pooling) +

@@ -1,4 +1,4 @@
-#include "core/eval/encode.h"
+#include "core/embed/embed.h"
 
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
@@ -65,23 +65,72 @@ class BfloatAutocast {
 
 }  // namespace
 
-LandmarkSpec landmark_spec_for(Pooling pooling, int granularity, const PoolingSettings& folder) {
+bool PoolingPlan::reads_positions() const {
+  return pooling == Pooling::Landmark || pooling == Pooling::MultiCls;
+}
+
+nlohmann::json PoolingPlan::record() const {
+  nlohmann::json j = {{"pooling", pooling_name(pooling)}, {"granularity", granularity}};
+  if (reads_positions()) j["landmarks"] = landmarks.to_string();
+  return j;
+}
+
+PoolingPlan plan_pooling(Pooling pooling, int granularity, const PoolingSettings& folder,
+                         const LatentAttention* latent, bool normalize,
+                         const std::string& folder_name) {
+  if (granularity < 0) throw input_error("--granularity", "must be > 0");
+  if (pooling == Pooling::Latent && !latent) {
+    throw InputError(folder_name +
+                     ": latent pooling needs a model folder with latent attention weights (lmk "
+                     "model init --pooling latent)");
+  }
+  PoolingPlan plan;
+  plan.pooling = pooling;
+  const int g = granularity > 0 ? granularity : kDefaultGranularity;
   switch (pooling) {
     case Pooling::Landmark:
-      if (granularity > 0) return LandmarkSpec::parse("fixed:" + std::to_string(granularity));
-      return folder.landmarks.eval;
+      plan.landmarks = granularity > 0 ? LandmarkSpec::parse("fixed:" + std::to_string(granularity))
+                                       : folder.landmarks.eval;
+      plan.train_landmarks = folder.landmarks.train;
+      if (plan.landmarks.mode == LandmarkMode::Fixed) plan.granularity = plan.landmarks.granularities.at(0);
+      break;
     case Pooling::MultiCls:
-      return LandmarkSpec::parse("multicls:" + std::to_string(granularity > 0 ? granularity : 32));
+      plan.landmarks = LandmarkSpec::parse("multicls:" + std::to_string(g));
+      plan.train_landmarks = plan.landmarks;
+      plan.granularity = g;
+      break;
+    case Pooling::MeanEveryK:
+      plan.granularity = g;
+      break;
     default:
-      return LandmarkSpec::parse("none");
+      break;
   }
+  plan.options.normalize = normalize;
+  plan.options.every_k = g;
+  plan.options.latent = latent;
+  return plan;
+}
+
+PoolingPlan plan_pooling(const EncodeOptions& options, const LoadedModel& model) {
+  return plan_pooling(options.pooling, options.granularity, model.pooling, model.latent.get(),
+                      options.normalize);
+}
+
+at::Tensor embed_batch(const LoadedModel& model, const Batch& batch, const PoolingPlan& plan,
+                       const c10::Device& device) {
+  const auto [ids, mask] = batch_tensors(batch);
+  // [B, L, H], back on the CPU in float32 for pooling (a no-op there).
+  const at::Tensor hidden =
+      model.encoder->forward(ids.to(device), mask.to(device)).to(at::kCPU, at::kFloat);
+  return pool(plan.pooling, hidden, mask, batch.pool_positions, plan.options);
 }
 
 at::Tensor encode_texts(const LoadedModel& model, const Tokenizer& tokenizer,
                         const std::vector<std::string>& texts, const EncodeOptions& options,
                         const std::function<void(size_t)>& progress) {
+  const PoolingPlan plan = plan_pooling(options, model);
   LandmarkOptions landmark_options;
-  landmark_options.spec = landmark_spec_for(options.pooling, options.granularity, model.pooling);
+  landmark_options.spec = plan.landmarks;
   landmark_options.max_length = options.max_length;
   const LandmarkTokenizer landmarks(tokenizer, landmark_options);
   std::vector<TokenizedText> inputs;
@@ -93,13 +142,6 @@ at::Tensor encode_texts(const LoadedModel& model, const Tokenizer& tokenizer,
   }
   const int64_t hidden_size = model.encoder->config().hidden_size;
   at::Tensor embeddings = at::empty({static_cast<int64_t>(texts.size()), hidden_size}, at::kFloat);
-  PoolingOptions pooling_options;
-  pooling_options.normalize = options.normalize;
-  pooling_options.every_k = options.granularity > 0 ? options.granularity : 32;
-  pooling_options.latent = model.latent.get();
-  if (options.pooling == Pooling::Latent && !model.latent) {
-    throw InputError("latent pooling: the model folder has no latent attention weights");
-  }
   const int32_t pad = tokenizer.special_tokens().pad.value_or(0);
   const c10::Device device = parse_device(options.device);
   model.encoder->to(device);
@@ -108,15 +150,9 @@ at::Tensor encode_texts(const LoadedModel& model, const Tokenizer& tokenizer,
   size_t done = 0;
   for (const auto& rows : bucket_by_length(lengths, options.batch_size, options.max_batch_tokens)) {
     const Batch batch = make_batch(inputs, rows, pad);
-    const auto B = static_cast<int64_t>(batch.rows);
-    const auto [ids, mask] = batch_tensors(batch);
-    // [B, L, H], back on the CPU in float32 for pooling.
-    const at::Tensor hidden =
-        model.encoder->forward(ids.to(device), mask.to(device)).to(at::kCPU, at::kFloat);
-    const at::Tensor pooled =
-        pool(options.pooling, hidden, mask, batch.pool_positions, pooling_options);
-    for (int64_t r = 0; r < B; ++r)
-      embeddings[static_cast<int64_t>(batch.source_rows[static_cast<size_t>(r)])].copy_(pooled[r]);
+    const at::Tensor pooled = embed_batch(model, batch, plan, device);
+    for (size_t r = 0; r < batch.rows; ++r)
+      embeddings[static_cast<int64_t>(batch.source_rows[r])].copy_(pooled[static_cast<int64_t>(r)]);
     done += batch.rows;
     if (progress) progress(done);
   }

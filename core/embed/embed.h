@@ -1,17 +1,21 @@
 #pragma once
 
-// Encoding texts into embeddings with a model folder's encoder and a pooling: tokenization
-// with the pooling's landmark layout, length-bucketed batches, one forward per batch.
+// The one text -> embedding stage, used by evaluation, training, attention capture and the
+// CLI: the pooling policy (plan_pooling: which landmark layout a pooling reads, its options,
+// what a run records), one padded batch through the encoder and the pooling (embed_batch, with
+// gradients when training), and whole lists of texts in length-bucketed batches (encode_texts).
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "core/model/checkpoint.h"
+#include "core/embed/model_folder.h"
+#include "core/tokenize/landmark.h"
 #include "core/tokenize/tokenizer.h"
 
 namespace lmk {
@@ -38,12 +42,43 @@ std::pair<at::Tensor, at::Tensor> batch_tensors(const Batch& batch);
 // asked for and this LibTorch build has none.
 c10::Device parse_device(const std::string& name);
 
-// The landmark layout a pooling reads: lmk -> fixed:g (or the folder's eval spec), multicls ->
-// multicls:g, everything else -> the tokenizer's own template.
-LandmarkSpec landmark_spec_for(Pooling pooling, int granularity, const PoolingSettings& folder);
+// How a pooling turns texts into an embedding: decided once, here, for every caller.
+struct PoolingPlan {
+  Pooling pooling = Pooling::Cls;
+  // The layout of the model input: lmk -> fixed:g (or the folder's eval layout when no g is
+  // given), multicls -> multicls:g, every other pooling -> the tokenizer's own template.
+  LandmarkSpec landmarks;
+  // The layout while training: lmk -> the folder's train layout (variable g drawn per row),
+  // every other pooling -> `landmarks`.
+  LandmarkSpec train_landmarks;
+  PoolingOptions options;  // normalize, every_k, the latent attention module
+  // The granularity actually used: lmk with a fixed layout and multicls -> g, mean_every_k ->
+  // k; 0 for the poolings without one and for a layout whose g varies (variable, sentence).
+  int granularity = 0;
 
-// Encodes texts -> embeddings [N, H] (float32, input order). progress(done) is called after
-// every batch with the number of texts encoded so far.
+  // Whether the pooling reads its own positions (landmarks, CLS tokens): attention capture
+  // queries them; every other pooling is represented by position 0.
+  bool reads_positions() const;
+  // The settings a run records: pooling, granularity and, for lmk / multicls, the layout.
+  nlohmann::json record() const;
+};
+
+// The plan for a pooling over a model folder's settings. granularity 0: the folder's eval
+// layout (lmk) or kDefaultGranularity (multicls, mean_every_k). InputError: a negative
+// granularity (names --granularity), latent pooling without latent weights (names `folder_name`).
+PoolingPlan plan_pooling(Pooling pooling, int granularity, const PoolingSettings& folder,
+                         const LatentAttention* latent, bool normalize,
+                         const std::string& folder_name = "the model folder");
+// The plan of encode options over a loaded model (its settings, its latent module).
+PoolingPlan plan_pooling(const EncodeOptions& options, const LoadedModel& model);
+
+// One padded batch through the encoder on `device` and the pooling: [B, H] float32 on the CPU.
+// With gradients enabled (training) the result carries them.
+at::Tensor embed_batch(const LoadedModel& model, const Batch& batch, const PoolingPlan& plan,
+                       const c10::Device& device = c10::Device(c10::kCPU));
+
+// Encodes texts -> embeddings [N, H] (float32, input order) with plan_pooling(options, model).
+// progress(done) is called after every batch with the number of texts encoded so far.
 at::Tensor encode_texts(const LoadedModel& model, const Tokenizer& tokenizer,
                         const std::vector<std::string>& texts, const EncodeOptions& options,
                         const std::function<void(size_t)>& progress = {});

@@ -1,4 +1,4 @@
-#include "core/model/checkpoint.h"
+#include "core/embed/model_folder.h"
 
 #include <ATen/ATen.h>
 

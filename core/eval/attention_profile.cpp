@@ -28,12 +28,11 @@ std::vector<AttentionProfile> attention_profiles(const LoadedModel& model,
                                         std::to_string(num_layers - 1) + ")");
     }
   }
+  const PoolingPlan plan = plan_pooling(options, model);
   LandmarkOptions landmark_options;
-  landmark_options.spec = landmark_spec_for(options.pooling, options.granularity, model.pooling);
+  landmark_options.spec = plan.landmarks;
   landmark_options.max_length = options.max_length;
   const LandmarkTokenizer landmarks(tokenizer, landmark_options);
-  const bool pooled_positions =
-      options.pooling == Pooling::Landmark || options.pooling == Pooling::MultiCls;
   const c10::Device device = parse_device(options.device);
   model.encoder->to(device);
   at::NoGradGuard no_grad;
@@ -43,7 +42,7 @@ std::vector<AttentionProfile> attention_profiles(const LoadedModel& model,
     const auto L = static_cast<int64_t>(t.ids.size());
     AttentionCapture capture;
     std::vector<int64_t> queries;
-    if (pooled_positions) {
+    if (plan.reads_positions()) {
       for (int32_t p : t.pool_positions) queries.push_back(p);
     }
     if (queries.empty()) queries.push_back(0);

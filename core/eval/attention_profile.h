@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/eval/encode.h"
+#include "core/embed/embed.h"
 
 namespace lmk {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/eval/classification.h"
-#include "core/eval/encode.h"
+#include "core/embed/embed.h"
 
 namespace lmk {
 

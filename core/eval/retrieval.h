@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/data/formats.h"
-#include "core/eval/encode.h"
+#include "core/embed/embed.h"
 #include "core/eval/metrics.h"
 
 namespace lmk {

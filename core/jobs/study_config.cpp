@@ -7,6 +7,7 @@
 #include "core/data/html_text.h"
 #include "core/jobs/slurm.h"
 #include "core/jobs/study.h"
+#include "core/pool/pooling_kind.h"
 #include "core/tokenize/landmark.h"
 #include "core/util/error.h"
 #include "core/util/toml_config.h"
@@ -66,16 +67,16 @@ std::vector<StudySource> read_sources(const TomlConfig& toml) {
   }
   return sources;
 }
-const std::vector<std::string> kPoolings = {"cls",    "mean", "lmk",         "multicls",
-                                            "latent", "last", "mean_every_k"};
-
 // "lmk:variable:32,64" -> pooling lmk, landmarks variable:32,64, label lmk-var.
 StudyVariant parse_variant(const std::string& text, const std::string& where) {
   StudyVariant v;
   const size_t colon = text.find(':');
   v.pooling = text.substr(0, colon);
-  if (std::find(kPoolings.begin(), kPoolings.end(), v.pooling) == kPoolings.end())
+  try {
+    parse_pooling(v.pooling);
+  } catch (const InputError&) {
     throw input_error(where, "unknown pooling '" + v.pooling + "' in '" + text + "'");
+  }
   v.label = v.pooling;
   if (colon != std::string::npos) {
     v.train_landmarks = text.substr(colon + 1);

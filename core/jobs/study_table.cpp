@@ -10,6 +10,7 @@
 #include "core/eval/needle_map.h"
 #include "core/eval/store_comparison.h"
 #include "core/jobs/study.h"
+#include "core/pool/pooling_kind.h"
 #include "core/store/results_store.h"
 
 namespace lmk {
@@ -38,7 +39,7 @@ std::vector<StudyTableSpec> table_specs(const StudyConfig& c) {
   std::vector<StudyTableSpec> specs;
   for (const StudySource& source : c.sources) {
     StudyTableSpec spec{source.name + ": nDCG@10 (passages; documents of each length, read whole)",
-                        {}};
+                        {}, ""};
     if (benchmark("passages"))
       spec.columns.push_back({"passages@" + std::to_string(c.passage_length),
                               source.name + "-passages", "ndcg_at_10", "all", "", true});
@@ -52,7 +53,8 @@ std::vector<StudyTableSpec> table_specs(const StudyConfig& c) {
   if (benchmark("code"))
     specs.push_back({"code: nDCG@10 (docstring -> function, Python standard library)",
                      {{"code@" + std::to_string(c.pretrain_length), "code", "ndcg_at_10", "all", "",
-                       true}}});
+                       true}},
+                     ""});
   for (const std::string task : {"passkey", "needle"}) {
     if (!benchmark(task)) continue;
     StudyTableSpec spec{task + ": nDCG@1 per document length (all depths)", {}, task};
@@ -181,8 +183,7 @@ std::string dev_selection(const StudyPlan& plan, const LatestRuns& latest,
       std::vector<std::vector<ComparisonCell>> chosen, oracle;
       std::optional<size_t> cls;
       for (const StudyVariant& v : c.variants) {
-        const bool reads = v.pooling == "lmk" || v.pooling == "multicls" ||
-                           v.pooling == "mean_every_k";
+        const bool reads = reads_granularity(parse_pooling(v.pooling));
         if (v.pooling == "cls" && !cls) cls = rows.size();
         rows.push_back(reads ? v.label + " (g chosen on dev)" : v.label);
         chosen.emplace_back();

@@ -8,39 +8,12 @@
 namespace lmk {
 
 namespace {
-struct PoolingName {
-  Pooling pooling;
-  const char* name;
-};
-constexpr PoolingName kNames[] = {{Pooling::Cls, "cls"},
-                                  {Pooling::Mean, "mean"},
-                                  {Pooling::Landmark, "lmk"},
-                                  {Pooling::MultiCls, "multicls"},
-                                  {Pooling::Latent, "latent"},
-                                  {Pooling::Last, "last"},
-                                  {Pooling::MeanEveryK, "mean_every_k"}};
-
 // Masked mean over tokens: [B, L, H], weights [B, L] -> [B, H].
 at::Tensor weighted_mean(const at::Tensor& hidden, const at::Tensor& weights) {
   const at::Tensor w = weights.to(hidden.scalar_type()).unsqueeze(-1);  // [B, L, 1]
   return (hidden * w).sum(1) / w.sum(1).clamp_min(1e-9);
 }
 }  // namespace
-
-Pooling parse_pooling(const std::string& name) {
-  for (const auto& n : kNames) {
-    if (name == n.name) return n.pooling;
-  }
-  throw input_error("--pooling", "unknown pooling '" + name +
-                                     "' (cls, mean, lmk, multicls, latent, last, mean_every_k)");
-}
-
-const char* pooling_name(Pooling pooling) {
-  for (const auto& n : kNames) {
-    if (pooling == n.pooling) return n.name;
-  }
-  return "cls";
-}
 
 at::Tensor pool(Pooling pooling, const at::Tensor& hidden, const at::Tensor& mask,
                 const std::vector<std::vector<int32_t>>& pool_positions,

@@ -11,9 +11,9 @@
 
 #include "core/data/dataset_dir.h"
 #include "core/data/formats.h"
-#include "core/eval/encode.h"
+#include "core/embed/embed.h"
 #include "core/eval/retrieval.h"
-#include "core/model/checkpoint.h"
+#include "core/embed/model_folder.h"
 #include "core/tokenize/batching.h"
 #include "core/tokenize/landmark.h"
 #include "core/train/loop.h"
@@ -130,11 +130,10 @@ MicroBatch assemble(const std::vector<TrainingExample>& examples, const std::vec
 }
 
 // Embeds texts with gradients: tokenized (with the row seeds of `first_row` on), one padded
-// batch, forward, pool.
+// batch, the embedding stage.
 at::Tensor embed(const LoadedModel& model, const LandmarkTokenizer& tokenizer,
                  const std::vector<std::string>& texts, const std::string& prefix,
-                 uint64_t first_row, Pooling pooling, int64_t every_k, int32_t pad,
-                 int64_t* tokens) {
+                 uint64_t first_row, const PoolingPlan& plan, int32_t pad, int64_t* tokens) {
   std::vector<TokenizedText> inputs;
   std::vector<size_t> rows;
   for (size_t i = 0; i < texts.size(); ++i) {
@@ -142,13 +141,7 @@ at::Tensor embed(const LoadedModel& model, const LandmarkTokenizer& tokenizer,
     rows.push_back(i);
     *tokens += static_cast<int64_t>(inputs.back().ids.size());
   }
-  const Batch batch = make_batch(inputs, rows, pad);
-  const auto [ids, mask] = batch_tensors(batch);
-  PoolingOptions options;
-  options.normalize = true;
-  options.every_k = every_k;
-  options.latent = model.latent.get();
-  return pool(pooling, model.encoder->forward(ids, mask), mask, batch.pool_positions, options);
+  return embed_batch(model, make_batch(inputs, rows, pad), plan);
 }
 
 }  // namespace
@@ -167,10 +160,9 @@ TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, boo
     settings.landmarks.eval = LandmarkSpec::parse(config.eval_landmarks);
   settings.max_seq_length = config.passage_max_length;
   model.pooling = settings;
-  if (settings.pooling == Pooling::Latent && !model.latent)
-    throw InputError(config.init_model +
-                     ": latent pooling needs a model folder with latent attention weights (lmk "
-                     "model init --pooling latent)");
+  const PoolingPlan plan =
+      plan_pooling(settings.pooling, static_cast<int>(config.granularity), settings,
+                   model.latent.get(), /*normalize=*/true, config.init_model);
 
   std::vector<TrainingExample> examples;
   for (const std::string& file : config.train_files)
@@ -192,10 +184,7 @@ TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, boo
   const int64_t group = 1 + config.negatives;
 
   // Landmark layout at training time (variable granularity is drawn per row).
-  const LandmarkSpec train_spec =
-      settings.pooling == Pooling::Landmark
-          ? settings.landmarks.train
-          : landmark_spec_for(settings.pooling, static_cast<int>(config.granularity), settings);
+  const LandmarkSpec& train_spec = plan.train_landmarks;
   LandmarkOptions query_options{train_spec, static_cast<size_t>(config.query_max_length),
                                 std::nullopt, config.seed};
   LandmarkOptions passage_options{train_spec, static_cast<size_t>(config.passage_max_length),
@@ -203,7 +192,6 @@ TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, boo
   const LandmarkTokenizer query_tokenizer(*tokenizer, query_options);
   const LandmarkTokenizer passage_tokenizer(*tokenizer, passage_options);
   const int32_t pad = tokenizer->special_tokens().pad.value_or(0);
-  const int64_t every_k = config.granularity > 0 ? config.granularity : 32;
 
   const LoopOptions options = loop_options(
       config, "train", config_json(config),
@@ -255,12 +243,10 @@ TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, boo
           int64_t tokens = 0;
           const at::Tensor q =
               embed(model, query_tokenizer, batch.queries, config.query_prefix,
-                    row + static_cast<uint64_t>(first_local), settings.pooling, every_k, pad,
-                    &tokens);  // [B, H]
+                    row + static_cast<uint64_t>(first_local), plan, pad, &tokens);  // [B, H]
           const at::Tensor p =
               embed(model, passage_tokenizer, batch.passages, config.passage_prefix,
-                    row + static_cast<uint64_t>(first_local * group), settings.pooling, every_k,
-                    pad, &tokens);  // [B * group, H]
+                    row + static_cast<uint64_t>(first_local * group), plan, pad, &tokens);  // [B * group, H]
           loop.add_tokens(tokens);
           // InfoNCE scores each query against every process's passages ([W * B * group, H]);
           // distillation reads only a query's own group. Either way this process's loss is

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "core/model/checkpoint.h"
+#include "core/embed/model_folder.h"
 #include "core/train/distributed.h"
 #include "core/util/random.h"
 

@@ -9,7 +9,7 @@
 
 #include "core/data/generators.h"
 #include "core/data/jsonl.h"
-#include "core/model/checkpoint.h"
+#include "core/embed/model_folder.h"
 #include "core/train/loop.h"
 #include "core/train/mlm_data.h"
 #include "core/util/error.h"

@@ -23,7 +23,7 @@
 
 #include "app/shape_options.h"
 #include "core/eval/retrieval.h"
-#include "core/model/checkpoint.h"
+#include "core/embed/model_folder.h"
 #include "core/model/encoder.h"
 #include "core/util/error.h"
 #include "core/util/runtime.h"

@@ -44,8 +44,8 @@
 #include <string>
 #include <vector>
 
-#include "core/eval/encode.h"
-#include "core/model/checkpoint.h"
+#include "core/embed/embed.h"
+#include "core/embed/model_folder.h"
 #include "core/model/encoder.h"
 #include "core/pool/pooling.h"
 #include "core/tokenize/batching.h"
@@ -225,7 +225,10 @@ std::vector<StepRecord> bench_contrastive(const lmk::Tokenizer& tokenizer,
   lmk::LoadedModel model = fresh_model(o);
   const lmk::EncoderConfig& config = model.encoder->config();
   const int64_t group = 1 + o.negatives, every_k = 32;
-  const lmk::LandmarkSpec spec = lmk::landmark_spec_for(pooling, every_k, model.pooling);
+  // Fixed g = 32 for LMK (the bench times one layout, not the variable draw of lmk train).
+  const lmk::PoolingPlan plan = lmk::plan_pooling(pooling, static_cast<int>(every_k), model.pooling,
+                                                  model.latent.get(), /*normalize=*/true);
+  const lmk::LandmarkSpec& spec = plan.landmarks;
   const uint64_t seed = 42;
   const lmk::LandmarkTokenizer query_tokenizer(
       tokenizer, {spec, static_cast<size_t>(o.query_length), std::nullopt, seed});
@@ -242,7 +245,7 @@ std::vector<StepRecord> bench_contrastive(const lmk::Tokenizer& tokenizer,
       passages.push_back(random_words(rng, o.length + o.length / 8, words));
   }
   const double H = static_cast<double>(config.hidden_size);
-  // Tokenized, one padded batch, forward, pool (contrastive.cpp's embed()).
+  // Tokenized, one padded batch, the embedding stage (contrastive.cpp's embed()).
   auto embed = [&](const lmk::LandmarkTokenizer& landmarks, const std::vector<std::string>& texts,
                    uint64_t first_row, StepMarks& marks) {
     std::vector<lmk::TokenizedText> inputs;
@@ -253,14 +256,9 @@ std::vector<StepRecord> bench_contrastive(const lmk::Tokenizer& tokenizer,
       marks.tokens += static_cast<int64_t>(inputs.back().ids.size());
     }
     const lmk::Batch batch = lmk::make_batch(inputs, rows, pad);
-    const auto [ids, mask] = lmk::batch_tensors(batch);
     marks.flops += 3.0 * static_cast<double>(batch.rows) *
                    lmk::bench::encoder_forward_flops(config, static_cast<int64_t>(batch.length));
-    lmk::PoolingOptions options;
-    options.normalize = true;
-    options.every_k = every_k;
-    return lmk::pool(pooling, model.encoder->forward(ids, mask), mask, batch.pool_positions,
-                     options);
+    return lmk::embed_batch(model, batch, plan);
   };
   const std::string name = pooling == lmk::Pooling::Landmark ? "/lmk" : "/cls";
   return run_steps(

@@ -47,6 +47,60 @@ class DataEvalCliTest : public ::testing::Test {
   std::string tokenizer_;
 };
 
+// A run records the granularity its encoding used: without --granularity, lmk reads the model
+// folder's eval layout (here fixed:16, not the usual 32) and multicls / mean_every_k their
+// default; the rankings equal those of the same evaluation with that granularity given.
+TEST_F(DataEvalCliTest, RecordedGranularityIsTheOneTheEncodingUsed) {
+  Result r = run_lmk("data passkey --tokenizer " + tokenizer_ + " --out " + path("passkey") +
+                     " --lengths 128 --documents 8 --queries 4 --seed 5");
+  ASSERT_EQ(r.code, 0) << r.output;
+  r = run_lmk("model init --preset tiny --tokenizer " + tokenizer_ + " --out " + path("model"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  nlohmann::json settings = nlohmann::json::parse(read_file(path("model/lmk_pooling.json")));
+  ASSERT_EQ(settings.at("eval_landmark"), "fixed:32");
+  settings["eval_landmark"] = "fixed:16";
+  dir_.write("model/lmk_pooling.json", settings.dump());
+
+  const auto eval = [&](const std::string& pooling, const std::string& extra,
+                        const std::string& name) {
+    const Result e = run_lmk("eval --model " + path("model") + " --dataset " + path("passkey") +
+                             " --pooling " + pooling + extra + " --db " + path("results.db") +
+                             " --run-name " + name + " --save-run " + path(name + ".trec"));
+    EXPECT_EQ(e.code, 0) << e.output;
+  };
+  eval("lmk", "", "lmk-folder");
+  eval("lmk", " --granularity 16", "lmk-16");
+  eval("lmk", " --granularity 32", "lmk-32");
+  eval("multicls", "", "multicls-default");
+  eval("multicls", " --granularity 32", "multicls-32");
+  eval("mean_every_k", "", "every-k-default");
+  eval("cls", "", "cls");
+
+  ResultsStore store(path("results.db"), ResultsStore::OpenMode::Existing);
+  std::map<std::string, std::map<std::string, std::string>> params;
+  for (const auto& run : store.list_runs()) params[run.name] = store.run_params(run.id);
+  ASSERT_EQ(params.size(), 7u);
+  EXPECT_EQ(params["lmk-folder"].at("granularity"), "16");
+  EXPECT_EQ(params["lmk-folder"].at("landmarks"), "fixed:16");
+  EXPECT_EQ(params["lmk-16"].at("granularity"), "16");
+  EXPECT_EQ(params["multicls-default"].at("granularity"), "32");
+  EXPECT_EQ(params["multicls-default"].at("landmarks"), "multicls:32");
+  EXPECT_EQ(params["every-k-default"].at("granularity"), "32");
+  EXPECT_EQ(params["cls"].at("granularity"), "0");
+  EXPECT_EQ(params["cls"].count("landmarks"), 0u);
+  // Same recorded settings, same ranking and scores; a different granularity scores differently.
+  const auto ranking = [&](const std::string& name) {  // the TREC lines without the run's tag
+    std::istringstream lines(read_file(path(name + ".trec")));
+    std::string out;
+    for (std::string line; std::getline(lines, line);) out += line.substr(0, line.rfind(' ')) + "\n";
+    EXPECT_FALSE(out.empty()) << name;
+    return out;
+  };
+  EXPECT_EQ(ranking("lmk-folder"), ranking("lmk-16"));
+  EXPECT_NE(ranking("lmk-folder"), ranking("lmk-32"));
+  EXPECT_EQ(ranking("multicls-default"), ranking("multicls-32"));
+}
+
 TEST_F(DataEvalCliTest, PasskeyEvaluatedIntoTheStoreAndMteb) {
   Result r = run_lmk("data passkey --tokenizer " + tokenizer_ + " --out " + path("passkey") +
                      " --lengths 64,128 --documents 8 --queries 4 --seed 3");

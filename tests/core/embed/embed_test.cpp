@@ -1,9 +1,10 @@
-#include "core/eval/encode.h"
+#include "core/embed/embed.h"
 
 #include <gtest/gtest.h>
 
 #include <ATen/Context.h>
 
+#include "core/pool/latent_attention.h"
 #include "core/util/error.h"
 
 namespace lmk {
@@ -33,6 +34,68 @@ TEST(DeviceTest, CudaNeedsALibTorchBuiltWithIt) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("no CUDA"), std::string::npos) << e.what();
   }
+}
+
+// The pooling policy in one place: the layout each pooling reads, its options and what it records.
+TEST(PoolingPlanTest, LayoutOptionsAndRecordPerPooling) {
+  PoolingSettings folder;
+  folder.landmarks.eval = LandmarkSpec::parse("fixed:24");
+  folder.landmarks.train = LandmarkSpec::parse("variable:8,16");
+  PoolingPlan lmk = plan_pooling(Pooling::Landmark, 0, folder, nullptr, true);
+  EXPECT_EQ(lmk.landmarks.to_string(), "fixed:24");  // the folder's eval layout
+  EXPECT_EQ(lmk.train_landmarks.to_string(), "variable:8,16");
+  EXPECT_EQ(lmk.granularity, 24);
+  EXPECT_EQ(lmk.record(), (nlohmann::json{
+                              {"pooling", "lmk"}, {"granularity", 24}, {"landmarks", "fixed:24"}}));
+  EXPECT_TRUE(lmk.options.normalize);
+  lmk = plan_pooling(Pooling::Landmark, 64, folder, nullptr, false);
+  EXPECT_EQ(lmk.landmarks.to_string(), "fixed:64");
+  EXPECT_EQ(lmk.train_landmarks.to_string(), "variable:8,16");
+  EXPECT_EQ(lmk.granularity, 64);
+  EXPECT_EQ(lmk.options.every_k, 64);
+  EXPECT_FALSE(lmk.options.normalize);
+  // A layout whose g is not one number records 0 and says which layout it was.
+  folder.landmarks.eval = LandmarkSpec::parse("sentence:48");
+  lmk = plan_pooling(Pooling::Landmark, 0, folder, nullptr, true);
+  EXPECT_EQ(lmk.granularity, 0);
+  EXPECT_EQ(lmk.record().at("landmarks"), "sentence:48");
+
+  const PoolingPlan multicls = plan_pooling(Pooling::MultiCls, 0, folder, nullptr, true);
+  EXPECT_EQ(multicls.landmarks.to_string(), "multicls:" + std::to_string(kDefaultGranularity));
+  EXPECT_EQ(multicls.train_landmarks.to_string(), multicls.landmarks.to_string());
+  EXPECT_EQ(multicls.granularity, kDefaultGranularity);
+  EXPECT_TRUE(multicls.reads_positions());
+
+  const PoolingPlan every_k = plan_pooling(Pooling::MeanEveryK, 8, folder, nullptr, true);
+  EXPECT_EQ(every_k.landmarks.mode, LandmarkMode::None);
+  EXPECT_EQ(every_k.options.every_k, 8);
+  EXPECT_EQ(every_k.granularity, 8);
+  EXPECT_FALSE(every_k.reads_positions());
+
+  for (Pooling p : {Pooling::Cls, Pooling::Mean, Pooling::Last}) {
+    const PoolingPlan plan = plan_pooling(p, 16, folder, nullptr, true);
+    EXPECT_EQ(plan.landmarks.mode, LandmarkMode::None) << pooling_name(p);
+    EXPECT_EQ(plan.granularity, 0) << pooling_name(p);
+    EXPECT_EQ(plan.record().count("landmarks"), 0u) << pooling_name(p);
+  }
+}
+
+TEST(PoolingPlanTest, RejectsANegativeGranularityAndLatentWithoutWeights) {
+  const PoolingSettings folder;
+  try {
+    plan_pooling(Pooling::Landmark, -1, folder, nullptr, true);
+    ADD_FAILURE() << "negative granularity";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--granularity"), std::string::npos) << e.what();
+  }
+  try {
+    plan_pooling(Pooling::Latent, 0, folder, nullptr, true, "models/a");
+    ADD_FAILURE() << "latent without weights";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("models/a"), std::string::npos) << e.what();
+  }
+  const LatentAttention latent(16, 4, 2, 0, 1);
+  EXPECT_EQ(plan_pooling(Pooling::Latent, 0, folder, &latent, true).options.latent, &latent);
 }
 
 }  // namespace
