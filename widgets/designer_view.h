@@ -110,6 +110,8 @@ class DesignerView : public StoreView {
     QString hint;  // the placeholder: what applies when the key is absent
   };
 
+  // build_form through apply_sweep: the form, defined in widgets/designer_form.cpp (with
+  // field_values, use_model_folder and choose_model_folder).
   QWidget* build_form();
   void add_field(QGridLayout* form, int row, const QString& section, const QString& key, Kind kind,
                  const QString& label, const QString& hint);

@@ -5,7 +5,6 @@
 #include <QCheckBox>
 #include <QClipboard>
 #include <QComboBox>
-#include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHash>
 #include <QHeaderView>
@@ -27,9 +26,7 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
-#include <exception>
 
-#include "core/eval/comparison_report.h"
 #include "widgets/plot_export.h"
 #include "widgets/store_connection.h"
 
@@ -37,9 +34,6 @@ namespace lmk::widgets {
 namespace {
 
 const char* const kParamColumnsKey = "results/param_columns";
-const char* const kDefaultMetric = "ndcg_at_10";
-// The diff shows this many runs at most (a table with a column per run).
-constexpr int kMaxDiffRuns = 50;
 // Columns sized to their contents stop here (paths); the full text is in the tooltip.
 constexpr int kMaxColumnWidth = 480;
 
@@ -440,90 +434,6 @@ void ResultsView::start_count() {
       });
 }
 
-void ResultsView::start_pivot() {
-  if (db_path_.isEmpty() || summary_.run_count == 0) return;
-  const int generation = ++pivot_generation_;
-  const RunFilter filter = current_filter();
-  const QString metric = metric_combo_->currentText();
-  const auto rows = static_cast<PivotRows>(pivot_rows_combo_->currentData().toInt());
-  pivot_note_->setText(
-      metric.isEmpty()
-          ? tr("No evaluation results in this store yet")
-          : tr("%1 of the eval runs the filter selects: mean ± half its 95 % interval over the "
-               "queries; ▲ / ▼ against the baseline; * and bold: the best in the column, "
-               "significantly above every other row (else a tied best); hover a cell for its N, "
-               "interval and runs")
-                .arg(metric));
-  const QString baseline = pivot_baseline_;
-  const bool chosen = pivot_baseline_chosen_;
-  load_in_background<PivotTable>(
-      this, db_path_,
-      [filter, metric, rows, baseline, chosen](const QSqlDatabase& db) {
-        PivotTable table = compute_pivot(db, filter, metric, rows, baseline);
-        // Until the user picks one, the baseline is the CLS row (the paper's comparison).
-        if (!chosen && table.baseline.isEmpty()) {
-          for (const QString& row : table.rows) {
-            if (row == QLatin1String("cls") || row.startsWith(QLatin1String("cls "))) {
-              table = compute_pivot(db, filter, metric, rows, row);
-              break;
-            }
-          }
-        }
-        return table;
-      },
-      [this, generation](PivotTable table, const QString& error) {
-        if (generation != pivot_generation_) return;
-        if (!error.isEmpty()) emit status_message(error);
-        {
-          const QSignalBlocker block(pivot_baseline_combo_);
-          pivot_baseline_combo_->clear();
-          pivot_baseline_combo_->addItem(tr("(none)"), QString());
-          for (const QString& row : table.rows) pivot_baseline_combo_->addItem(row, row);
-          pivot_baseline_combo_->setCurrentIndex(
-              std::max(0, pivot_baseline_combo_->findData(table.baseline)));
-        }
-        const int columns = pivot_model_->columnCount();
-        if (pivot_model_->set_table(std::move(table)) && pivot_model_->columnCount() != columns)
-          pivot_table_->resizeColumnsToContents();
-        pivot_legend_->setText(pivot_model_->legend());
-        emit pivot_ready();
-        finish_loading();
-      });
-}
-
-void ResultsView::start_diff() {
-  const int generation = ++diff_generation_;
-  QList<qlonglong> ids = selected_run_ids();
-  const int selected = ids.size();
-  if (ids.size() > kMaxDiffRuns) ids = ids.mid(0, kMaxDiffRuns);
-  if (ids.size() < 2 || db_path_.isEmpty()) {
-    diff_model_->set_diff(ConfigDiff());
-    diff_note_->setText(
-        tr("Select two or more runs in the Runs tab (Ctrl- or Shift-click) to compare their "
-           "configs; differing values are highlighted"));
-    return;
-  }
-  diff_note_->setText(tr("Comparing %1 runs…").arg(ids.size()));
-  load_in_background<ConfigDiff>(
-      this, db_path_, [ids](const QSqlDatabase& db) { return compute_config_diff(db, ids); },
-      [this, generation, selected](ConfigDiff diff, const QString& error) {
-        if (generation != diff_generation_) return;
-        if (!error.isEmpty()) emit status_message(error);
-        int differing = 0;
-        for (bool differs : diff.differs) differing += differs ? 1 : 0;
-        QString note = tr("%1 runs: %2 of %3 keys differ (highlighted)")
-                           .arg(diff.run_ids.size())
-                           .arg(differing)
-                           .arg(diff.keys.size());
-        if (selected > diff.run_ids.size())
-          note += tr("; the first %1 of the %2 selected runs").arg(kMaxDiffRuns).arg(selected);
-        diff_note_->setText(note);
-        diff_model_->set_diff(std::move(diff));
-        diff_table_->resizeColumnsToContents();
-        emit diff_ready();
-      });
-}
-
 void ResultsView::set_filter_text(const QString& text) {
   filter_edit_->setText(text);
   apply_filter();
@@ -532,14 +442,6 @@ void ResultsView::set_filter_text(const QString& text) {
 void ResultsView::set_metric(const QString& metric) {
   const int index = metric_combo_->findText(metric);
   if (index >= 0) metric_combo_->setCurrentIndex(index);
-}
-
-void ResultsView::set_pivot_rows(PivotRows rows) {
-  const int index = pivot_rows_combo_->findData(static_cast<int>(rows));
-  if (index == pivot_rows_combo_->currentIndex())
-    start_pivot();
-  else
-    pivot_rows_combo_->setCurrentIndex(index);
 }
 
 void ResultsView::select_runs(const QList<qlonglong>& ids) {
@@ -574,75 +476,6 @@ QList<qlonglong> ResultsView::selected_run_ids() const {
     ids << runs_model_->run_id(index.row());
   std::sort(ids.begin(), ids.end());
   return ids;
-}
-
-void ResultsView::export_runs_csv(const QString& path) {
-  runs_model_->fetch_all();
-  export_table_csv(*runs_model_, path);
-}
-
-void ResultsView::export_pivot_csv(const QString& path) {
-  export_table_csv(*pivot_model_, path);
-}
-
-void ResultsView::export_pivot_tests_csv(const QString& path) {
-  lmk::ReportOptions options;
-  options.format = lmk::ReportFormat::Csv;
-  write_text_file(path, QString::fromStdString(
-                            lmk::render_comparison(pivot_model_->table().comparison, options)));
-}
-
-void ResultsView::set_pivot_baseline(const QString& row) {
-  pivot_baseline_ = row;
-  pivot_baseline_chosen_ = true;
-  start_pivot();
-}
-
-void ResultsView::export_mteb(const QString& dir) {
-  const QList<qlonglong> ids = selected_run_ids();
-  const QString metric = metric_combo_->currentText().isEmpty()
-                             ? QString::fromLatin1(kDefaultMetric)
-                             : metric_combo_->currentText();
-  load_in_background<QStringList>(
-      this, db_path_,
-      [ids, dir, metric](const QSqlDatabase& db) {
-        return export_mteb_results(db, ids, dir, metric);
-      },
-      [this](QStringList files, const QString& error) { emit mteb_exported(files, error); });
-}
-
-void ResultsView::ask_export_csv(const QString& caption, const QString& suggested_name,
-                                 const std::function<void(const QString&)>& write) {
-  const QString path =
-      QFileDialog::getSaveFileName(this, caption, suggested_name, tr("CSV (*.csv)"));
-  if (path.isEmpty()) return;
-  try {
-    write(path);
-    emit status_message(tr("Wrote %1").arg(path));
-  } catch (const std::exception& e) {
-    QMessageBox::warning(this, tr("Export failed"), QString::fromUtf8(e.what()));
-  }
-}
-
-void ResultsView::ask_export_mteb() {
-  if (selected_run_ids().isEmpty()) {
-    QMessageBox::information(this, tr("MTEB export"),
-                             tr("Select the runs to export in the Runs tab first."));
-    return;
-  }
-  const QString dir = QFileDialog::getExistingDirectory(this, tr("Export MTEB results into"));
-  if (dir.isEmpty()) return;
-  // Reports the outcome of this export once.
-  auto* context = new QObject(this);
-  connect(this, &ResultsView::mteb_exported, context,
-          [this, context](const QStringList& files, const QString& error) {
-            context->deleteLater();
-            if (!error.isEmpty())
-              QMessageBox::warning(this, tr("MTEB export failed"), error);
-            else
-              emit status_message(tr("Wrote %n MTEB results file(s)", nullptr, files.size()));
-          });
-  export_mteb(dir);
 }
 
 }  // namespace lmk::widgets

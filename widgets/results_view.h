@@ -4,7 +4,8 @@
 // table (lazy, sorted and filtered in SQL), the pivot in the paper's layout (intervals, marks
 // against a baseline row, the significant best per column) and the config diff of the selected
 // runs. Exports the tables as CSV and the selected
-// runs as MTEB results; Ctrl+C copies a table's selection as tab-separated text.
+// runs as MTEB results; Ctrl+C copies a table's selection as tab-separated text. The pivot and
+// config-diff tabs' reads are in results_view_tabs.cpp, the exports in results_view_export.cpp.
 
 #include <QList>
 #include <QString>
@@ -82,6 +83,10 @@ class ResultsView : public StoreView {
   void compare_requested(qint64 a, qint64 b);
 
  private:
+  // The metric shown until another is chosen (when the store has it); the MTEB export's main score
+  // when no metric is shown.
+  static constexpr const char* kDefaultMetric = "ndcg_at_10";
+
   void load(bool keep_state);
   void apply_summary();
   void apply_filter();

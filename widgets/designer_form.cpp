@@ -1,0 +1,499 @@
+// DesignerView's form (widgets/designer_view.h): its fields built, filled from the document, and
+// their edits written back to it.
+#include "widgets/designer_form.h"
+
+#include <QButtonGroup>
+#include <QComboBox>
+#include <QDir>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFont>
+#include <QFontDatabase>
+#include <QGridLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
+#include <QLineEdit>
+#include <QLocale>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QRadioButton>
+#include <QRegularExpression>
+
+#include "core/jobs/study.h"
+#include "widgets/designer_view.h"
+#include "widgets/study_editors.h"
+
+namespace lmk::widgets {
+
+namespace designer_form {
+
+QStringList to_qt(const std::vector<std::string>& values) {
+  QStringList out;
+  for (const std::string& value : values) out << QString::fromStdString(value);
+  return out;
+}
+
+}  // namespace designer_form
+
+using designer_form::to_qt;
+
+namespace {
+
+// The keys a sweep may name: the study config's, less [slurm] and the study's name, folder and
+// store (which every cell shares).
+QStringList sweepable_keys() {
+  QStringList keys;
+  for (const auto& [section, names] : study_config_keys()) {
+    if (section == "slurm") continue;
+    for (const std::string& name : names)
+      if (section != "study" || (name != "name" && name != "dir" && name != "db"))
+        keys << QString::fromStdString(section + "." + name);
+  }
+  return keys;
+}
+
+// A value as one line of the form: lists comma-separated, strings without quotes.
+QString display_text(const QVariant& value) {
+  if (!value.isValid()) return {};
+  if (value.typeId() == QMetaType::QString) return value.toString();
+  if (value.typeId() == QMetaType::QVariantList) {
+    QStringList parts;
+    for (const QVariant& element : value.toList()) parts << display_text(element);
+    return parts.join(QStringLiteral(", "));
+  }
+  return StudyDocument::value_text(value);
+}
+
+QGroupBox* group(const QString& title) {
+  auto* box = new QGroupBox(title);
+  auto* grid = new QGridLayout(box);
+  grid->setColumnStretch(1, 1);
+  return box;
+}
+
+QGridLayout* grid_of(QGroupBox* box) {
+  return static_cast<QGridLayout*>(box->layout());
+}
+
+}  // namespace
+
+QWidget* DesignerView::build_form() {
+  QGroupBox* study = group(tr("Study"));
+  add_field(grid_of(study), 0, QStringLiteral("study"), QStringLiteral("name"), Kind::Text,
+            tr("Name"), QStringLiteral("study"));
+  add_field(grid_of(study), 1, QStringLiteral("study"), QStringLiteral("corpus"), Kind::Sources,
+            tr("Corpus"),
+            tr("manpages, python-docs, kernel-docs, or folders of .txt files (default: manpages)"));
+  add_field(grid_of(study), 2, QStringLiteral("study"), QStringLiteral("corpus_limit"),
+            Kind::Integer, tr("Pages per built-in source"), tr("0: all"));
+  add_field(grid_of(study), 3, QStringLiteral("study"), QStringLiteral("seed"), Kind::Integer,
+            tr("Seed"), QStringLiteral("42"));
+  add_field(grid_of(study), 4, QStringLiteral("study"), QStringLiteral("dir"), Kind::Folder,
+            tr("Study folder"), tr("../build/studies/NAME-PROFILE from the config's folder"));
+  add_field(grid_of(study), 5, QStringLiteral("study"), QStringLiteral("db"), Kind::File,
+            tr("Results store"), tr("STUDY FOLDER/results.db"));
+
+  QGroupBox* tokenizer = group(tr("Tokenizer"));
+  add_field(grid_of(tokenizer), 0, QStringLiteral("tokenizer"), QStringLiteral("vocab_size"),
+            Kind::Integer, tr("Vocabulary size"), QStringLiteral("8000"));
+  auto* tokenizer_note = new QLabel(tr("A sentencepiece tokenizer trained on the corpus."));
+  tokenizer_note->setWordWrap(true);
+  grid_of(tokenizer)->addWidget(tokenizer_note, 1, 0, 1, 3);
+
+  QGroupBox* model = group(tr("Model"));
+  model_preset_ = new QRadioButton(tr("Preset"));
+  model_preset_->setChecked(true);
+  model_folder_ = new QRadioButton(tr("Shape of a Hugging Face model"));
+  auto* source = new QButtonGroup(model);
+  source->addButton(model_preset_);
+  source->addButton(model_folder_);
+  auto* choice = new QHBoxLayout;
+  choice->addWidget(model_preset_);
+  choice->addWidget(model_folder_);
+  choice->addStretch(1);
+  grid_of(model)->addLayout(choice, 0, 0, 1, 3);
+  add_field(grid_of(model), 1, QStringLiteral("model"), QStringLiteral("preset"), Kind::Choice,
+            tr("Preset"), QString());
+  model_folder_path_ = new QLineEdit;
+  model_folder_path_->setObjectName(QStringLiteral("model.folder"));
+  model_folder_path_->setReadOnly(true);
+  model_folder_path_->setPlaceholderText(tr("a folder with config.json"));
+  auto* browse_model = new QPushButton(tr("Browse…"));
+  auto* folder_label = new QLabel(tr("Folder"));
+  grid_of(model)->addWidget(folder_label, 2, 0);
+  grid_of(model)->addWidget(model_folder_path_, 2, 1);
+  grid_of(model)->addWidget(browse_model, 2, 2);
+  model_config_ = new QPlainTextEdit;
+  model_config_->setObjectName(QStringLiteral("model.config_json"));
+  model_config_->setReadOnly(true);
+  model_config_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  model_config_->setMaximumHeight(140);
+  model_config_->setToolTip(
+      tr("The folder's config.json (read only). The study trains a model "
+         "of this shape from scratch (lmk model init)."));
+  grid_of(model)->addWidget(model_config_, 3, 0, 1, 3);
+  const struct {
+    const char* key;
+    const char* label;
+  } shape[] = {{"hidden_size", "Hidden size"},
+               {"layers", "Layers"},
+               {"heads", "Attention heads"},
+               {"intermediate_size", "MLP size"},
+               {"local_window", "Local attention window"}};
+  int row = 4;
+  for (const auto& entry : shape)
+    add_field(grid_of(model), row++, QStringLiteral("model"), QString::fromLatin1(entry.key),
+              Kind::Integer, tr(entry.label), tr("the preset's"));
+  add_field(grid_of(model), row++, QStringLiteral("model"), QStringLiteral("rope_theta"),
+            Kind::Number, tr("RoPE θ"), tr("the preset's (160000)"));
+  auto show_source = [this, folder_label, browse_model] {
+    const bool folder = model_folder_->isChecked();
+    for (QWidget* w :
+         {static_cast<QWidget*>(folder_label), static_cast<QWidget*>(browse_model),
+          static_cast<QWidget*>(model_folder_path_), static_cast<QWidget*>(model_config_)})
+      w->setVisible(folder);
+  };
+  connect(model_folder_, &QRadioButton::toggled, this, show_source);
+  connect(browse_model, &QPushButton::clicked, this, &DesignerView::choose_model_folder);
+  show_source();
+
+  QGroupBox* pretrain = group(tr("Pretraining (MLM)"));
+  add_field(grid_of(pretrain), 0, QStringLiteral("pretrain"), QStringLiteral("max_length"),
+            Kind::Integer, tr("Training length (tokens)"), QStringLiteral("256"));
+  add_field(grid_of(pretrain), 1, QStringLiteral("pretrain"), QStringLiteral("batch_size"),
+            Kind::Integer, tr("Batch size"), QStringLiteral("16"));
+  add_field(grid_of(pretrain), 2, QStringLiteral("pretrain"), QStringLiteral("learning_rate"),
+            Kind::Number, tr("Learning rate"), QStringLiteral("0.001"));
+  add_field(grid_of(pretrain), 3, QStringLiteral("pretrain"), QStringLiteral("steps"),
+            Kind::Integer, tr("Steps"), tr("0: by epochs"));
+  add_field(grid_of(pretrain), 4, QStringLiteral("pretrain"), QStringLiteral("epochs"),
+            Kind::Integer, tr("Epochs"), QStringLiteral("1"));
+
+  QGroupBox* finetune = group(tr("Fine-tuning (contrastive)"));
+  add_field(grid_of(finetune), 0, QStringLiteral("finetune"), QStringLiteral("poolings"),
+            Kind::Poolings, tr("Poolings"), QString());
+  auto* granularity_note = new QLabel(
+      tr("g: landmark granularity at training (tokens between landmarks); at evaluation, "
+         "Evaluation → Granularity."));
+  granularity_note->setWordWrap(true);
+  grid_of(finetune)->addWidget(granularity_note, 1, 1, 1, 2);
+  const struct {
+    const char* key;
+    Kind kind;
+    const char* label;
+    const char* hint;
+  } tuning[] = {{"query_max_length", Kind::Integer, "Query length", "64"},
+                {"passage_max_length", Kind::Integer, "Passage length", "the training length"},
+                {"batch_size", Kind::Integer, "Batch size", "16"},
+                {"negatives", Kind::Integer, "Hard negatives", "1"},
+                {"learning_rate", Kind::Number, "Learning rate", "0.0001"},
+                {"temperature", Kind::Number, "Temperature", "0.05"},
+                {"steps", Kind::Integer, "Steps", "0: by epochs"},
+                {"epochs", Kind::Integer, "Epochs", "1"},
+                {"examples_per_document", Kind::Integer, "Pairs per document", "8"}};
+  row = 2;
+  for (const auto& entry : tuning)
+    add_field(grid_of(finetune), row++, QStringLiteral("finetune"), QString::fromLatin1(entry.key),
+              entry.kind, tr(entry.label), tr(entry.hint));
+
+  QGroupBox* eval = group(tr("Evaluation"));
+  add_field(grid_of(eval), 0, QStringLiteral("eval"), QStringLiteral("benchmarks"), Kind::Checklist,
+            tr("Benchmarks"), QString());
+  add_field(grid_of(eval), 1, QStringLiteral("eval"), QStringLiteral("lengths"), Kind::IntegerList,
+            tr("Document lengths"), tr("1×, 4×, 16× the fine-tuning length"));
+  add_field(grid_of(eval), 2, QStringLiteral("eval"), QStringLiteral("queries_per_document"),
+            Kind::Integer, tr("Queries per window"), QStringLiteral("10"));
+  add_field(grid_of(eval), 3, QStringLiteral("eval"), QStringLiteral("windows"), Kind::Integer,
+            tr("Windows per split and length"), QStringLiteral("60"));
+  add_field(grid_of(eval), 4, QStringLiteral("eval"), QStringLiteral("needle_lengths"),
+            Kind::IntegerList, tr("Passkey / needle lengths"), tr("the document lengths"));
+  add_field(grid_of(eval), 5, QStringLiteral("eval"), QStringLiteral("granularity"), Kind::Integer,
+            tr("Granularity g"), QStringLiteral("32"));
+  add_field(grid_of(eval), 6, QStringLiteral("eval"), QStringLiteral("queries"), Kind::Integer,
+            tr("Passkey / needle queries"), QStringLiteral("55"));
+  add_field(grid_of(eval), 7, QStringLiteral("eval"), QStringLiteral("documents"), Kind::Integer,
+            tr("Passkey / needle documents"), QStringLiteral("55"));
+  add_field(grid_of(eval), 8, QStringLiteral("eval"), QStringLiteral("attention_docs"),
+            Kind::Integer, tr("Attention profile docs"), QStringLiteral("2"));
+
+  QGroupBox* sweep = group(tr("Sweep"));
+  sweep_ = new SweepEditor(sweepable_keys());
+  grid_of(sweep)->addWidget(sweep_, 0, 0, 1, 3);
+  connect(sweep_, &SweepEditor::edited, this, &DesignerView::apply_sweep);
+
+  // Each group's rows stay at its top when the column is taller.
+  for (QGroupBox* box : {study, tokenizer, model, pretrain, finetune, eval})
+    grid_of(box)->setRowStretch(grid_of(box)->rowCount(), 1);
+  auto* form = new QWidget;
+  auto* columns = new QGridLayout(form);
+  columns->addWidget(study, 0, 0);
+  columns->addWidget(tokenizer, 1, 0);
+  columns->addWidget(model, 2, 0);
+  columns->addWidget(pretrain, 0, 1);
+  columns->addWidget(finetune, 1, 1, 2, 1);
+  columns->addWidget(eval, 0, 2, 2, 1);
+  columns->addWidget(sweep, 2, 2);
+  columns->setRowStretch(3, 1);
+  for (int c = 0; c < 3; ++c) columns->setColumnStretch(c, 1);
+  return form;
+}
+
+void DesignerView::add_field(QGridLayout* form, int row, const QString& section, const QString& key,
+                             Kind kind, const QString& label, const QString& hint) {
+  Field field;
+  field.section = section;
+  field.key = key;
+  field.kind = kind;
+  field.label = new QLabel(label);
+  field.hint = hint;
+  const int index = static_cast<int>(fields_.size());
+  const QString name = section + QChar('.') + key;
+  QWidget* browse = nullptr;
+  switch (kind) {
+    case Kind::Poolings:
+      poolings_ = new PoolingsEditor;
+      field.editor = poolings_;
+      connect(poolings_, &PoolingsEditor::edited, this,
+              [this, index] { apply_field(fields_[index]); });
+      break;
+    case Kind::Checklist:
+      benchmarks_ = new ChecklistEditor(name, to_qt(study_benchmarks()), to_qt(StudyConfig().benchmarks));
+      field.editor = benchmarks_;
+      connect(benchmarks_, &ChecklistEditor::edited, this,
+              [this, index] { apply_field(fields_[index]); });
+      break;
+    case Kind::Choice: {
+      auto* combo = new QComboBox;
+      combo->addItems({QStringLiteral("tiny"), QStringLiteral("small"), QStringLiteral("base")});
+      combo->setToolTip(
+          tr("tiny, small, or base (ModernBERT-base's shape); the fields below "
+             "override its sizes"));
+      field.editor = combo;
+      connect(combo, &QComboBox::activated, this, [this, index] { apply_field(fields_[index]); });
+      break;
+    }
+    default: {
+      auto* line = new QLineEdit;
+      line->setPlaceholderText(hint);
+      field.editor = line;
+      connect(line, &QLineEdit::textEdited, this, [this, index] { apply_field(fields_[index]); });
+      if (kind == Kind::Folder || kind == Kind::File || kind == Kind::Sources) {
+        auto* button = new QPushButton(tr("Browse…"));
+        browse = button;
+        connect(button, &QPushButton::clicked, this, [this, line, index, kind] {
+          const QString start = line->text().isEmpty() || kind == Kind::Sources
+                                    ? QFileInfo(document_.path()).absolutePath()
+                                    : line->text();
+          const QString path =
+              kind == Kind::Folder
+                  ? QFileDialog::getExistingDirectory(this, tr("Choose a folder"), start)
+                  : QFileDialog::getSaveFileName(this, tr("Results store"), start,
+                                                 tr("Results stores (*.db);;All files (*)"),
+                                                 nullptr, QFileDialog::DontConfirmOverwrite);
+          if (path.isEmpty()) return;
+          // A source folder joins the list; a folder or file replaces the value.
+          line->setText(kind == Kind::Sources && !line->text().trimmed().isEmpty()
+                            ? line->text().trimmed() + QStringLiteral(", ") + path
+                            : path);
+          apply_field(fields_[index]);
+        });
+      }
+    }
+  }
+  field.editor->setObjectName(name);
+  field.label->setBuddy(field.editor);
+  form->addWidget(field.label, row, 0, kind == Kind::Poolings ? Qt::AlignTop : Qt::Alignment());
+  form->addWidget(field.editor, row, 1, 1, browse == nullptr ? 2 : 1);
+  if (browse != nullptr) form->addWidget(browse, row, 2);
+  field_of_key_.insert(name, index);
+  fields_ << field;
+}
+
+void DesignerView::show_document(bool with_sweep) {
+  showing_ = true;
+  const QList<StudyDocument::SweepAxis> axes = document_.sweep_axes();
+  QHash<QString, QString> swept;
+  for (const StudyDocument::SweepAxis& axis : axes)
+    for (int k = 0; k < axis.keys.size(); ++k) {
+      QStringList values;
+      for (const QVariant& v : axis.values.value(k)) values << display_text(v);
+      swept.insert(axis.keys[k], values.join(QStringLiteral(" | ")));
+    }
+  for (Field& field : fields_)
+    show_field(field, swept.value(field.section + QChar('.') + field.key));
+  if (with_sweep) sweep_->set_axes(axes);
+  showing_ = false;
+  mark(QString(), QString());
+  update_title();
+}
+
+void DesignerView::show_field(Field& field, const QString& swept) {
+  const QString name = profile();
+  const QVariant value = document_.effective_value(name, field.section, field.key);
+  const bool overridden = document_.overridden(name, field.section, field.key);
+  field.in_profile = overridden;
+  QFont font = field.label->font();
+  font.setBold(overridden);
+  font.setItalic(!swept.isEmpty());
+  field.label->setFont(font);
+  QString tip = overridden ? tr("[profile.%1.%2] %3 — set by profile %1; an edit changes it there")
+                                 .arg(name, field.section, field.key)
+                           : tr("[%1] %2").arg(field.section, field.key);
+  if (!swept.isEmpty()) tip += tr("\nSwept: each cell of the grid sets it to one of %1").arg(swept);
+  field.label->setToolTip(tip);
+  if (auto* line = qobject_cast<QLineEdit*>(field.editor))
+    line->setPlaceholderText(swept.isEmpty() ? field.hint : tr("swept: %1").arg(swept));
+  switch (field.kind) {
+    case Kind::Poolings:
+      poolings_->set_value(value);
+      break;
+    case Kind::Checklist:
+      benchmarks_->set_value(value);
+      break;
+    case Kind::Choice: {
+      auto* combo = static_cast<QComboBox*>(field.editor);
+      const QString text = value.isValid() ? value.toString() : QStringLiteral("small");
+      if (combo->findText(text) < 0) combo->addItem(text);
+      combo->setCurrentText(text);
+      break;
+    }
+    default:
+      static_cast<QLineEdit*>(field.editor)->setText(display_text(value));
+  }
+}
+
+QVariant DesignerView::field_value(const Field& field) const {
+  switch (field.kind) {
+    case Kind::Poolings:
+      return poolings_->value();
+    case Kind::Checklist:
+      return benchmarks_->value();
+    case Kind::Choice:
+      return static_cast<QComboBox*>(field.editor)->currentText();
+    default:
+      break;
+  }
+  const QString text = static_cast<QLineEdit*>(field.editor)->text().trimmed();
+  if (text.isEmpty()) return {};  // the key's default
+  // What does not parse stays text, so that lmk's check names the key.
+  auto integer = [](const QString& t) -> QVariant {
+    bool ok = false;
+    const qlonglong v = t.toLongLong(&ok);
+    return ok ? QVariant(v) : QVariant(t);
+  };
+  switch (field.kind) {
+    case Kind::Integer:
+      return integer(text);
+    case Kind::Number: {
+      bool ok = false;
+      const double v = QLocale::c().toDouble(text, &ok);
+      return ok ? QVariant(v) : QVariant(text);
+    }
+    case Kind::Sources: {
+      QVariantList list;
+      for (const QString& part : text.split(QChar(','), Qt::SkipEmptyParts))
+        if (!part.trimmed().isEmpty()) list << part.trimmed();
+      return list;
+    }
+    case Kind::IntegerList: {
+      QVariantList list;
+      for (const QString& part :
+           text.split(QRegularExpression(QStringLiteral("[,\\s]+")), Qt::SkipEmptyParts))
+        list << integer(part);
+      return list;
+    }
+    default:
+      return text;
+  }
+}
+
+QString DesignerView::field_text(const Field& field) const {
+  switch (field.kind) {
+    case Kind::Poolings:
+    case Kind::Checklist: {
+      QStringList parts;
+      for (const QVariant& v : field_value(field).toList()) parts << v.toString();
+      return parts.join(QStringLiteral("; "));
+    }
+    case Kind::Choice:
+      return static_cast<QComboBox*>(field.editor)->currentText();
+    default:
+      return static_cast<QLineEdit*>(field.editor)->text();
+  }
+}
+
+void DesignerView::apply_field(const Field& field) {
+  if (showing_) return;
+  const QStringList keys =
+      field.in_profile ? QStringList{QStringLiteral("profile"), profile(), field.section, field.key}
+                       : QStringList{field.section, field.key};
+  document_.set_value(keys, field_value(field));
+  edited();
+}
+
+void DesignerView::apply_sweep() {
+  if (showing_) return;
+  document_.set_sweep_axes(sweep_->axes());
+  edited();
+  // The fields show which keys are swept now (the table itself is left as the user edits it).
+  show_document(/*with_sweep=*/false);
+}
+
+QMap<QString, QString> DesignerView::field_values() const {
+  QMap<QString, QString> values;
+  for (const Field& field : fields_)
+    values.insert(field.section + QChar('.') + field.key, field_text(field));
+  values.insert(QStringLiteral("sweep"), sweep_->text());
+  return values;
+}
+
+void DesignerView::choose_model_folder() {
+  const QString folder = QFileDialog::getExistingDirectory(
+      this, tr("A Hugging Face model folder (config.json)"), model_folder_path_->text());
+  if (!folder.isEmpty()) use_model_folder(folder);
+}
+
+void DesignerView::use_model_folder(const QString& folder) {
+  model_folder_->setChecked(true);
+  model_folder_path_->setText(folder);
+  QFile file(QDir(folder).filePath(QStringLiteral("config.json")));
+  if (!file.open(QIODevice::ReadOnly)) {
+    model_config_->setPlainText(tr("%1: no config.json").arg(folder));
+    return;
+  }
+  const QByteArray bytes = file.readAll();
+  const QJsonObject config = QJsonDocument::fromJson(bytes).object();
+  model_config_->setPlainText(config.isEmpty() ? QString::fromUtf8(bytes)
+                                               : QString::fromUtf8(QJsonDocument(config).toJson()));
+  if (config.isEmpty()) return;
+  // The study's shape keys from the names Hugging Face configs use (ModernBERT, BERT, GTE).
+  const struct {
+    const char* key;
+    QStringList names;
+  } shape[] = {{"hidden_size", {QStringLiteral("hidden_size")}},
+               {"layers", {QStringLiteral("num_hidden_layers")}},
+               {"heads", {QStringLiteral("num_attention_heads")}},
+               {"intermediate_size", {QStringLiteral("intermediate_size")}},
+               {"local_window", {QStringLiteral("local_attention")}},
+               {"rope_theta", {QStringLiteral("global_rope_theta"), QStringLiteral("rope_theta")}}};
+  for (const auto& entry : shape) {
+    const int index = field_of_key_.value(QStringLiteral("model.") + QLatin1String(entry.key), -1);
+    if (index < 0) continue;
+    for (const QString& name : entry.names) {
+      if (!config.contains(name)) continue;
+      const double value = config.value(name).toDouble();
+      static_cast<QLineEdit*>(fields_[index].editor)
+          ->setText(fields_[index].kind == Kind::Number
+                        ? StudyDocument::value_text(value)
+                        : QString::number(static_cast<qlonglong>(value)));
+      apply_field(fields_[index]);
+      break;
+    }
+  }
+}
+
+}  // namespace lmk::widgets
