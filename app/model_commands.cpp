@@ -2,7 +2,6 @@
 #include <ATen/ATen.h>
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -11,8 +10,9 @@
 #include "app/commands.h"
 #include "app/shape_options.h"
 #include "core/eval/attention_profile.h"
-#include "core/eval/encode.h"
-#include "core/model/checkpoint.h"
+#include "core/embed/embed.h"
+#include "core/data/jsonl.h"
+#include "core/embed/model_folder.h"
 #include "core/store/results_store.h"
 #include "core/tokenize/tokenizer.h"
 #include "core/util/error.h"
@@ -100,22 +100,16 @@ int run_inspect(const std::string& dir) {
   return 0;
 }
 
-// Reads docs.jsonl: "text" (with "title" in front when present) and an id from "_id" / "id" /
-// "doc_id" / "docid" / "query_id", else the line's index.
+// Reads docs.jsonl (plain or gzip; blank lines skipped): "text" (with "title" in front when
+// present) and an id from "_id" / "id" / "doc_id" / "docid" / "query_id", else the record's index.
 void read_documents(const std::string& path, std::vector<std::string>& texts,
                     std::vector<std::string>& ids) {
-  std::ifstream in(path);
-  if (!in) throw input_error(path, "cannot open file");
-  std::string line;
-  for (size_t number = 1; std::getline(in, line); ++number) {
-    const std::string where = path + ":" + std::to_string(number);
-    const json j = json_util::parse(line, where);
+  for_each_jsonl(path, [&](json& j, const std::string& where) {
     std::string text = json_util::get<std::string>(j, "text", where);
     const std::string title = json_util::optional<std::string>(j, "title", where, "");
     if (!title.empty()) text = title + " " + text;
     if (text.empty()) throw input_error(where, "empty text");
-    require_valid_utf8(text, where);
-    std::string id = std::to_string(number - 1);
+    std::string id = std::to_string(texts.size());
     for (const char* key : {"_id", "id", "doc_id", "docid", "query_id"}) {
       if (j.contains(key)) {
         id = j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
@@ -124,7 +118,8 @@ void read_documents(const std::string& path, std::vector<std::string>& texts,
     }
     texts.push_back(std::move(text));
     ids.push_back(std::move(id));
-  }
+    return true;
+  });
   if (texts.empty()) throw input_error(path, "no texts");
 }
 
@@ -152,7 +147,6 @@ std::vector<int64_t> parse_layers(const std::string& text, int64_t num_layers) {
 
 // The encode options the command line asks for, with the model folder's settings as defaults.
 EncodeOptions encode_options(const EncodeArgs& args, const LoadedModel& model) {
-  if (args.granularity < 0) throw input_error("--granularity", "must be > 0");
   EncodeOptions options;
   options.pooling = args.pooling.empty() ? model.pooling.pooling : parse_pooling(args.pooling);
   options.granularity = args.granularity;
@@ -237,11 +231,10 @@ int run_attention(const EncodeArgs& args) {
                pooling_name(options.pooling) + "-" + dataset;
     run.config = {{"model", fs::absolute(args.model).lexically_normal().string()},
                   {"input", fs::absolute(args.input).lexically_normal().string()},
-                  {"pooling", pooling_name(options.pooling)},
-                  {"granularity", options.granularity},
                   {"layers", args.layers},
                   {"per_head", args.per_head},
                   {"max_length", args.max_length}};
+    run.config.update(plan_pooling(options, model).record());
     const int64_t run_id = store.create_run(store.get_or_create_experiment(args.experiment), run);
     store.add_attention_profile(run_id, rows);
     store.set_run_status(run_id, RunStatus::Finished);

@@ -24,9 +24,6 @@ std::string format_metric(double value);
 // Bold is for a terminal, unless NO_COLOR is set to something (no-color.org).
 bool stdout_is_terminal();
 
-// The keys whose values are not the same in every run (a missing key differs from any value).
-std::set<std::string> differing_keys(const std::vector<std::map<std::string, std::string>>& runs);
-
 // The parameter's value, or kAbsent.
 std::string value_or_absent(const std::map<std::string, std::string>& params,
                             const std::string& key);

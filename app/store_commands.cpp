@@ -18,6 +18,7 @@
 #include "app/store_access.h"
 #include "core/eval/comparison_report.h"
 #include "core/eval/pivot.h"
+#include "core/store/export.h"
 #include "core/store/results_store.h"
 #include "core/util/error.h"
 #include "core/util/file.h"
@@ -39,22 +40,6 @@ std::string format_metric(double value) {
 bool stdout_is_terminal() {
   const char* no_color = std::getenv("NO_COLOR");
   return isatty(STDOUT_FILENO) != 0 && (no_color == nullptr || *no_color == '\0');
-}
-
-std::set<std::string> differing_keys(const std::vector<std::map<std::string, std::string>>& runs) {
-  std::set<std::string> keys, differing;
-  for (const auto& params : runs) {
-    for (const auto& entry : params) keys.insert(entry.first);
-  }
-  for (const auto& key : keys) {
-    std::set<std::string> values;
-    for (const auto& params : runs) {
-      const auto it = params.find(key);
-      values.insert(it == params.end() ? std::string("\x01") : it->second);
-    }
-    if (values.size() > 1) differing.insert(key);
-  }
-  return differing;
 }
 
 std::string value_or_absent(const std::map<std::string, std::string>& params,
@@ -167,18 +152,6 @@ struct ExportArgs {
   uint64_t seed = 0;
 };
 
-// A file or folder name made of the text: characters other than letters, digits and ._-=+,
-// become '_'.
-std::string safe_file_name(const std::string& text) {
-  std::string name;
-  for (const unsigned char c : text)
-    name += std::isalnum(c) || std::string("._-=+,").find(static_cast<char>(c)) != std::string::npos
-                ? static_cast<char>(c)
-                : '_';
-  if (name.empty() || name.find_first_not_of('.') == std::string::npos) name = "_" + name;
-  return name;
-}
-
 void write_file(const std::string& path, const std::string& text) {
   AtomicFile file(path);
   file.write(text);
@@ -211,60 +184,6 @@ std::string export_csv(ResultsStore& store, const std::vector<RunRecord>& runs, 
     }
   }
   return csv;
-}
-
-// One MTEB v2 result per (run, dataset): OUT/<run name>/<dataset>.json with the whole-split
-// metrics; returns how many files were written.
-size_t export_mteb(ResultsStore& store, const std::vector<RunRecord>& runs,
-                   const std::string& out) {
-  std::map<std::string, int> name_uses;
-  for (const auto& run : runs) ++name_uses[safe_file_name(run.name)];
-  size_t files = 0;
-  for (const auto& run : runs) {
-    // dataset -> split -> metric -> value
-    std::map<std::string, std::map<std::string, std::map<std::string, double>>> scores;
-    for (const auto& e : store.eval_results(run.id)) {
-      if (e.group_kind == "all") scores[e.dataset][e.split][e.metric] = e.value;
-    }
-    if (scores.empty()) continue;
-    json evaluation_time = nullptr;
-    for (const auto& metric : store.latest_metrics(run.id)) {
-      if (metric.key == "evaluation_time") evaluation_time = metric.value;
-    }
-    const std::map<std::string, std::string> params = store.run_params(run.id);
-    const auto revision = params.find("dataset_revision");
-    std::string folder = safe_file_name(run.name);
-    if (name_uses[folder] > 1) folder += "-" + std::to_string(run.id);
-    fs::create_directories(fs::path(out) / folder);
-    for (const auto& [dataset, splits] : scores) {
-      json result_scores = json::object();
-      json dataset_time = evaluation_time;
-      for (const auto& [split, metrics] : splits) {
-        json entry = {{"hf_subset", "default"}, {"languages", {"eng-Latn"}}};
-        for (const auto& [metric, value] : metrics) {
-          if (metric == "evaluation_time")
-            dataset_time = value;
-          else
-            entry[metric] = value;
-        }
-        if (!entry.contains("main_score"))
-          entry["main_score"] =
-              metrics.count("ndcg_at_10") ? json(metrics.at("ndcg_at_10")) : json();
-        result_scores[split] = json::array({entry});
-      }
-      const json result = {
-          {"dataset_revision", revision == params.end() ? json() : json(revision->second)},
-          {"task_name", dataset},
-          {"mteb_version", "2.0.0"},
-          {"scores", result_scores},
-          {"evaluation_time", dataset_time},
-          {"kg_co2_emissions", nullptr}};
-      write_file((fs::path(out) / folder / (safe_file_name(dataset) + ".json")).string(),
-                 result.dump(2) + "\n");
-      ++files;
-    }
-  }
-  return files;
 }
 
 // Each run's saved ranking (lmk eval --save-run) and judgments in TREC form: one run to a file
@@ -417,7 +336,7 @@ int run_export(const ExportArgs& args) {
     }
   } else {
     if (args.out == "-") throw input_error("--out", "mteb export needs a folder");
-    const size_t files = export_mteb(store, runs, args.out);
+    const size_t files = export_mteb(store, runs, args.out).size();
     std::cerr << "lmk export: " << files << " MTEB result files written under " << args.out << "\n";
   }
   return 0;

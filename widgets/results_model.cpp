@@ -2,15 +2,8 @@
 
 #include <QBrush>
 #include <QColor>
-#include <QDir>
 #include <QFont>
-#include <QHash>
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
 #include <QMap>
-#include <QRegularExpression>
-#include <QSaveFile>
 #include <QSet>
 #include <QSqlError>
 #include <QSqlQuery>
@@ -20,121 +13,13 @@
 #include <limits>
 #include <stdexcept>
 
+#include "core/store/export.h"
+#include "core/util/error.h"
 #include "widgets/plot_data.h"
 #include "widgets/store_connection.h"
 
 namespace lmk::widgets {
 namespace {
-
-// The filter text's terms: whitespace separates them except inside double quotes, which are
-// dropped (`model="a b"` is one term).
-QStringList split_terms(const QString& text) {
-  QStringList terms;
-  QString current;
-  bool quoted = false;
-  bool pending = false;
-  for (const QChar c : text) {
-    if (c == QLatin1Char('"')) {
-      quoted = !quoted;
-      pending = true;
-    } else if (c.isSpace() && !quoted) {
-      if (pending) terms << current;
-      current.clear();
-      pending = false;
-    } else {
-      current += c;
-      pending = true;
-    }
-  }
-  if (pending) terms << current;
-  return terms;
-}
-
-// A GLOB pattern in which only `*` is a wildcard (`?` and `[` stand for themselves).
-QString glob_pattern(QString value) {
-  value.replace(QLatin1String("["), QLatin1String("[[]"));
-  value.replace(QLatin1String("?"), QLatin1String("[?]"));
-  return value;
-}
-
-struct Term {
-  QString key, op, value;
-};
-
-// Splits `key<op>value` at its first operator; op is empty for free text.
-Term parse_term(const QString& term) {
-  for (int i = 0; i < term.size(); ++i) {
-    const QChar c = term[i];
-    QString op;
-    if (c == QLatin1Char('!') && i + 1 < term.size() && term[i + 1] == QLatin1Char('='))
-      op = QStringLiteral("!=");
-    else if ((c == QLatin1Char('<') || c == QLatin1Char('>')) && i + 1 < term.size() &&
-             term[i + 1] == QLatin1Char('='))
-      op = QString(c) + QLatin1Char('=');
-    else if (c == QLatin1Char('=') || c == QLatin1Char('<') || c == QLatin1Char('>'))
-      op = QString(c);
-    if (!op.isEmpty()) return {term.left(i).trimmed(), op, term.mid(i + op.size())};
-  }
-  return {QString(), QString(), term};
-}
-
-// The condition `expression <op> value` and its binding (GLOB when the value holds a `*`).
-QString value_condition(const QString& expression, const Term& term, QVariantList& bindings,
-                        QString& error) {
-  if (term.op == QLatin1String("=") || term.op == QLatin1String("!=")) {
-    const bool glob = term.value.contains(QLatin1Char('*'));
-    bindings << (glob ? glob_pattern(term.value) : term.value);
-    return expression + (glob ? QStringLiteral(" GLOB ?") : QStringLiteral(" = ?"));
-  }
-  bool number = false;
-  const double bound = term.value.toDouble(&number);
-  if (!number) {
-    error = QStringLiteral("'%1%2%3': %2 needs a number").arg(term.key, term.op, term.value);
-    return QString();
-  }
-  bindings << bound;
-  return QStringLiteral("CAST(%1 AS REAL) %2 ?").arg(expression, term.op);
-}
-
-// The SQL of one `key<op>value` term over `runs r JOIN experiments e`.
-QString term_condition(const Term& term, QVariantList& bindings, QString& error) {
-  static const QHash<QString, QString> run_fields = {
-      {QStringLiteral("id"), QStringLiteral("r.id")},
-      {QStringLiteral("name"), QStringLiteral("r.name")},
-      {QStringLiteral("kind"), QStringLiteral("r.kind")},
-      {QStringLiteral("status"), QStringLiteral("r.status")},
-      {QStringLiteral("experiment"), QStringLiteral("e.name")}};
-  const bool negated = term.op == QLatin1String("!=");
-  const auto field = run_fields.find(term.key.toLower());
-  if (field != run_fields.end()) {
-    Term typed = term;
-    if (field.key() == QLatin1String("status")) typed.value = typed.value.toUpper();
-    if (field.key() == QLatin1String("id") && !term.value.contains(QLatin1Char('*')) &&
-        (term.op == QLatin1String("=") || negated)) {
-      bool number = false;
-      const qlonglong id = term.value.toLongLong(&number);
-      if (!number) {
-        error = QStringLiteral("'%1%2%3': id needs a number").arg(term.key, term.op, term.value);
-        return QString();
-      }
-      bindings << id;
-      return negated ? QStringLiteral("r.id <> ?") : QStringLiteral("r.id = ?");
-    }
-    const QString condition = value_condition(field.value(), typed, bindings, error);
-    if (condition.isEmpty()) return QString();
-    return negated ? QStringLiteral("NOT (%1)").arg(condition) : condition;
-  }
-  // A run param; a `*` in the key matches several keys (`*pooling` is pooling or train.pooling).
-  QVariantList own;
-  const bool key_glob = term.key.contains(QLatin1Char('*'));
-  own << (key_glob ? glob_pattern(term.key) : term.key);
-  const QString condition = value_condition(QStringLiteral("p.value"), term, own, error);
-  if (condition.isEmpty()) return QString();
-  bindings << own;
-  return QStringLiteral("%1 (SELECT 1 FROM params p WHERE p.run_id = r.id AND p.key %2 AND %3)")
-      .arg(negated ? QStringLiteral("NOT EXISTS") : QStringLiteral("EXISTS"),
-           key_glob ? QStringLiteral("GLOB ?") : QStringLiteral("= ?"), condition);
-}
 
 // Prepares and runs a query the model can seek in (QSqlQueryModel needs a scrollable one; run_query
 // gives forward-only ones).
@@ -163,91 +48,7 @@ QString present(QString text) {
   return text;
 }
 
-// runs.config flattened: nested objects as dotted keys, list items as key[i].
-void flatten_json(const QJsonValue& value, const QString& key, QMap<QString, QString>& out) {
-  if (value.isObject()) {
-    const QJsonObject object = value.toObject();
-    if (object.isEmpty() && !key.isEmpty()) out[key] = QStringLiteral("{}");
-    for (auto it = object.begin(); it != object.end(); ++it)
-      flatten_json(it.value(), key.isEmpty() ? it.key() : key + QLatin1Char('.') + it.key(), out);
-  } else if (value.isArray()) {
-    const QJsonArray array = value.toArray();
-    if (array.isEmpty()) out[key] = QStringLiteral("[]");
-    for (int i = 0; i < array.size(); ++i)
-      flatten_json(array[i], QStringLiteral("%1[%2]").arg(key).arg(i), out);
-  } else if (value.isString()) {
-    out[key] = present(value.toString());
-  } else if (value.isDouble()) {
-    const double number = value.toDouble();
-    out[key] = number == std::floor(number) && std::abs(number) < 1e15
-                   ? QString::number(static_cast<qlonglong>(number))
-                   : QString::number(number, 'g', 15);
-  } else if (value.isBool()) {
-    out[key] = value.toBool() ? QStringLiteral("true") : QStringLiteral("false");
-  } else {
-    out[key] = QStringLiteral("null");
-  }
-}
-
-// A file or folder name from a run or dataset name ("cls/corpus@128" -> "cls_corpus@128").
-QString safe_file_name(QString name) {
-  static const QRegularExpression unsafe(QStringLiteral("[^A-Za-z0-9._@=+-]"));
-  name.replace(unsafe, QStringLiteral("_"));
-  return name.isEmpty() ? QStringLiteral("_") : name;
-}
-
-void write_file(const QString& path, const QByteArray& bytes) {
-  QSaveFile file(path);
-  if (!file.open(QIODevice::WriteOnly) || file.write(bytes) != bytes.size() || !file.commit())
-    throw std::runtime_error(
-        QStringLiteral("cannot write %1: %2").arg(path, file.errorString()).toStdString());
-}
-
 }  // namespace
-
-FilterClause run_filter_clause(const RunFilter& filter) {
-  FilterClause clause;
-  QStringList conditions;
-  for (const QString& text : split_terms(filter.text)) {
-    const Term term = parse_term(text);
-    if (term.op.isEmpty()) {
-      conditions << QStringLiteral("(instr(lower(r.name), ?) > 0 OR instr(lower(e.name), ?) > 0)");
-      clause.bindings << term.value.toLower() << term.value.toLower();
-      continue;
-    }
-    if (term.key.isEmpty()) {
-      clause.error = QStringLiteral("'%1': no key before %2").arg(text, term.op);
-      continue;
-    }
-    QString error;
-    const QString condition = term_condition(term, clause.bindings, error);
-    if (condition.isEmpty())
-      clause.error = error;
-    else
-      conditions << condition;
-  }
-  if (!filter.status.isEmpty()) {
-    conditions << QStringLiteral("r.status = ?");
-    clause.bindings << filter.status;
-  }
-  if (filter.experiment_id >= 0) {
-    conditions << QStringLiteral("r.experiment_id = ?");
-    clause.bindings << filter.experiment_id;
-  }
-  clause.sql =
-      conditions.isEmpty() ? QStringLiteral("1") : conditions.join(QStringLiteral(" AND "));
-  return clause;
-}
-
-qlonglong count_runs(const QSqlDatabase& db, const RunFilter& filter) {
-  const FilterClause where = run_filter_clause(filter);
-  QSqlQuery count = run_query(db,
-                              QStringLiteral("SELECT count(*) FROM runs r JOIN experiments e ON "
-                                             "e.id = r.experiment_id WHERE %1")
-                                  .arg(where.sql),
-                              where.bindings);
-  return count.next() ? count.value(0).toLongLong() : 0;
-}
 
 StoreSummary read_store_summary(const QSqlDatabase& db) {
   StoreSummary summary;
@@ -477,37 +278,36 @@ int RunsTableModel::column_of(const QString& label) const {
 
 ConfigDiff compute_config_diff(const QSqlDatabase& db, const QList<qlonglong>& run_ids) {
   ConfigDiff diff;
-  QVector<QMap<QString, QString>> configs;
-  QSet<QString> keys;
+  // The params rows: each run's config as the core flattened it (flatten_params), compared by
+  // the core's one config diff (differing_keys), as lmk results and lmk compare do.
+  std::vector<std::map<std::string, std::string>> configs;
   for (qlonglong id : run_ids) {
-    QSqlQuery run =
-        run_query(db, QStringLiteral("SELECT name, config FROM runs WHERE id = ?"), {id});
+    QSqlQuery run = run_query(db, QStringLiteral("SELECT name FROM runs WHERE id = ?"), {id});
     if (!run.next()) continue;
-    QMap<QString, QString> config;
-    flatten_json(QJsonDocument::fromJson(run.value(1).toString().toUtf8()).object(), QString(),
-                 config);
-    // params hold the same keys as the config, as the core wrote them: they win.
+    std::map<std::string, std::string> config;
     QSqlQuery params =
         run_query(db, QStringLiteral("SELECT key, value FROM params WHERE run_id = ?"), {id});
-    while (params.next()) config[params.value(0).toString()] = present(params.value(1).toString());
-    for (auto it = config.begin(); it != config.end(); ++it) keys.insert(it.key());
+    while (params.next())
+      config[params.value(0).toString().toStdString()] =
+          present(params.value(1).toString()).toStdString();
     diff.run_ids << id;
     diff.run_labels << QStringLiteral("#%1 %2").arg(id).arg(run.value(0).toString());
-    configs << config;
+    configs.push_back(std::move(config));
   }
-  diff.keys = QStringList(keys.begin(), keys.end());
-  std::sort(diff.keys.begin(), diff.keys.end());
-  for (const QString& key : diff.keys) {
+  std::set<std::string> keys;
+  for (const auto& config : configs)
+    for (const auto& entry : config) keys.insert(entry.first);
+  const std::set<std::string> differing = lmk::differing_keys(configs);
+  for (const std::string& key : keys) {  // sorted
     QStringList values;
-    bool differs = false;
     for (const auto& config : configs) {
-      values << config.value(key);  // a null QString when the run lacks the key
-      const QString& first = values.first();
-      const QString& last = values.last();
-      differs |= first.isNull() != last.isNull() || first != last;
+      const auto it = config.find(key);
+      // A null QString when the run lacks the key.
+      values << (it == config.end() ? QString() : QString::fromStdString(it->second));
     }
+    diff.keys << QString::fromStdString(key);
     diff.values << values;
-    diff.differs << differs;
+    diff.differs << (differing.count(key) > 0);
   }
   return diff;
 }
@@ -583,63 +383,21 @@ QVariant ConfigDiffModel::headerData(int section, Qt::Orientation orientation, i
   return section - 1 < diff_.run_labels.size() ? diff_.run_labels[section - 1] : QVariant();
 }
 
-QStringList export_mteb_results(const QSqlDatabase& db, const QList<qlonglong>& run_ids,
+QStringList export_mteb_results(const QString& db_path, const QList<qlonglong>& run_ids,
                                 const QString& dir, const QString& main_metric) {
-  QStringList written;
+  const ResultsStore store(db_path.toStdString(), ResultsStore::OpenMode::Existing);
+  std::vector<RunRecord> runs;
   for (qlonglong id : run_ids) {
-    QSqlQuery run = run_query(
-        db,
-        QStringLiteral("SELECT r.name, e.name, "
-                       "(julianday(r.ended_at) - julianday(r.started_at)) * 86400.0 "
-                       "FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE r.id = ?"),
-        {id});
-    if (!run.next()) continue;
-    const QString name = run.value(0).toString();
-    QJsonObject params;
-    QSqlQuery param_rows = run_query(
-        db, QStringLiteral("SELECT key, value FROM params WHERE run_id = ? ORDER BY key"), {id});
-    while (param_rows.next())
-      params[param_rows.value(0).toString()] = param_rows.value(1).toString();
-    const QJsonObject lmk_run{{QStringLiteral("id"), id},
-                              {QStringLiteral("name"), name},
-                              {QStringLiteral("experiment"), run.value(1).toString()},
-                              {QStringLiteral("params"), params}};
-
-    // dataset -> split -> metric -> value
-    QMap<QString, QMap<QString, QJsonObject>> scores;
-    QSqlQuery results = run_query(db,
-                                  QStringLiteral("SELECT dataset, split, metric, value FROM "
-                                                 "eval_results WHERE run_id = ? AND "
-                                                 "group_kind = 'all' ORDER BY metric"),
-                                  {id});
-    while (results.next()) {
-      const QVariant value = results.value(3);
-      scores[results.value(0).toString()][results.value(1).toString()]
-            [results.value(2).toString()] =
-                value.isNull() ? QJsonValue() : QJsonValue(value.toDouble());
-    }
-    if (scores.isEmpty()) continue;
-    const QString folder =
-        QDir(dir).filePath(QStringLiteral("%1_%2").arg(id).arg(safe_file_name(name)));
-    if (!QDir().mkpath(folder))
-      throw std::runtime_error(QStringLiteral("cannot create %1").arg(folder).toStdString());
-    for (auto dataset = scores.begin(); dataset != scores.end(); ++dataset) {
-      QJsonObject file{{QStringLiteral("mteb_dataset_name"), dataset.key()},
-                       {QStringLiteral("dataset_revision"), QJsonValue()},
-                       {QStringLiteral("lmk_run"), lmk_run}};
-      for (auto split = dataset->begin(); split != dataset->end(); ++split) {
-        QJsonObject metrics = split.value();
-        if (metrics.contains(main_metric))
-          metrics[QStringLiteral("main_score")] = metrics.value(main_metric);
-        if (!run.value(2).isNull())
-          metrics[QStringLiteral("evaluation_time")] = run.value(2).toDouble();
-        file[split.key()] = metrics;
-      }
-      const QString path = QDir(folder).filePath(safe_file_name(dataset.key()) + ".json");
-      write_file(path, QJsonDocument(file).toJson(QJsonDocument::Indented));
-      written << path;
+    try {
+      runs.push_back(store.get_run(id));
+    } catch (const InputError&) {
+      // A run deleted since it was selected: nothing to export.
     }
   }
+  QStringList written;
+  for (const std::string& path :
+       export_mteb(store, runs, dir.toStdString(), main_metric.toStdString()))
+    written << QString::fromStdString(path);
   return written;
 }
 

@@ -1,9 +1,9 @@
 #pragma once
 
 // The results browser's data (widgets/results_view.h), and all of its SQL but the pivot's
-// (widgets/pivot_model.h): the runs × benchmarks table (a lazily fetched QSqlQueryModel whose
-// filter and sort run in SQLite), the config diff of selected runs, and the MTEB-style JSON
-// export of runs.
+// (widgets/pivot_model.h) and the filter's (widgets/run_filter.h): the runs × benchmarks table
+// (a lazily fetched QSqlQueryModel whose filter and sort run in SQLite), the config diff of
+// selected runs, and the MTEB-style JSON export of runs.
 
 #include <QAbstractTableModel>
 #include <QList>
@@ -15,34 +15,9 @@
 #include <QVariantList>
 #include <QVector>
 
+#include "widgets/run_filter.h"
+
 namespace lmk::widgets {
-
-// What the filter bar selects; the parts are AND-ed.
-//   text: whitespace-separated terms, each `key=value`, `key!=value` or `key<op>number` (op one of
-//   < <= > >=), or free text. Keys are run params (pooling, max_length, train.pooling, …; a `*` in
-//   the key matches any characters) or the run's own id / name / kind / status / experiment; a
-//   `*` in the value matches any characters; values with spaces go in double quotes. Free text
-//   matches the run's name or its experiment's, ignoring case. (The store has no tags: params are
-//   the attributes to filter by.)
-struct RunFilter {
-  QString text;
-  QString status;                // empty: any status
-  qlonglong experiment_id = -1;  // -1: any experiment
-};
-
-// A WHERE condition over `runs r JOIN experiments e` with its positional bindings. `error` names
-// a term that could not be read (the condition leaves it out).
-struct FilterClause {
-  QString sql;
-  QVariantList bindings;
-  QString error;
-};
-
-// The condition selecting the runs `filter` describes; always valid SQL ("1" for no filter).
-FilterClause run_filter_clause(const RunFilter& filter);
-
-// How many runs `filter` selects.
-qlonglong count_runs(const QSqlDatabase& db, const RunFilter& filter);
 
 // A benchmark column of the runs table: one eval_results dataset and split (group_kind 'all').
 struct Benchmark {
@@ -169,17 +144,11 @@ class ConfigDiffModel : public QAbstractTableModel {
   QVector<int> rows_;  // indices into diff_.keys
 };
 
-// Writes the results of `run_ids` as MTEB results files (the format mteb 1.x writes per task):
-// DIR/<id>_<run name>/<dataset>.json =
-//   {"mteb_dataset_name": dataset, "dataset_revision": null,
-//    "<split>": {"<metric>": value, …, "main_score": <main_metric>'s value, "evaluation_time": s},
-//    "lmk_run": {"id", "name", "experiment", "params"}}
-// from the run's group_kind 'all' results (per-length and per-position groups have no MTEB
-// counterpart and are left out; a NaN is null). The metric names are already MTEB's
-// (ndcg_at_10, map_at_10, mrr_at_10, recall_at_10, precision_at_10, …). Returns the files
-// written; throws StoreError when the store cannot be read, std::runtime_error when a file cannot
-// be written.
-QStringList export_mteb_results(const QSqlDatabase& db, const QList<qlonglong>& run_ids,
+// Writes the results of `run_ids` as MTEB results files: the store layer's export (core/store/
+// export.h, as lmk export --format mteb), main_metric's value the main score where no stored
+// main_score is. Returns the files written; throws StoreError when the store cannot be read,
+// std::runtime_error when a file cannot be written.
+QStringList export_mteb_results(const QString& db_path, const QList<qlonglong>& run_ids,
                                 const QString& dir, const QString& main_metric);
 
 }  // namespace lmk::widgets

@@ -158,8 +158,9 @@ QVariantList PoolingsEditor::value() const {
   return out;
 }
 
-ChecklistEditor::ChecklistEditor(const QString& name, const QStringList& choices, QWidget* parent)
-    : QWidget(parent), choices_(choices) {
+ChecklistEditor::ChecklistEditor(const QString& name, const QStringList& choices,
+                                 const QStringList& defaults, QWidget* parent)
+    : QWidget(parent), choices_(choices), defaults_(defaults) {
   auto* layout = new QHBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   for (const QString& choice : choices) {
@@ -173,7 +174,7 @@ ChecklistEditor::ChecklistEditor(const QString& name, const QStringList& choices
 }
 
 void ChecklistEditor::set_value(const QVariant& list) {
-  const QStringList entries = list.isValid() ? list.toStringList() : choices_;
+  const QStringList entries = list.isValid() ? list.toStringList() : defaults_;
   unknown_.clear();
   for (int i = 0; i < choices_.size(); ++i) boxes_[i]->setChecked(entries.contains(choices_[i]));
   for (const QString& entry : entries)

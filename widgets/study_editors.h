@@ -40,7 +40,9 @@ class PoolingsEditor : public QWidget {
 class ChecklistEditor : public QWidget {
   Q_OBJECT
  public:
-  ChecklistEditor(const QString& name, const QStringList& choices, QWidget* parent = nullptr);
+  // `defaults`: what an absent key means (the core's default for the key, not every choice).
+  ChecklistEditor(const QString& name, const QStringList& choices, const QStringList& defaults,
+                  QWidget* parent = nullptr);
   void set_value(const QVariant& list);
   QVariantList value() const;
 
@@ -48,7 +50,7 @@ class ChecklistEditor : public QWidget {
   void edited();
 
  private:
-  QStringList choices_, unknown_;
+  QStringList choices_, defaults_, unknown_;
   QList<QCheckBox*> boxes_;
 };
 

@@ -12,6 +12,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "core/store/migrations.h"
 #include "core/store/schema.h"
 #include "core/store/sqlite_statement.h"
 #include "core/util/error.h"
@@ -25,66 +26,6 @@ using namespace store_sql;
 namespace {
 
 constexpr const char* kStatusNames[] = {"SCHEDULED", "RUNNING", "FINISHED", "FAILED", "KILLED"};
-
-// What a file holds before this program touches it.
-struct FileState {
-  int64_t application_id = 0;
-  int version = 0;
-  std::string tables;  // "a, b, c"
-};
-
-// Reads the state in one statement, hence from one snapshot (a process creating the schema
-// meanwhile is seen before or after, never halfway).
-FileState read_file_state(sqlite3* db, const std::string& path) {
-  try {
-    Statement row(db, path,
-                  "SELECT a.application_id, v.user_version, (SELECT group_concat(name, ', ') "
-                  "FROM (SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name)) "
-                  "FROM pragma_application_id() a, pragma_user_version() v");
-    row.next();
-    return {row.integer(0), static_cast<int>(row.integer(1)), row.text(2)};
-  } catch (const InputError& e) {
-    throw InputError(std::string(e.what()) + " (not a results store)");
-  }
-}
-
-// The schema version of a usable file (0: empty, to be created); throws InputError for a file
-// this program must not write to.
-int usable_version(const FileState& state, const std::string& path, ResultsStore::OpenMode mode) {
-  const bool empty = state.tables.empty() && state.application_id == 0 && state.version == 0;
-  if (empty) {
-    if (mode == ResultsStore::OpenMode::Existing)
-      throw input_error(path, "is an empty database, not a results store");
-    return 0;
-  }
-  if (state.application_id != store_schema::kApplicationId) {
-    throw input_error(path, "is an SQLite database of another program, not a results store " +
-                                (state.tables.empty() ? "(no tables" : "(tables: " + state.tables) +
-                                "; schema version " + std::to_string(state.version) + ")");
-  }
-  if (state.version > store_schema::current_version()) {
-    throw input_error(path, "was written by a newer lmk (schema version " +
-                                std::to_string(state.version) + "; this lmk knows up to " +
-                                std::to_string(store_schema::current_version()) + ")");
-  }
-  if (state.version < 1) throw input_error(path, "results store without a schema version");
-  return state.version;
-}
-
-// Brings the schema to the current version: the missing migrations in one transaction. The
-// state is read again inside it, since another process may have migrated meanwhile.
-void migrate(sqlite3* db, const std::string& path, ResultsStore::OpenMode mode) {
-  write_transaction(db, path, [&] {
-    const int version = usable_version(read_file_state(db, path), path, mode);
-    for (const auto& migration : store_schema::migrations()) {
-      if (migration.version > version) execute(db, path, migration.sql);
-    }
-    const std::string stamp =
-        "PRAGMA application_id = " + std::to_string(store_schema::kApplicationId) +
-        "; PRAGMA user_version = " + std::to_string(store_schema::current_version());
-    execute(db, path, stamp.c_str());
-  });
-}
 
 void flatten_into(const json& value, const std::string& key,
                   std::vector<std::pair<std::string, std::string>>& out) {
@@ -159,6 +100,22 @@ std::vector<std::pair<std::string, std::string>> flatten_params(const json& conf
   return params;
 }
 
+std::set<std::string> differing_keys(const std::vector<std::map<std::string, std::string>>& runs) {
+  std::set<std::string> keys, differing;
+  for (const auto& params : runs) {
+    for (const auto& entry : params) keys.insert(entry.first);
+  }
+  for (const auto& key : keys) {
+    std::set<std::optional<std::string>> values;
+    for (const auto& params : runs) {
+      const auto it = params.find(key);
+      values.insert(it == params.end() ? std::nullopt : std::optional<std::string>(it->second));
+    }
+    if (values.size() > 1) differing.insert(key);
+  }
+  return differing;
+}
+
 ResultsStore::ResultsStore(const std::string& path, OpenMode mode)
     : path_(path), db_(nullptr, sqlite3_close_v2) {
   std::error_code error;
@@ -176,9 +133,10 @@ ResultsStore::ResultsStore(const std::string& path, OpenMode mode)
   sqlite3_busy_timeout(db, static_cast<int>(kBusyTimeout.count()));
 
   // Read before writing anything: a file that is not ours stays as it was.
-  const int version = usable_version(read_file_state(db, path), path, mode);
+  const int version =
+      store_schema::usable_version(store_schema::read_file_state(db, path), path, mode);
   execute(db, path, "PRAGMA journal_mode = WAL");
-  if (version < store_schema::current_version()) migrate(db, path, mode);
+  if (version < store_schema::current_version()) store_schema::migrate(db, path, mode);
   execute(db, path, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON");
 }
 

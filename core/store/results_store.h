@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,6 +42,11 @@ bool is_terminal(RunStatus status);
 // arrays index them ("a[0]"); strings are stored as they are, other scalars as JSON text
 // ("32", "0.1", "true", "null"); empty objects and arrays as "{}" and "[]". Sorted by key.
 std::vector<std::pair<std::string, std::string>> flatten_params(const nlohmann::json& config);
+
+// The keys whose values are not the same in every run's flattened config (a key missing from
+// some differs from any value, "" included): the one config diff of lmk results / compare, the
+// workbench's diff tab and the resume check of training. Sorted.
+std::set<std::string> differing_keys(const std::vector<std::map<std::string, std::string>>& runs);
 
 struct Experiment {
   int64_t id = 0;

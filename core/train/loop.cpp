@@ -38,14 +38,14 @@ void write_json_file(const fs::path& file, const json& value) {
 
 // Keys (dotted) whose values differ between two configs.
 std::string changed_keys(const json& now, const json& before) {
-  const json a = now.flatten(), b = before.flatten();
-  std::string changed;
-  for (const auto& [key, value] : a.items()) {
-    if (b.value(key, json()) == value) continue;
-    std::string dotted = key.substr(1);  // a JSON pointer: "/train/seed" -> "train.seed"
-    std::replace(dotted.begin(), dotted.end(), '/', '.');
-    changed += (changed.empty() ? "" : ", ") + dotted;
+  std::vector<std::map<std::string, std::string>> configs;
+  for (const json* config : {&now, &before}) {
+    const auto flat = flatten_params(*config);
+    configs.emplace_back(flat.begin(), flat.end());
   }
+  std::string changed;
+  for (const std::string& key : differing_keys(configs))
+    changed += (changed.empty() ? "" : ", ") + key;
   return changed;
 }
 

@@ -6,7 +6,9 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QFileInfo>
 #include <QFont>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSet>
@@ -24,6 +26,7 @@
 #include <limits>
 
 #include "core/eval/comparison.h"
+#include "core/store/export.h"
 #include "tests/widgets/fixture_store.h"
 #include "widgets/results_model.h"
 #include "widgets/results_view.h"
@@ -686,24 +689,46 @@ class ResultsTest : public QObject {
                                .arg(ids[1])
                                .arg(ids[2]))
                  .toInt());
+    // The store layer's MTEB v2 files, as lmk export writes them: one per (run, dataset) in a
+    // folder named after the run.
+    QSet<QString> expected;
+    for (qlonglong id : ids) {
+      const QString name = sql_value(db, "SELECT name FROM runs WHERE id = ?", {id}).toString();
+      QSqlQuery datasets = sql(db, QString("SELECT DISTINCT dataset FROM eval_results WHERE "
+                                           "run_id = %1 AND group_kind = 'all'")
+                                       .arg(id));
+      while (datasets.next())
+        expected << QDir(dir.filePath("mteb"))
+                        .filePath(QString::fromStdString(lmk::safe_file_name(name.toStdString())) +
+                                  "/" +
+                                  QString::fromStdString(lmk::safe_file_name(
+                                      datasets.value(0).toString().toStdString())) +
+                                  ".json");
+    }
+    QCOMPARE(QSet<QString>(files.begin(), files.end()), expected);
     for (const QString& file_path : files) {
       QFile file(file_path);
       QVERIFY(file.open(QIODevice::ReadOnly));
       QJsonParseError error;
       const QJsonObject json = QJsonDocument::fromJson(file.readAll(), &error).object();
       QCOMPARE(error.error, QJsonParseError::NoError);
-      const qlonglong run = json["lmk_run"].toObject()["id"].toInteger();
+      const QString run_folder = QFileInfo(file_path).dir().dirName();
+      qlonglong run = -1;
+      for (qlonglong id : ids) {
+        const QString name = sql_value(db, "SELECT name FROM runs WHERE id = ?", {id}).toString();
+        if (QString::fromStdString(lmk::safe_file_name(name.toStdString())) == run_folder) run = id;
+      }
       QVERIFY(ids.contains(run));
-      const QString dataset = json["mteb_dataset_name"].toString();
+      const QString dataset = json["task_name"].toString();
       const QString split = sql_value(db,
                                       "SELECT split FROM eval_results WHERE run_id = ? AND "
                                       "dataset = ? LIMIT 1",
                                       {run, dataset})
                                 .toString();
-      const QJsonObject scores = json[split].toObject();
+      const QJsonObject scores = json["scores"].toObject()[split].toArray()[0].toObject();
       QCOMPARE(scores["ndcg_at_10"].toDouble(), stored_metric(db, run, dataset, "ndcg_at_10"));
       QCOMPARE(scores["main_score"].toDouble(), scores["ndcg_at_10"].toDouble());
-      QCOMPARE(scores.size() - 2,  // main_score, evaluation_time
+      QCOMPARE(scores.size() - 3,  // hf_subset, languages, main_score
                sql_value(db,
                          "SELECT count(*) FROM eval_results WHERE run_id = ? AND dataset = ? "
                          "AND split = ? AND group_kind = 'all'",
