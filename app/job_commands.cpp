@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "app/commands.h"
-#include "core/jobs/executor.h"
+#include "core/jobs/executor_slurm.h"
 #include "core/jobs/slurm.h"
 #include "core/jobs/study.h"
 #include "core/store/results_store.h"
@@ -86,7 +86,7 @@ void refresh_all(ResultsStore& store) {
   refresh_local_jobs(store);
   std::set<std::string> slurm_dirs;
   for (const JobRecord& job : store.jobs("", /*unfinished=*/true))
-    if (job.executor == "slurm") slurm_dirs.insert(job.study_dir);
+    if (runs_on(job.executor, ExecutorKind::Slurm)) slurm_dirs.insert(job.study_dir);
   for (const std::string& dir : slurm_dirs) {
     SlurmClient client(load_client_options(dir));
     try {
@@ -119,8 +119,7 @@ int run_submit(const SubmitArgs& args) {
       read_study_grid(args.config, args.profile, args.db, args.dir);
   const StudyPlan plan = plan_study(cells);
   const StudyConfig& config = plan.config;
-  if (args.executor != "local" && args.executor != "slurm")
-    throw input_error("--executor", "'" + args.executor + "' is not local or slurm");
+  const ExecutorKind executor = parse_executor(args.executor);
   std::cerr << "lmk submit: " << config.name << ", profile " << config.profile << ", "
             << plan.cells.size() << (plan.cells.size() == 1 ? " cell, " : " sweep cells, ")
             << plan.steps.size() << " steps in " << config.dir << ", results in " << config.db
@@ -131,7 +130,7 @@ int run_submit(const SubmitArgs& args) {
       const bool done = step_done(plan, step);
       std::cout << (done ? "reuse " : "run   ") << step.id << "\n";
       if (done) continue;
-      if (args.executor == "slurm") {
+      if (executor == ExecutorKind::Slurm) {
         JobRecord job;
         job.study_dir = config.dir;
         job.step = step.id;
@@ -157,13 +156,13 @@ int run_submit(const SubmitArgs& args) {
   ResultsStore store(config.db);
   note_db(config.db);
   std::optional<SlurmClient> client;
-  if (args.executor == "slurm") {
+  if (executor == ExecutorKind::Slurm) {
     client.emplace(config.slurm);
     save_client_options(config.dir, config.slurm);
     // What happened to earlier jobs of the folder first (a dependency may have ended).
     poll_slurm_jobs(store, *client, config.dir);
   }
-  const Submission submission = submit_study(plan, store, args.executor, binary);
+  const Submission submission = submit_study(plan, store, executor, binary);
   std::cerr << "lmk submit: " << submission.runs.size() << " jobs (" << submission.already_queued
             << " queued before), " << submission.done_before << " steps done before\n";
   auto unfinished = [&] {
@@ -171,7 +170,7 @@ int run_submit(const SubmitArgs& args) {
       if (!store.job(run)->ended) return true;
     return false;
   };
-  if (args.executor == "slurm") {
+  if (executor == ExecutorKind::Slurm) {
     submit_slurm_jobs(plan, store, *client, config.slurm);
     if (!args.wait) {
       std::vector<JobRecord> mine;
@@ -249,7 +248,7 @@ int run_cancel(const CancelArgs& args) {
   for (int64_t run : args.runs) {
     std::optional<JobRecord> job = store.job(run);
     std::optional<SlurmClient> client;
-    if (job && job->executor == "slurm") client.emplace(load_client_options(job->study_dir));
+    if (job && runs_on(job->executor, ExecutorKind::Slurm)) client.emplace(load_client_options(job->study_dir));
     std::cout << cancel_job(store, run, client ? &*client : nullptr, args.grace_s) << "\n";
   }
   return 0;
@@ -309,7 +308,7 @@ int run_logs(const LogsArgs& args) {
   while (!stop_requested()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
     print_new();
-    if (job->executor == "local" ||
+    if (runs_on(job->executor, ExecutorKind::Local) ||
         std::chrono::steady_clock::now() - last_poll >= std::chrono::seconds(10)) {
       last_poll = std::chrono::steady_clock::now();
       refresh_all(store);

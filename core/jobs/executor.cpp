@@ -1,6 +1,5 @@
 #include "core/jobs/executor.h"
 
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -9,7 +8,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iomanip>
@@ -20,6 +19,7 @@
 #include "core/jobs/slurm.h"
 #include "core/util/error.h"
 #include "core/util/file.h"
+#include "core/util/process.h"
 #include "core/util/progress.h"
 #include "core/util/runtime.h"
 
@@ -128,10 +128,8 @@ int64_t default_parallel_jobs() {
   return std::max<int64_t>(1, (cores > 0 ? cores : 1) / 2);
 }
 
-Submission submit_study(const StudyPlan& plan, ResultsStore& store, const std::string& executor,
+Submission submit_study(const StudyPlan& plan, ResultsStore& store, ExecutorKind executor,
                         const std::string& lmk_binary) {
-  if (executor != "local" && executor != "slurm")
-    throw InputError("--executor: '" + executor + "' is not local or slurm");
   Submission out;
   const int64_t experiment = store.get_or_create_experiment(
       plan.experiment, "lmk study " + plan.config.path + " (profile " + plan.config.profile + ")");
@@ -142,7 +140,7 @@ Submission submit_study(const StudyPlan& plan, ResultsStore& store, const std::s
   // A step queued for the other executor cannot be waited for by this one's jobs.
   for (const StudyStep& step : plan.steps) {
     const auto other = queued.find(step.key);
-    if (other != queued.end() && other->second.executor != executor)
+    if (other != queued.end() && !runs_on(other->second.executor, executor))
       throw InputError("step " + step.id + " is already a " + other->second.executor +
                        " job (run " + std::to_string(other->second.run_id) +
                        ") of this study folder; wait for it or lmk cancel it first");
@@ -178,7 +176,7 @@ Submission submit_study(const StudyPlan& plan, ResultsStore& store, const std::s
     run.config["cells"] = cells;
     JobRecord job;
     job.run_id = store.create_run(experiment, run);
-    job.executor = executor;
+    job.executor = executor_name(executor);
     job.study_dir = plan.config.dir;
     job.step = step.id;
     job.step_key = step.key;
@@ -279,61 +277,29 @@ pid_t start_local_job(const JobRecord& job, const RunRecord& run, int64_t thread
   fs::create_directories(fs::path(exit_file(job)).parent_path(), ec);
   fs::create_directories(fs::path(job.log_path).parent_path(), ec);
   fs::remove(exit_file(job), ec);
-  const int fd = ::open(job.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) throw input_error(job.log_path, "cannot write the job's log");
+  const std::string header = "=== lmk job: run " + std::to_string(job.run_id) + " (" + job.step +
+                             "), attempt " + std::to_string(job.attempts + 1) + "\n";
+  if (!append_to_log(job.log_path, header))
+    throw input_error(job.log_path, "cannot write the job's log");
   const std::string script = "trap : TERM INT; \"$@\"; code=$?; echo $code > " +
                              shell_quote(exit_file(job) + ".tmp") + " && mv " +
                              shell_quote(exit_file(job) + ".tmp") + " " +
                              shell_quote(exit_file(job)) + "; exit $code";
-  std::vector<std::string> words = {"/bin/sh", "-c", script, "lmk-job"};
-  words.insert(words.end(), job.command.begin(), job.command.end());
-  std::vector<char*> argv;
-  for (std::string& w : words) argv.push_back(w.data());
-  argv.push_back(nullptr);
-  auto env = job_environment(job, run);
+  ChildSpec child;
+  child.argv = {"/bin/sh", "-c", script, "lmk-job"};
+  child.argv.insert(child.argv.end(), job.command.begin(), job.command.end());
+  child.env = job_environment(job, run);
   if (std::getenv("LMK_THREADS") == nullptr)
-    env.emplace_back("LMK_THREADS", std::to_string(threads));
-  // The environment is built before fork(): the child only redirects, resets signals and execs.
-  std::vector<std::string> environment;
-  for (const auto& [key, value] : env) environment.push_back(key + "=" + value);
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string entry = *e;
-    bool replaced = false;
-    for (const auto& [key, value] : env) replaced |= entry.rfind(key + "=", 0) == 0;
-    if (!replaced) environment.push_back(entry);
-  }
-  std::vector<char*> envp;
-  for (std::string& e : environment) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  const int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  const std::string header = "=== lmk job: run " + std::to_string(job.run_id) + " (" + job.step +
-                             "), attempt " + std::to_string(job.attempts + 1) + "\n";
-  (void)!::write(fd, header.data(), header.size());
-  std::fflush(nullptr);
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(fd);
-    if (null >= 0) ::close(null);
-    throw InputError("cannot start a process for job " + std::to_string(job.run_id));
-  }
-  if (pid == 0) {
-    ::setsid();
-    ::dup2(fd, 1);
-    ::dup2(fd, 2);
-    if (null >= 0) ::dup2(null, 0);  // dup2 clears close-on-exec on the copy
-    // The queue's own stop signals must not be inherited as ignored or handled.
-    ::signal(SIGTERM, SIG_DFL);
-    ::signal(SIGINT, SIG_DFL);
-    ::signal(SIGUSR1, SIG_DFL);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::execve("/bin/sh", argv.data(), envp.data());
-    ::_exit(127);
-  }
-  ::close(fd);
-  if (null >= 0) ::close(null);
-  return pid;
+    child.env.emplace_back("LMK_THREADS", std::to_string(threads));
+  child.log_path = job.log_path;
+  child.append = true;
+  // Its own session: the queue, lmk cancel and lmk jobs signal it as a group (-pid), and a
+  // Ctrl-C on the queue's terminal does not reach it (the queue stops it with a grace period).
+  child.group = ChildSpec::Group::Session;
+  // The queue's own stop signals must not be inherited as ignored, nor blocked.
+  child.default_signals = {SIGTERM, SIGINT, SIGUSR1};
+  child.name = "job " + std::to_string(job.run_id);
+  return start_child(child);
 }
 
 struct Running {
@@ -361,7 +327,7 @@ size_t run_local_queue(const StudyPlan& plan, ResultsStore& store, const StudyFo
   auto load = [&] {
     std::vector<JobRecord> mine;
     for (JobRecord& job : store.jobs(plan.config.dir, /*unfinished=*/true))
-      if (job.executor == "local" && keys.count(job.step_key)) mine.push_back(std::move(job));
+      if (runs_on(job.executor, ExecutorKind::Local) && keys.count(job.step_key)) mine.push_back(std::move(job));
     return mine;
   };
   auto say_end = [&](const JobRecord& job) {
@@ -479,7 +445,7 @@ std::vector<int64_t> refresh_local_jobs(ResultsStore& store) {
   std::vector<int64_t> ended;
   std::map<std::string, std::vector<JobRecord>> by_folder;
   for (JobRecord& job : store.jobs("", /*unfinished=*/true))
-    if (job.executor == "local" && !job.external_id.empty())
+    if (runs_on(job.executor, ExecutorKind::Local) && !job.external_id.empty())
       by_folder[job.study_dir].push_back(std::move(job));
   for (auto& [dir, jobs] : by_folder) {
     // A folder whose queue runs is that queue's business; holding its lock meanwhile keeps a
@@ -515,7 +481,7 @@ std::string cancel_job(ResultsStore& store, int64_t run_id, SlurmClient* slurm, 
     end_unstarted(store, job, RunStatus::Killed, "cancelled before it started");
     return "run " + std::to_string(run_id) + " (" + job.step + "): cancelled before it started";
   }
-  if (job.executor == "slurm") {
+  if (runs_on(job.executor, ExecutorKind::Slurm)) {
     if (slurm == nullptr) throw std::logic_error("cancel_job: a Slurm job needs a client");
     slurm->cancel(job.external_id);
     // The next poll ends the run (KILLED) once Slurm says the job is over.

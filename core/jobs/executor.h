@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "core/jobs/executor_kind.h"
 #include "core/jobs/slurm.h"
 #include "core/jobs/study.h"
 #include "core/store/results_store.h"
@@ -41,11 +42,11 @@ struct Submission {
   size_t already_queued = 0;  // steps whose identical job was queued or running
 };
 
-// Records the plan's steps not done yet as jobs of `executor` ("local" or "slurm") with
+// Records the plan's steps not done yet as jobs of `executor` with
 // command `lmk_binary ARGS`, writing their config files (the caller holds the folder's
 // StudyFolderLock). A step already queued for the other executor is an InputError, raised
 // before anything is recorded.
-Submission submit_study(const StudyPlan& plan, ResultsStore& store, const std::string& executor,
+Submission submit_study(const StudyPlan& plan, ResultsStore& store, ExecutorKind executor,
                         const std::string& lmk_binary);
 
 // The environment a job's process gets on top of the caller's.
@@ -70,25 +71,10 @@ int64_t default_parallel_jobs();
 size_t run_local_queue(const StudyPlan& plan, ResultsStore& store, const StudyFolderLock& held,
                        const LocalQueueOptions& options);
 
-// Submits the plan's Slurm jobs not submitted yet (each after the jobs of its dependencies,
-// afterok), writing DIR/jobs/RUN.sbatch. A failing sbatch stops with an InputError; the jobs
-// not submitted stay SCHEDULED.
-void submit_slurm_jobs(const StudyPlan& plan, ResultsStore& store, SlurmClient& slurm,
-                       const SlurmOptions& options);
-
-// Bringing the store up to date with what happens to the jobs (lmk jobs, submit --wait) is
-// these two: one batched poll per study folder of its unfinished Slurm jobs (ending those that
-// are over, the others' progress from their logs), ...
-std::vector<int64_t> poll_slurm_jobs(ResultsStore& store, SlurmClient& slurm,
-                                     const std::string& study_dir = "");
-// ... and ending the local jobs whose process ended while no queue watched them (the progress
-// of the live ones from their logs). Both return the runs they ended.
+// Bringing the store up to date with what happens to local jobs: ending those whose process
+// ended while no queue watched them (the progress of the live ones from their logs); the Slurm
+// side is poll_slurm_jobs (executor_slurm.h). Returns the runs it ended.
 std::vector<int64_t> refresh_local_jobs(ResultsStore& store);
-
-// The batch job of a job whose run is of `kind`, and the options it is submitted with (steps
-// that are not training run as one task whatever the options say). run_id 0: a dry run.
-std::pair<SlurmOptions, SlurmJobSpec> slurm_job(const JobRecord& job, const std::string& kind,
-                                                const SlurmOptions& options);
 
 // Ends a job and its run from its exit status (see the header comment); `exit_code` < 0:
 // unknown. A failure is `failure` (FAILED, or KILLED for a job Slurm cancelled), with `why`

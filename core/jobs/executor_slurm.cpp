@@ -6,7 +6,7 @@
 #include <set>
 #include <thread>
 
-#include "core/jobs/executor.h"
+#include "core/jobs/executor_slurm.h"
 #include "core/util/error.h"
 #include "core/util/file.h"
 
@@ -69,7 +69,9 @@ void submit_slurm_jobs(const StudyPlan& plan, ResultsStore& store, SlurmClient& 
   std::set<std::string> keys;
   for (const StudyStep& step : plan.steps) keys.insert(step.key);
   for (const JobRecord& job : store.jobs(plan.config.dir, /*unfinished=*/true)) {
-    if (job.executor != "slurm" || !job.external_id.empty() || !keys.count(job.step_key)) continue;
+    if (!runs_on(job.executor, ExecutorKind::Slurm) || !job.external_id.empty() ||
+        !keys.count(job.step_key))
+      continue;
     const RunRecord run = store.get_run(job.run_id);
     std::vector<std::string> after;
     std::string blocked;
@@ -78,7 +80,7 @@ void submit_slurm_jobs(const StudyPlan& plan, ResultsStore& store, SlurmClient& 
       const RunRecord dep_run = store.get_run(dep);
       if (d && d->ended && dep_run.status != RunStatus::Finished)
         blocked = dep_run.name + " is " + run_status_name(dep_run.status);
-      else if (d && !d->ended && d->executor == "slurm" && !d->external_id.empty())
+      else if (d && !d->ended && runs_on(d->executor, ExecutorKind::Slurm) && !d->external_id.empty())
         after.push_back(d->external_id);
       else if (d && !d->ended)
         blocked = dep_run.name + " was not submitted";
@@ -125,7 +127,7 @@ std::vector<int64_t> poll_slurm_jobs(ResultsStore& store, SlurmClient& slurm,
   std::vector<JobRecord> jobs;
   std::vector<std::string> ids;
   for (JobRecord& job : store.jobs(study_dir, /*unfinished=*/true)) {
-    if (job.executor != "slurm" || job.external_id.empty()) continue;
+    if (!runs_on(job.executor, ExecutorKind::Slurm) || job.external_id.empty()) continue;
     ids.push_back(job.external_id);
     jobs.push_back(std::move(job));
   }
