@@ -92,7 +92,7 @@ RunPair read_run_pair(const QSqlDatabase& db, qint64 a, qint64 b, const QString&
                                  "all", ""};
   const lmk::ComparisonTable table = lmk::compare_table(
       {names[a], names[b]}, {column.label()},
-      {{{true, of_a, lmk::stats::kNaN}}, {{true, of_b, lmk::stats::kNaN}}}, options);
+      {{{true, of_a, lmk::stats::kNaN, ""}}, {{true, of_b, lmk::stats::kNaN, ""}}}, options);
   if (!table.tests.empty()) {
     pair.compared = true;
     pair.comparison = table.tests.front().result;

@@ -4,8 +4,9 @@
 //
 // Why a module: Debian's libsentencepiece embeds its own protobuf (3.14) and exports those
 // symbols, while LibTorch loads the system libprotobuf (3.21). Linked into one process they
-// interpose each other and the program crashes before main(). The module is dlopen()ed with
-// RTLD_LOCAL | RTLD_DEEPBIND so sentencepiece binds to its own copy and LibTorch never sees it.
+// interpose each other and the program crashes before main(). The module is loaded with
+// dlmopen(LM_ID_NEWLM) into its own link-map namespace (with its own libstdc++), so sentencepiece
+// binds to its own copy and LibTorch never sees it (RTLD_DEEPBIND crashed in std::cerr).
 
 #include <cstddef>
 #include <cstdint>
