@@ -94,8 +94,10 @@ class ArchitectureGraph {
   virtual ~ArchitectureGraph() = default;
   // ids [B, L] -> [B, L, H]
   virtual at::Tensor embed(const at::Tensor& ids) const = 0;
-  // One transformer layer over the residual stream [B, L, H].
-  virtual at::Tensor layer(int64_t index, const at::Tensor& hidden, const Attend& attend) const = 0;
+  // One transformer layer over the residual stream [B, L, H]. Taken by value (the Encoder moves
+  // it in) and temporaries scoped, so that no more than the previous encoder's activations are
+  // alive at once: peak memory at long lengths is these tensors.
+  virtual at::Tensor layer(int64_t index, at::Tensor hidden, const Attend& attend) const = 0;
   // After the last layer (ModernBERT's final norm).
   virtual at::Tensor finish(const at::Tensor& hidden) const { return hidden; }
   // MLM logits [N, V] for hidden states [N, H] (decoder tied to the token embeddings).

@@ -35,12 +35,13 @@ class Bert : public ArchitectureGraph {
 
   at::Tensor embed(const at::Tensor& ids) const override { return embeddings_(ids); }
 
-  at::Tensor layer(int64_t i, const at::Tensor& hidden, const Attend& attend) const override {
+  at::Tensor layer(int64_t i, at::Tensor hidden, const Attend& attend) const override {
     const Layer& l = layers_[static_cast<size_t>(i)];
     // Post-norm.
-    const at::Tensor x = l.attention_norm(
+    hidden = l.attention_norm(
         hidden + l.attention_out(attend(l.query(hidden), l.key(hidden), l.value(hidden), i)));
-    return l.output_norm(x + l.output(apply_activation(l.intermediate(x), config_.activation)));
+    return l.output_norm(hidden +
+                         l.output(apply_activation(l.intermediate(hidden), config_.activation)));
   }
 
   at::Tensor mlm_logits(const at::Tensor& hidden) const override {

@@ -109,7 +109,7 @@ at::Tensor Encoder::forward(const at::Tensor& ids, const at::Tensor& mask,
     return this->attend(q, k, v, layer, key_mask, capture, rope);
   };
   at::Tensor hidden = graph_->embed(ids);  // [B, L, H]
-  for (int64_t i = 0; i < config_.num_layers; ++i) hidden = graph_->layer(i, hidden, attend);
+  for (int64_t i = 0; i < config_.num_layers; ++i) hidden = graph_->layer(i, std::move(hidden), attend);
   return graph_->finish(hidden);
 }
 

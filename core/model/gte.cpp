@@ -39,18 +39,12 @@ class Gte : public ArchitectureGraph {
 
   at::Tensor embed(const at::Tensor& ids) const override { return embeddings_(ids); }
 
-  at::Tensor layer(int64_t i, const at::Tensor& hidden, const Attend& attend) const override {
+  at::Tensor layer(int64_t i, at::Tensor hidden, const Attend& attend) const override {
     const Layer& l = layers_[static_cast<size_t>(i)];
-    at::Tensor context;
-    if (config_.pack_qkv) {
-      const auto qkv = l.qkv(hidden).chunk(3, -1);
-      context = attend(qkv[0], qkv[1], qkv[2], i);
-    } else {
-      context = attend(l.q(hidden), l.k(hidden), l.v(hidden), i);
-    }
-    const at::Tensor x = l.attn_ln(hidden + l.o(context));
-    return l.mlp_ln(
-        x + l.down(gated_linear_unit(l.up_gate(x), config_.activation, GluOrder::ActivateSecond)));
+    // Post-norm.
+    hidden = l.attn_ln(hidden + attention(l, hidden, i, attend));
+    return l.mlp_ln(hidden + l.down(gated_linear_unit(l.up_gate(hidden), config_.activation,
+                                                      GluOrder::ActivateSecond)));
   }
 
   at::Tensor mlm_logits(const at::Tensor& hidden) const override {
@@ -62,6 +56,12 @@ class Gte : public ArchitectureGraph {
     Linear qkv, q, k, v, o, up_gate, down;
     Norm attn_ln, mlp_ln;
   };
+  // The attention block's output projection; Q, K and V end with it.
+  at::Tensor attention(const Layer& l, const at::Tensor& x, int64_t i, const Attend& attend) const {
+    if (!config_.pack_qkv) return l.o(attend(l.q(x), l.k(x), l.v(x), i));
+    const auto qkv = l.qkv(x).chunk(3, -1);
+    return l.o(attend(qkv[0], qkv[1], qkv[2], i));
+  }
   const EncoderConfig& config_;
   BertEmbeddings embeddings_;
   std::vector<Layer> layers_;

@@ -36,14 +36,12 @@ class ModernBert : public ArchitectureGraph {
     return embedding_norm_(at::embedding(tok_embeddings_, ids));
   }
 
-  at::Tensor layer(int64_t i, const at::Tensor& hidden, const Attend& attend) const override {
+  at::Tensor layer(int64_t i, at::Tensor hidden, const Attend& attend) const override {
     const Layer& l = layers_[static_cast<size_t>(i)];
     // Pre-norm; layer 0 has no attn_norm (the embedding norm precedes it).
-    const at::Tensor x = i == 0 ? hidden : l.attn_norm(hidden);
-    const auto qkv = l.wqkv(x).chunk(3, -1);  // Wqkv rows are Q, K, V
-    at::Tensor out = hidden + l.wo(attend(qkv[0], qkv[1], qkv[2], i));
-    return out + l.mlp_wo(gated_linear_unit(l.wi(l.mlp_norm(out)), config_.activation,
-                                            GluOrder::ActivateFirst));
+    hidden = hidden + attention(l, i == 0 ? hidden : l.attn_norm(hidden), i, attend);
+    return hidden + l.mlp_wo(gated_linear_unit(l.wi(l.mlp_norm(hidden)), config_.activation,
+                                               GluOrder::ActivateFirst));
   }
 
   at::Tensor finish(const at::Tensor& hidden) const override { return final_norm_(hidden); }
@@ -57,6 +55,11 @@ class ModernBert : public ArchitectureGraph {
     Norm attn_norm, mlp_norm;
     Linear wqkv, wo, wi, mlp_wo;
   };
+  // The attention block's output projection; Q, K and V end with it.
+  at::Tensor attention(const Layer& l, const at::Tensor& x, int64_t i, const Attend& attend) const {
+    const auto qkv = l.wqkv(x).chunk(3, -1);  // Wqkv rows are Q, K, V
+    return l.wo(attend(qkv[0], qkv[1], qkv[2], i));
+  }
   const EncoderConfig& config_;
   at::Tensor tok_embeddings_;
   Norm embedding_norm_, final_norm_;
