@@ -104,9 +104,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   };
   connect(watcher_, &QFileSystemWatcher::fileChanged, this, changed);
   connect(watcher_, &QFileSystemWatcher::directoryChanged, this, changed);
-  connect(refresh_timer_, &QTimer::timeout, this, [this] {
-    if (auto* view = qobject_cast<StoreView*>(tabs_->currentWidget())) view->refresh();
-  });
+  connect(refresh_timer_, &QTimer::timeout, this, &MainWindow::refresh_visible_view);
+  for (StoreView* view : views_)
+    connect(view, &StoreView::loaded, this, [this, view] {
+      if (view != refreshing_) return;
+      refreshing_ = nullptr;
+      if (refresh_due_ && !refresh_timer_->isActive()) refresh_timer_->start();
+      refresh_due_ = false;
+    });
 
   QSettings settings;
   restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
@@ -154,6 +159,17 @@ void MainWindow::watch_store_files() {
   for (const QString& path :
        {db_path_, db_path_ + QStringLiteral("-wal"), QFileInfo(db_path_).absolutePath()})
     if (!watched.contains(path) && QFileInfo::exists(path)) watcher_->addPath(path);
+}
+
+void MainWindow::refresh_visible_view() {
+  auto* view = qobject_cast<StoreView*>(tabs_->currentWidget());
+  if (view == nullptr) return;
+  if (refreshing_ != nullptr) {
+    refresh_due_ = true;
+    return;
+  }
+  refreshing_ = view;
+  view->refresh();
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

@@ -41,6 +41,10 @@ class MainWindow : public QMainWindow {
  private:
   // Watches the store, its -wal file and its folder for changes by running jobs.
   void watch_store_files();
+  // Refreshes the visible view, unless a refresh this window started is still loading: then once
+  // that one has shown its data (a refresh that replaced a slow load every 2 s would show nothing
+  // for as long as a run writes).
+  void refresh_visible_view();
   void choose_store();
   void update_recent_menu();
   void export_current_view();
@@ -52,6 +56,8 @@ class MainWindow : public QMainWindow {
   // The store file grows while runs write: views refresh when it changes (WAL included).
   QFileSystemWatcher* watcher_ = nullptr;
   QTimer* refresh_timer_ = nullptr;
+  StoreView* refreshing_ = nullptr;  // the view whose watcher refresh has not emitted loaded()
+  bool refresh_due_ = false;         // the store changed while that refresh was loading
 };
 
 }  // namespace lmk::widgets
