@@ -9,11 +9,12 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include "app/commands.h"
-#include "core/jobs/executor_slurm.h"
-#include "core/jobs/slurm.h"
+#include "core/jobs/executor.h"
+#include "core/jobs/local_executor.h"
 #include "core/jobs/study.h"
 #include "core/store/results_store.h"
 #include "core/util/error.h"
@@ -55,47 +56,9 @@ void note_db(const std::string& db) {
   std::ofstream(last_db_note()) << fs::absolute(db).string() << "\n";
 }
 
-// The Slurm client options a submission used, kept in DIR/jobs/slurm.json for later polls.
-void save_client_options(const std::string& dir, const SlurmOptions& options) {
-  fs::create_directories(fs::path(dir) / "jobs");
-  AtomicFile out((fs::path(dir) / "jobs" / "slurm.json").string());
-  out.write(nlohmann::json{{"command_prefix", options.command_prefix}, {"bin_dir", options.bin_dir}}
-                .dump() +
-            "\n");
-  out.commit();
-}
-
-SlurmOptions load_client_options(const std::string& dir) {
-  SlurmOptions options;
-  const std::string path = (fs::path(dir) / "jobs" / "slurm.json").string();
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return options;  // sbatch & co. on PATH
-  try {
-    const nlohmann::json j = nlohmann::json::parse(read_file(path));
-    options.command_prefix = j.at("command_prefix").get<std::vector<std::string>>();
-    options.bin_dir = j.at("bin_dir").get<std::string>();
-  } catch (const std::exception& e) {
-    std::cerr << "lmk: " << path << ": unreadable (" << e.what()
-              << "); the Slurm programs are run from PATH\n";
-  }
-  return options;
-}
-
-// Polls everything unfinished once; Slurm jobs through the options of their study folder.
+// Polls everything unfinished once; what cannot be polled is said on stderr.
 void refresh_all(ResultsStore& store) {
-  refresh_local_jobs(store);
-  std::set<std::string> slurm_dirs;
-  for (const JobRecord& job : store.jobs("", /*unfinished=*/true))
-    if (runs_on(job.executor, ExecutorKind::Slurm)) slurm_dirs.insert(job.study_dir);
-  for (const std::string& dir : slurm_dirs) {
-    SlurmClient client(load_client_options(dir));
-    try {
-      poll_slurm_jobs(store, client, dir);
-    } catch (const SlurmError& e) {
-      // What the store knows is still worth showing; the jobs stay as they were.
-      std::cerr << "lmk: cannot poll the Slurm jobs of " << dir << ": " << e.what() << "\n";
-    }
-  }
+  refresh_jobs(store, [](const std::string& line) { std::cerr << "lmk: " << line << "\n"; });
 }
 
 // Waits `seconds`, or less when a stop signal (Ctrl-C) comes.
@@ -119,7 +82,14 @@ int run_submit(const SubmitArgs& args) {
       read_study_grid(args.config, args.profile, args.db, args.dir);
   const StudyPlan plan = plan_study(cells);
   const StudyConfig& config = plan.config;
-  const ExecutorKind executor = parse_executor(args.executor);
+  bool pending = false;
+  LocalQueueOptions local;
+  local.max_parallel = args.max_parallel;
+  local.grace_s = args.grace_s;
+  local.report = terminal_report(pending);
+  local.progress_interval_s = ::isatty(2) ? 1.0 : 30.0;
+  const std::unique_ptr<Executor> executor =
+      make_executor(parse_executor(args.executor), config.slurm, local);
   std::cerr << "lmk submit: " << config.name << ", profile " << config.profile << ", "
             << plan.cells.size() << (plan.cells.size() == 1 ? " cell, " : " sweep cells, ")
             << plan.steps.size() << " steps in " << config.dir << ", results in " << config.db
@@ -130,22 +100,9 @@ int run_submit(const SubmitArgs& args) {
       const bool done = step_done(plan, step);
       std::cout << (done ? "reuse " : "run   ") << step.id << "\n";
       if (done) continue;
-      if (executor == ExecutorKind::Slurm) {
-        JobRecord job;
-        job.study_dir = config.dir;
-        job.step = step.id;
-        job.step_key = step.key;
-        job.command = {binary};
-        job.command.insert(job.command.end(), step.args.begin(), step.args.end());
-        job.log_path = step_log_path(plan, step);
-        const auto [options, spec] = slurm_job(job, step.kind, config.slurm);
-        std::cout << "# " << config.dir << "/jobs/RUN.sbatch\n"
-                  << slurm_script(options, spec) << "\n";
-      } else {
-        std::cout << "      " << binary;
-        for (const std::string& a : step.args) std::cout << " " << shell_quote(a);
-        std::cout << "\n";
-      }
+      // The command line (local) or the batch script (Slurm), indented under its step.
+      std::istringstream text(executor->dry_run(plan, step, binary));
+      for (std::string line; std::getline(text, line);) std::cout << "      " << line << "\n";
     }
     return 0;
   }
@@ -155,25 +112,21 @@ int run_submit(const SubmitArgs& args) {
   const StudyFolderLock lock(config.dir);
   ResultsStore store(config.db);
   note_db(config.db);
-  std::optional<SlurmClient> client;
-  if (executor == ExecutorKind::Slurm) {
-    client.emplace(config.slurm);
-    save_client_options(config.dir, config.slurm);
-    // What happened to earlier jobs of the folder first (a dependency may have ended).
-    poll_slurm_jobs(store, *client, config.dir);
-  }
-  const Submission submission = submit_study(plan, store, executor, binary);
-  std::cerr << "lmk submit: " << submission.runs.size() << " jobs (" << submission.already_queued
-            << " queued before), " << submission.done_before << " steps done before\n";
+  // The workbench reads "lmk submit: N jobs" as "the jobs are in the store".
+  const Submission submission =
+      executor->submit(plan, store, lock, binary, [](const Submission& recorded) {
+        std::cerr << "lmk submit: " << recorded.runs.size() << " jobs (" << recorded.already_queued
+                  << " queued before), " << recorded.done_before << " steps done before\n";
+      });
+  if (pending) std::cerr << "\r\033[K";
   auto unfinished = [&] {
     for (int64_t run : submission.runs)
       if (!store.job(run)->ended) return true;
     return false;
   };
-  if (executor == ExecutorKind::Slurm) {
-    submit_slurm_jobs(plan, store, *client, config.slurm);
+  std::vector<JobRecord> mine;
+  if (unfinished()) {
     if (!args.wait) {
-      std::vector<JobRecord> mine;
       for (int64_t run : submission.runs) mine.push_back(*store.job(run));
       std::cout << jobs_table(store, mine);
       std::cerr << "lmk submit: submitted; watch with `lmk jobs --db " << config.db
@@ -185,27 +138,17 @@ int run_submit(const SubmitArgs& args) {
       sleep_unless_stopped(args.poll_s);
       refresh_all(store);
     }
-  } else {
-    bool pending = false;
-    LocalQueueOptions options;
-    options.max_parallel = args.max_parallel;
-    options.grace_s = args.grace_s;
-    options.report = terminal_report(pending);
-    options.progress_interval_s = ::isatty(2) ? 1.0 : 30.0;
-    const size_t failed = run_local_queue(plan, store, lock, options);
-    if (pending) std::cerr << "\r\033[K";
-    if (failed > 0) {
-      std::cerr << "lmk submit: " << failed << " jobs did not finish (lmk jobs --db " << config.db
-                << " --all shows why)\n";
-    }
   }
-  std::vector<JobRecord> mine;
   for (int64_t run : submission.runs)
     if (auto job = store.job(run)) mine.push_back(*job);
-  std::cout << jobs_table(store, mine) << "\n" << study_table(plan, store);
+  size_t failed = 0;
   for (const JobRecord& job : mine)
-    if (store.get_run(job.run_id).status != RunStatus::Finished) return 1;
-  return 0;
+    failed += store.get_run(job.run_id).status != RunStatus::Finished;
+  if (failed > 0)
+    std::cerr << "lmk submit: " << failed << " jobs did not finish (lmk jobs --db " << config.db
+              << " --all shows why)\n";
+  std::cout << jobs_table(store, mine) << "\n" << study_table(plan, store);
+  return failed > 0 ? 1 : 0;
 }
 
 struct JobsArgs {
@@ -246,10 +189,7 @@ struct CancelArgs {
 int run_cancel(const CancelArgs& args) {
   ResultsStore store(resolve_db(args.db), ResultsStore::OpenMode::Existing);
   for (int64_t run : args.runs) {
-    std::optional<JobRecord> job = store.job(run);
-    std::optional<SlurmClient> client;
-    if (job && runs_on(job->executor, ExecutorKind::Slurm)) client.emplace(load_client_options(job->study_dir));
-    std::cout << cancel_job(store, run, client ? &*client : nullptr, args.grace_s) << "\n";
+    std::cout << cancel_job(store, run, args.grace_s) << "\n";
   }
   return 0;
 }
@@ -303,13 +243,15 @@ int run_logs(const LogsArgs& args) {
     offset = size;
   };
   // Until the job has ended (not its run: a command may mark its run over before it exits,
-  // and a requeued Slurm job's run is KILLED between attempts); Slurm is asked every 10 s.
-  auto last_poll = std::chrono::steady_clock::now() - std::chrono::seconds(10);
+  // and a requeued Slurm job's run is KILLED between attempts), its executor asked as often as
+  // it says (Slurm's controller every 10 s).
+  const double poll_s = executor_for(*job)->poll_interval_s();
+  auto last_poll = std::chrono::steady_clock::now() - std::chrono::hours(1);
   while (!stop_requested()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
     print_new();
-    if (runs_on(job->executor, ExecutorKind::Local) ||
-        std::chrono::steady_clock::now() - last_poll >= std::chrono::seconds(10)) {
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - last_poll).count() >=
+        poll_s) {
       last_poll = std::chrono::steady_clock::now();
       refresh_all(store);
     }

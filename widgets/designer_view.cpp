@@ -139,9 +139,9 @@ DesignerView::DesignerView(QWidget* parent) : StoreView(parent) {
     validate_now();
   });
   connect(cluster, &QPushButton::clicked, this, &DesignerView::edit_cluster_settings);
-  connect(launch_local_, &QPushButton::clicked, this, [this] { launch(QStringLiteral("local")); });
+  connect(launch_local_, &QPushButton::clicked, this, [this] { launch(ExecutorKind::Local); });
   connect(launch_slurm_, &QPushButton::clicked, this, [this] {
-    if (edit_cluster_settings()) launch(QStringLiteral("slurm"));
+    if (edit_cluster_settings()) launch(ExecutorKind::Slurm);
   });
   connect(
       launcher_, &JobLauncher::submitted, this,
@@ -414,7 +414,7 @@ bool DesignerView::edit_cluster_settings() {
   return true;
 }
 
-void DesignerView::launch(const QString& executor) {
+void DesignerView::launch(ExecutorKind executor) {
   if (launcher_->busy()) {
     show_launch_message(tr("A launch is still being checked"));
     return;
@@ -435,7 +435,7 @@ void DesignerView::launch(const QString& executor) {
   launch_slurm_->setEnabled(false);
   show_launch_message(tr("Submitting %1 (profile %2, %3) …")
                           .arg(display_name(), profile(),
-                               executor == QLatin1String("slurm") ? tr("Slurm") : tr("local")));
+                               executor == ExecutorKind::Slurm ? tr("Slurm") : tr("local")));
   launcher_->submit(request);
 }
 

@@ -91,7 +91,7 @@ JobLauncher::~JobLauncher() = default;
 QStringList JobLauncher::submit_arguments(const SubmitRequest& request, bool dry_run) {
   QStringList args = {QStringLiteral("submit"), path_argument(request.config),
                       QStringLiteral("--executor"),
-                      request.executor.isEmpty() ? QStringLiteral("local") : request.executor};
+                      QString::fromLatin1(executor_name(request.executor))};
   if (!request.profile.isEmpty()) args << QStringLiteral("--profile") << request.profile;
   if (!request.db.isEmpty()) args << QStringLiteral("--db") << path_argument(request.db);
   if (!request.dir.isEmpty()) args << QStringLiteral("--dir") << path_argument(request.dir);
@@ -147,7 +147,7 @@ void JobLauncher::submit(const SubmitRequest& request) {
 }
 
 void JobLauncher::start_submit(const SubmitRequest& request, const SubmitPlan& plan) {
-  if (request.executor != QLatin1String("slurm")) {
+  if (request.executor == ExecutorKind::Local) {
     start_detached_queue(request, plan);
     return;
   }

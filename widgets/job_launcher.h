@@ -13,6 +13,8 @@
 #include <QString>
 #include <QStringList>
 
+#include "core/jobs/executor_kind.h"
+
 class QProcess;
 class QTimer;
 
@@ -20,7 +22,7 @@ namespace lmk::widgets {
 
 struct SubmitRequest {
   QString config;                              // the study config (TOML)
-  QString executor = QStringLiteral("local");  // local | slurm
+  ExecutorKind executor = ExecutorKind::Local;
   QString profile;                             // "": lmk's default (full)
   QString db, dir;                             // "": the config's
 };

@@ -525,7 +525,12 @@ void JobMonitorView::requeue_selected() {
         SubmitRequest request;
         request.config = target.config;
         request.profile = target.profile;
-        request.executor = target.executor;
+        try {
+          request.executor = parse_executor(target.executor.toStdString(), "the job's executor");
+        } catch (const std::exception& e) {
+          show_message(tr("Cannot requeue: %1").arg(QString::fromUtf8(e.what())), true);
+          return;
+        }
         request.dir = target.study_dir;
         request.db = db;
         launcher_->submit(request);

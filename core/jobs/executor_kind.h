@@ -8,8 +8,8 @@
 namespace lmk {
 
 enum class ExecutorKind {
-  Local,  // a child process of a local queue (core/jobs/executor.cpp)
-  Slurm,  // a Slurm batch job (core/jobs/executor_slurm.h)
+  Local,  // a child process of a local queue (core/jobs/local_executor.h)
+  Slurm,  // a Slurm batch job (core/jobs/slurm_executor.h)
 };
 
 // "local" | "slurm"; InputError naming `where` otherwise.

@@ -20,18 +20,6 @@ using nlohmann::json;
 
 constexpr std::chrono::seconds kJsonInterval{2};
 
-std::string format_duration(double seconds) {
-  if (!std::isfinite(seconds) || seconds < 0) return "?";
-  const auto s = static_cast<long>(seconds + 0.5);
-  char buffer[32];
-  if (s >= 3600)
-    std::snprintf(buffer, sizeof buffer, "%ldh%02ldm", s / 3600, (s / 60) % 60);
-  else if (s >= 60)
-    std::snprintf(buffer, sizeof buffer, "%ldm%02lds", s / 60, s % 60);
-  else
-    std::snprintf(buffer, sizeof buffer, "%lds", s);
-  return buffer;
-}
 // A number field of an event (finite), or nullopt.
 std::optional<double> number_field(const json& event, const char* key) {
   const auto found = event.find(key);
@@ -97,6 +85,19 @@ std::optional<ProgressEvent> parse_event(std::string_view segment) {
 }
 
 }  // namespace
+
+std::string format_duration(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) return "?";
+  const auto s = static_cast<long>(seconds + 0.5);
+  char buffer[32];
+  if (s >= 3600)
+    std::snprintf(buffer, sizeof buffer, "%ldh%02ldm", s / 3600, (s / 60) % 60);
+  else if (s >= 60)
+    std::snprintf(buffer, sizeof buffer, "%ldm%02lds", s / 60, s % 60);
+  else
+    std::snprintf(buffer, sizeof buffer, "%lds", s);
+  return buffer;
+}
 
 bool progress_json_requested() {
   const char* value = std::getenv("LMK_PROGRESS_JSON");

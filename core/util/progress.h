@@ -15,6 +15,9 @@ namespace lmk {
 // job system reads back from the log (latest_progress_event).
 bool progress_json_requested();
 
+// "42s", "3m07s", "2h05m"; "?" for a negative or non-finite number of seconds.
+std::string format_duration(double seconds);
+
 // Progress of long work on stderr: a bar with rate and ETA on a terminal, a plain line every
 // `line_interval` otherwise. Silent for work that ends within `quiet_for`. With
 // progress_json_requested(), it also writes one JSON line at most every 2 seconds and one at

@@ -15,7 +15,7 @@
 #include <sstream>
 #include <thread>
 
-#include "core/jobs/executor.h"
+#include "core/jobs/local_executor.h"
 #include "core/store/results_store.h"
 #include "core/util/file.h"
 #include "tests/support/job_tests.h"
@@ -44,7 +44,8 @@ TEST(JobsCli, TheSweepRunsThroughTheLocalQueueAndASecondSubmitReusesIt) {
   EXPECT_NE(r.output.find("4 sweep cells, 27 steps"), std::string::npos) << r.output;
   // One table per cell, every cell a number for both poolings.
   for (const std::string cell : {"16", "32", "64", "128"})
-    EXPECT_NE(r.output.find("granularity=" + cell + ":\nmanpages: "), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("granularity=" + cell + ":\nmanpages: "), std::string::npos)
+        << r.output;
 
   const ResultsStore store(db, ResultsStore::OpenMode::Existing);
   const std::vector<JobRecord> jobs = store.jobs(study);

@@ -316,7 +316,7 @@ void JobsTest::launched_micro_study_appears_and_finishes() {
   QSignalSpy launched(&designer, &DesignerView::launched);
   queue_ended_ =
       std::make_unique<QSignalSpy>(designer.launcher(), &lmk::widgets::JobLauncher::queue_ended);
-  designer.launch(QStringLiteral("local"));
+  designer.launch(lmk::ExecutorKind::Local);
   QTRY_VERIFY2_WITH_TIMEOUT(launched.count() == 1, qPrintable(designer.launch_text()), 60000);
   QCOMPARE(launched.first().first().toString(), db_);
 
@@ -380,7 +380,7 @@ void JobsTest::cancel_kills_a_running_job_and_requeue_submits_it_again() {
   type_into(child<QLineEdit>(designer, QStringLiteral("pretrain.steps")), QStringLiteral("200000"));
   QVERIFY(designer.save());
   QSignalSpy launched(&designer, &DesignerView::launched);
-  designer.launch(QStringLiteral("local"));
+  designer.launch(lmk::ExecutorKind::Local);
   QTRY_VERIFY2_WITH_TIMEOUT(launched.count() == 1, qPrintable(designer.launch_text()), 60000);
 
   JobMonitorView monitor;

@@ -1,12 +1,13 @@
-// The Slurm side of the executor (core/jobs/executor.h): batch jobs chained by afterok
-// dependencies, and one batched poll that brings their runs up to date.
+// The Slurm executor (core/jobs/slurm_executor.h).
+#include <nlohmann/json.hpp>
+
 #include <chrono>
 #include <filesystem>
 #include <optional>
 #include <set>
 #include <thread>
 
-#include "core/jobs/executor_slurm.h"
+#include "core/jobs/slurm_executor.h"
 #include "core/util/error.h"
 #include "core/util/file.h"
 
@@ -80,7 +81,8 @@ void submit_slurm_jobs(const StudyPlan& plan, ResultsStore& store, SlurmClient& 
       const RunRecord dep_run = store.get_run(dep);
       if (d && d->ended && dep_run.status != RunStatus::Finished)
         blocked = dep_run.name + " is " + run_status_name(dep_run.status);
-      else if (d && !d->ended && runs_on(d->executor, ExecutorKind::Slurm) && !d->external_id.empty())
+      else if (d && !d->ended && runs_on(d->executor, ExecutorKind::Slurm) &&
+               !d->external_id.empty())
         after.push_back(d->external_id);
       else if (d && !d->ended)
         blocked = dep_run.name + " was not submitted";
@@ -201,6 +203,64 @@ std::vector<int64_t> poll_slurm_jobs(ResultsStore& store, SlurmClient& slurm,
     if (done) ended.push_back(job.run_id);
   }
   return ended;
+}
+
+void save_slurm_client_options(const std::string& study_dir, const SlurmOptions& options) {
+  fs::create_directories(fs::path(study_dir) / "jobs");
+  AtomicFile out((fs::path(study_dir) / "jobs" / "slurm.json").string());
+  out.write(nlohmann::json{{"command_prefix", options.command_prefix}, {"bin_dir", options.bin_dir}}
+                .dump() +
+            "\n");
+  out.commit();
+}
+
+SlurmOptions load_slurm_client_options(const std::string& study_dir) {
+  SlurmOptions options;
+  const std::string path = (fs::path(study_dir) / "jobs" / "slurm.json").string();
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return options;  // sbatch & co. on PATH
+  try {
+    const nlohmann::json j = nlohmann::json::parse(read_file(path));
+    options.command_prefix = j.at("command_prefix").get<std::vector<std::string>>();
+    options.bin_dir = j.at("bin_dir").get<std::string>();
+  } catch (const std::exception& e) {
+    throw input_error(path, std::string("unreadable Slurm client options (") + e.what() + ")");
+  }
+  return options;
+}
+
+SlurmExecutor::SlurmExecutor(SlurmOptions options)
+    : options_(std::move(options)), client_(options_) {}
+
+std::string SlurmExecutor::dry_run(const StudyPlan& plan, const StudyStep& step,
+                                   const std::string& lmk_binary) const {
+  const JobRecord job = job_of_step(plan, step, kind(), lmk_binary);
+  const auto [options, spec] = slurm_job(job, step.kind, options_);
+  return "# " + plan.config.dir + "/jobs/RUN.sbatch\n" + slurm_script(options, spec);
+}
+
+Submission SlurmExecutor::submit(const StudyPlan& plan, ResultsStore& store,
+                                 const StudyFolderLock& held, const std::string& lmk_binary,
+                                 const Recorded& recorded) {
+  (void)held;  // the caller holds the folder while its jobs are recorded and submitted
+  save_slurm_client_options(plan.config.dir, options_);
+  // What happened to earlier jobs of the folder first (a dependency may have ended).
+  poll_slurm_jobs(store, client_, plan.config.dir);
+  const Submission submission = submit_study(plan, store, kind(), lmk_binary);
+  if (recorded) recorded(submission);
+  submit_slurm_jobs(plan, store, client_, options_);
+  return submission;
+}
+
+std::vector<int64_t> SlurmExecutor::refresh(ResultsStore& store, const std::string& study_dir) {
+  return poll_slurm_jobs(store, client_, study_dir);
+}
+
+std::string SlurmExecutor::stop(ResultsStore& store, const JobRecord& job, double grace_s) {
+  (void)store;
+  (void)grace_s;  // the batch script gives the command Slurm's KillWait
+  client_.cancel(job.external_id);
+  return "run " + std::to_string(job.run_id) + " (" + job.step + "): scancel " + job.external_id;
 }
 
 }  // namespace lmk
