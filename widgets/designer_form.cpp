@@ -4,6 +4,7 @@
 
 #include <QButtonGroup>
 #include <QComboBox>
+#include <QCoreApplication>
 #include <QDir>
 #include <QFile>
 #include <QFileDialog>
@@ -22,6 +23,10 @@
 #include <QPushButton>
 #include <QRadioButton>
 #include <QRegularExpression>
+
+#include <map>
+#include <set>
+#include <string>
 
 #include "core/jobs/study.h"
 #include "widgets/designer_view.h"
@@ -82,24 +87,13 @@ QGridLayout* grid_of(QGroupBox* box) {
 }  // namespace
 
 QWidget* DesignerView::build_form() {
+  // Every field's label, hint and default come from the core's table (study_settings); here is
+  // only where each section goes and the rows that are not one key.
   QGroupBox* study = group(tr("Study"));
-  add_field(grid_of(study), 0, QStringLiteral("study"), QStringLiteral("name"), Kind::Text,
-            tr("Name"), QStringLiteral("study"));
-  add_field(grid_of(study), 1, QStringLiteral("study"), QStringLiteral("corpus"), Kind::Sources,
-            tr("Corpus"),
-            tr("manpages, python-docs, kernel-docs, or folders of .txt files (default: manpages)"));
-  add_field(grid_of(study), 2, QStringLiteral("study"), QStringLiteral("corpus_limit"),
-            Kind::Integer, tr("Pages per built-in source"), tr("0: all"));
-  add_field(grid_of(study), 3, QStringLiteral("study"), QStringLiteral("seed"), Kind::Integer,
-            tr("Seed"), QStringLiteral("42"));
-  add_field(grid_of(study), 4, QStringLiteral("study"), QStringLiteral("dir"), Kind::Folder,
-            tr("Study folder"), tr("../build/studies/NAME-PROFILE from the config's folder"));
-  add_field(grid_of(study), 5, QStringLiteral("study"), QStringLiteral("db"), Kind::File,
-            tr("Results store"), tr("STUDY FOLDER/results.db"));
+  add_settings(grid_of(study), "study", 0);
 
   QGroupBox* tokenizer = group(tr("Tokenizer"));
-  add_field(grid_of(tokenizer), 0, QStringLiteral("tokenizer"), QStringLiteral("vocab_size"),
-            Kind::Integer, tr("Vocabulary size"), QStringLiteral("8000"));
+  add_settings(grid_of(tokenizer), "tokenizer", 0);
   auto* tokenizer_note = new QLabel(tr("A sentencepiece tokenizer trained on the corpus."));
   tokenizer_note->setWordWrap(true);
   grid_of(tokenizer)->addWidget(tokenizer_note, 1, 0, 1, 3);
@@ -116,8 +110,7 @@ QWidget* DesignerView::build_form() {
   choice->addWidget(model_folder_);
   choice->addStretch(1);
   grid_of(model)->addLayout(choice, 0, 0, 1, 3);
-  add_field(grid_of(model), 1, QStringLiteral("model"), QStringLiteral("preset"), Kind::Choice,
-            tr("Preset"), QString());
+  add_settings(grid_of(model), "model", 1, {"preset"});
   model_folder_path_ = new QLineEdit;
   model_folder_path_->setObjectName(QStringLiteral("model.folder"));
   model_folder_path_->setReadOnly(true);
@@ -136,20 +129,7 @@ QWidget* DesignerView::build_form() {
       tr("The folder's config.json (read only). The study trains a model "
          "of this shape from scratch (lmk model init)."));
   grid_of(model)->addWidget(model_config_, 3, 0, 1, 3);
-  const struct {
-    const char* key;
-    const char* label;
-  } shape[] = {{"hidden_size", "Hidden size"},
-               {"layers", "Layers"},
-               {"heads", "Attention heads"},
-               {"intermediate_size", "MLP size"},
-               {"local_window", "Local attention window"}};
-  int row = 4;
-  for (const auto& entry : shape)
-    add_field(grid_of(model), row++, QStringLiteral("model"), QString::fromLatin1(entry.key),
-              Kind::Integer, tr(entry.label), tr("the preset's"));
-  add_field(grid_of(model), row++, QStringLiteral("model"), QStringLiteral("rope_theta"),
-            Kind::Number, tr("RoPE θ"), tr("the preset's (160000)"));
+  add_settings(grid_of(model), "model", 4, {}, {"preset"});
   auto show_source = [this, folder_label, browse_model] {
     const bool folder = model_folder_->isChecked();
     for (QWidget* w :
@@ -162,63 +142,19 @@ QWidget* DesignerView::build_form() {
   show_source();
 
   QGroupBox* pretrain = group(tr("Pretraining (MLM)"));
-  add_field(grid_of(pretrain), 0, QStringLiteral("pretrain"), QStringLiteral("max_length"),
-            Kind::Integer, tr("Training length (tokens)"), QStringLiteral("256"));
-  add_field(grid_of(pretrain), 1, QStringLiteral("pretrain"), QStringLiteral("batch_size"),
-            Kind::Integer, tr("Batch size"), QStringLiteral("16"));
-  add_field(grid_of(pretrain), 2, QStringLiteral("pretrain"), QStringLiteral("learning_rate"),
-            Kind::Number, tr("Learning rate"), QStringLiteral("0.001"));
-  add_field(grid_of(pretrain), 3, QStringLiteral("pretrain"), QStringLiteral("steps"),
-            Kind::Integer, tr("Steps"), tr("0: by epochs"));
-  add_field(grid_of(pretrain), 4, QStringLiteral("pretrain"), QStringLiteral("epochs"),
-            Kind::Integer, tr("Epochs"), QStringLiteral("1"));
+  add_settings(grid_of(pretrain), "pretrain", 0);
 
   QGroupBox* finetune = group(tr("Fine-tuning (contrastive)"));
-  add_field(grid_of(finetune), 0, QStringLiteral("finetune"), QStringLiteral("poolings"),
-            Kind::Poolings, tr("Poolings"), QString());
+  add_settings(grid_of(finetune), "finetune", 0, {"poolings"});
   auto* granularity_note = new QLabel(
       tr("g: landmark granularity at training (tokens between landmarks); at evaluation, "
          "Evaluation → Granularity."));
   granularity_note->setWordWrap(true);
   grid_of(finetune)->addWidget(granularity_note, 1, 1, 1, 2);
-  const struct {
-    const char* key;
-    Kind kind;
-    const char* label;
-    const char* hint;
-  } tuning[] = {{"query_max_length", Kind::Integer, "Query length", "64"},
-                {"passage_max_length", Kind::Integer, "Passage length", "the training length"},
-                {"batch_size", Kind::Integer, "Batch size", "16"},
-                {"negatives", Kind::Integer, "Hard negatives", "1"},
-                {"learning_rate", Kind::Number, "Learning rate", "0.0001"},
-                {"temperature", Kind::Number, "Temperature", "0.05"},
-                {"steps", Kind::Integer, "Steps", "0: by epochs"},
-                {"epochs", Kind::Integer, "Epochs", "1"},
-                {"examples_per_document", Kind::Integer, "Pairs per document", "8"}};
-  row = 2;
-  for (const auto& entry : tuning)
-    add_field(grid_of(finetune), row++, QStringLiteral("finetune"), QString::fromLatin1(entry.key),
-              entry.kind, tr(entry.label), tr(entry.hint));
+  add_settings(grid_of(finetune), "finetune", 2, {}, {"poolings"});
 
   QGroupBox* eval = group(tr("Evaluation"));
-  add_field(grid_of(eval), 0, QStringLiteral("eval"), QStringLiteral("benchmarks"), Kind::Checklist,
-            tr("Benchmarks"), QString());
-  add_field(grid_of(eval), 1, QStringLiteral("eval"), QStringLiteral("lengths"), Kind::IntegerList,
-            tr("Document lengths"), tr("1×, 4×, 16× the fine-tuning length"));
-  add_field(grid_of(eval), 2, QStringLiteral("eval"), QStringLiteral("queries_per_document"),
-            Kind::Integer, tr("Queries per window"), QStringLiteral("10"));
-  add_field(grid_of(eval), 3, QStringLiteral("eval"), QStringLiteral("windows"), Kind::Integer,
-            tr("Windows per split and length"), QStringLiteral("60"));
-  add_field(grid_of(eval), 4, QStringLiteral("eval"), QStringLiteral("needle_lengths"),
-            Kind::IntegerList, tr("Passkey / needle lengths"), tr("the document lengths"));
-  add_field(grid_of(eval), 5, QStringLiteral("eval"), QStringLiteral("granularity"), Kind::Integer,
-            tr("Granularity g"), QStringLiteral("32"));
-  add_field(grid_of(eval), 6, QStringLiteral("eval"), QStringLiteral("queries"), Kind::Integer,
-            tr("Passkey / needle queries"), QStringLiteral("55"));
-  add_field(grid_of(eval), 7, QStringLiteral("eval"), QStringLiteral("documents"), Kind::Integer,
-            tr("Passkey / needle documents"), QStringLiteral("55"));
-  add_field(grid_of(eval), 8, QStringLiteral("eval"), QStringLiteral("attention_docs"),
-            Kind::Integer, tr("Attention profile docs"), QStringLiteral("2"));
+  add_settings(grid_of(eval), "eval", 0);
 
   QGroupBox* sweep = group(tr("Sweep"));
   sweep_ = new SweepEditor(sweepable_keys());
@@ -242,6 +178,41 @@ QWidget* DesignerView::build_form() {
   return form;
 }
 
+void DesignerView::add_settings(QGridLayout* form, const char* section, int first_row,
+                                const std::set<std::string>& only,
+                                const std::set<std::string>& skip) {
+  // The keys whose editor is more than a line of text; the others' by the member's type.
+  static const std::map<std::string, Kind> special = {{"study.corpus", Kind::Sources},
+                                                      {"study.dir", Kind::Folder},
+                                                      {"study.db", Kind::File},
+                                                      {"model.preset", Kind::Choice},
+                                                      {"finetune.poolings", Kind::Poolings},
+                                                      {"eval.benchmarks", Kind::Checklist},
+                                                      {"eval.lengths", Kind::IntegerList},
+                                                      {"eval.needle_lengths", Kind::IntegerList}};
+  int row = first_row;
+  for (const Setting<StudyConfig>& setting : study_settings()) {
+    if (setting.label == nullptr || std::string(setting.section) != section) continue;
+    if ((!only.empty() && !only.count(setting.key)) || skip.count(setting.key)) continue;
+    const std::string name = std::string(section) + "." + setting.key;
+    Kind kind = Kind::Text;
+    if (const auto found = special.find(name); found != special.end())
+      kind = found->second;
+    else if (std::holds_alternative<int64_t StudyConfig::*>(setting.member))
+      kind = Kind::Integer;
+    else if (std::holds_alternative<double StudyConfig::*>(setting.member))
+      kind = Kind::Number;
+    // Choices, checklists and poolings show their options, not a hint.
+    const bool hinted = kind != Kind::Choice && kind != Kind::Checklist && kind != Kind::Poolings;
+    const QString hint = !hinted ? QString()
+                         : setting.hint != nullptr
+                             ? QCoreApplication::translate("StudySettings", setting.hint)
+                             : QString::fromStdString(setting_default_text(setting));
+    add_field(form, row++, QString::fromLatin1(section), QString::fromLatin1(setting.key), kind,
+              QCoreApplication::translate("StudySettings", setting.label), hint);
+  }
+}
+
 void DesignerView::add_field(QGridLayout* form, int row, const QString& section, const QString& key,
                              Kind kind, const QString& label, const QString& hint) {
   Field field;
@@ -261,7 +232,8 @@ void DesignerView::add_field(QGridLayout* form, int row, const QString& section,
               [this, index] { apply_field(fields_[index]); });
       break;
     case Kind::Checklist:
-      benchmarks_ = new ChecklistEditor(name, to_qt(study_benchmarks()), to_qt(StudyConfig().benchmarks));
+      benchmarks_ =
+          new ChecklistEditor(name, to_qt(study_benchmarks()), to_qt(StudyConfig().benchmarks));
       field.editor = benchmarks_;
       connect(benchmarks_, &ChecklistEditor::edited, this,
               [this, index] { apply_field(fields_[index]); });

@@ -14,6 +14,10 @@
 #include <QString>
 #include <QTemporaryDir>
 
+#include <set>
+#include <string>
+
+#include "core/jobs/executor_kind.h"
 #include "widgets/store_view.h"
 #include "widgets/study_document.h"
 
@@ -57,7 +61,7 @@ class DesignerView : public StoreView {
 
   // Saves, then submits the study (`executor` local or slurm); launched() once its jobs are in
   // the store.
-  void launch(const QString& executor);
+  void launch(ExecutorKind executor);
   // Takes the model's shape (hidden size, layers, heads, MLP size, local window, RoPE θ) from a
   // Hugging Face folder's config.json, which the form then shows. The study trains a model of
   // that shape from scratch: it has no key for starting from the folder's weights.
@@ -113,6 +117,11 @@ class DesignerView : public StoreView {
   // build_form through apply_sweep: the form, defined in widgets/designer_form.cpp (with
   // field_values, use_model_folder and choose_model_folder).
   QWidget* build_form();
+  // Adds the form rows of `section`'s settings (study_settings(): label, hint or default) from
+  // `first_row` on, in the table's order: those named in `only` (all when empty) but not in
+  // `skip`.
+  void add_settings(QGridLayout* form, const char* section, int first_row,
+                    const std::set<std::string>& only = {}, const std::set<std::string>& skip = {});
   void add_field(QGridLayout* form, int row, const QString& section, const QString& key, Kind kind,
                  const QString& label, const QString& hint);
   // Fills the form from the document (`with_sweep`: the sweep table too).

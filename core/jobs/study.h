@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/jobs/slurm.h"
+#include "core/util/settings.h"
 
 namespace lmk {
 
@@ -96,6 +97,10 @@ struct StudyConfig {
 const std::vector<std::string>& study_profiles();
 const std::vector<std::string>& study_benchmarks();
 const std::map<std::string, std::vector<std::string>>& study_config_keys();
+// Every key of a study config but [slurm]'s, in the designer's order: its member, checks, form
+// label and hint (core/util/settings.h). Entries without a member (corpus, dir, db, init,
+// poolings, lengths, needle_lengths) are read by read_study_grid itself.
+const SettingsTable<StudyConfig>& study_settings();
 
 // Reads a study config with the profile's overrides; errors name file and key (exit 2).
 // dir_override / db_override replace [study] dir / db. Relative paths in the file resolve

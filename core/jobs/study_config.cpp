@@ -10,6 +10,7 @@
 #include "core/pool/pooling_kind.h"
 #include "core/tokenize/landmark.h"
 #include "core/util/error.h"
+#include "core/util/settings.h"
 #include "core/util/toml_config.h"
 
 namespace lmk {
@@ -19,11 +20,33 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::vector<std::string> kProfiles = {"micro", "quick", "full"};
-const std::vector<std::string> kBenchmarks = {"passages", "documents", "code", "passkey",
-                                              "needle"};
+const std::vector<std::string> kBenchmarks = {"passages", "documents", "code", "passkey", "needle"};
 const std::vector<std::string> kBuiltinSources = {"manpages", "python-docs", "kernel-docs"};
 // Step and run names the sources' share: a folder may not be named like a task.
 const std::vector<std::string> kReservedSources = {"code", "passkey", "needle"};
+
+void check_name(const std::string& name, const std::string& where) {
+  if (name.empty() || name.find_first_of("/ \t") != std::string::npos)
+    throw input_error(where, "must be a non-empty name without / or spaces");
+}
+
+void check_preset(const std::string& preset, const std::string& where) {
+  if (preset != "tiny" && preset != "small" && preset != "base")
+    throw input_error(where, "must be tiny, small or base");
+}
+
+void check_benchmark(const std::string& benchmark, const std::string& where) {
+  if (benchmark == "corpus")
+    throw input_error(where,
+                      "'corpus' is now 'documents' (windows of each length from every source)");
+  if (std::find(kBenchmarks.begin(), kBenchmarks.end(), benchmark) == kBenchmarks.end())
+    throw input_error(where, "unknown benchmark '" + benchmark +
+                                 "' (passages, documents, code, passkey, needle)");
+}
+
+void check_select(const std::string& select, const std::string& where) {
+  if (select != "none" && select != "dev") throw input_error(where, "must be \"dev\" or \"none\"");
+}
 
 // [study] corpus: built-in source names ("builtin": the man pages, as before sources had names)
 // and folders of .txt files, each a named source.
@@ -34,8 +57,8 @@ std::vector<StudySource> read_sources(const TomlConfig& toml) {
   std::set<std::string> names;
   for (const std::string& entry : entries) {
     StudySource source;
-    if (entry == "builtin" || std::find(kBuiltinSources.begin(), kBuiltinSources.end(), entry) !=
-                                  kBuiltinSources.end()) {
+    if (entry == "builtin" ||
+        std::find(kBuiltinSources.begin(), kBuiltinSources.end(), entry) != kBuiltinSources.end()) {
       source.builtin = entry == "builtin" ? "manpages" : entry;
       source.name = source.builtin;
       if (source.builtin != "manpages") {
@@ -97,9 +120,8 @@ StudyConfig read_cell(const TomlConfig& toml, const std::string& path, const std
   StudyConfig c;
   c.path = fs::absolute(path).lexically_normal().string();
   c.profile = profile;
-  toml.text("study", "name", c.name);
-  if (c.name.empty() || c.name.find_first_of("/ \t") != std::string::npos)
-    throw input_error(toml.where("study", "name"), "must be a non-empty name without / or spaces");
+  // The keys read one by one (study_settings); the others below.
+  read_settings(toml, study_settings(), c);
   toml.text("study", "dir", c.dir);
   if (!dir_override.empty()) c.dir = fs::absolute(dir_override).string();
   c.dir = c.dir.empty() ? (fs::path(c.path).parent_path().parent_path() / "build" / "studies" /
@@ -113,19 +135,6 @@ StudyConfig read_cell(const TomlConfig& toml, const std::string& path, const std
                       : (db_override.empty() ? toml.resolve(c.db) : c.db);
   c.db = fs::absolute(c.db).lexically_normal().string();
   c.sources = read_sources(toml);
-  toml.integer("study", "corpus_limit", c.corpus_limit, 0);
-  toml.integer("study", "seed", c.seed, 0);
-  toml.integer("tokenizer", "vocab_size", c.vocab_size, 100);
-  toml.text("model", "preset", c.preset);
-  if (c.preset != "tiny" && c.preset != "small" && c.preset != "base")
-    throw input_error(toml.where("model", "preset"), "must be tiny, small or base");
-  toml.integer("model", "hidden_size", c.hidden_size, 1);
-  toml.integer("model", "layers", c.layers, 1);
-  toml.integer("model", "heads", c.heads, 1);
-  toml.integer("model", "intermediate_size", c.intermediate_size, 1);
-  toml.integer("model", "local_window", c.local_window, 0);
-  toml.number("model", "rope_theta", c.rope_theta, 1, 1e12);
-  toml.boolean("model", "rope", c.rope);
   toml.text("model", "init", c.init);
   if (!c.init.empty()) {
     c.init = fs::absolute(toml.resolve(c.init)).lexically_normal().string();
@@ -133,12 +142,6 @@ StudyConfig read_cell(const TomlConfig& toml, const std::string& path, const std
       throw input_error(toml.where("model", "init"),
                         "'" + c.init + "' is not a model folder (no config.json)");
   }
-
-  toml.integer("pretrain", "max_length", c.pretrain_length, 16);
-  toml.integer("pretrain", "batch_size", c.pretrain_batch, 1);
-  toml.integer("pretrain", "steps", c.pretrain_steps, 0);
-  toml.integer("pretrain", "epochs", c.pretrain_epochs, 1);
-  toml.number("pretrain", "learning_rate", c.pretrain_lr, 1e-12, 10);
 
   std::vector<std::string> poolings = {"cls", "mean", "lmk:fixed:32", "lmk:variable:32,64,128,256"};
   toml.texts("finetune", "poolings", poolings);
@@ -149,31 +152,11 @@ StudyConfig read_cell(const TomlConfig& toml, const std::string& path, const std
       throw input_error(toml.where("finetune", "poolings"),
                         "two entries share the label '" + c.variants.back().label + "'");
   }
-  toml.integer("finetune", "query_max_length", c.query_length, 8);
-  toml.integer("finetune", "passage_max_length", c.passage_length, 0);
   if (c.passage_length == 0) c.passage_length = c.pretrain_length;
   if (!c.init.empty() && c.passage_length == 0)
     throw input_error(toml.where("finetune", "passage_max_length"),
                       "must be set when [model] init starts from a model folder");
-  toml.integer("finetune", "batch_size", c.finetune_batch, 2);
-  toml.integer("finetune", "negatives", c.negatives, 0);
-  toml.integer("finetune", "steps", c.finetune_steps, 0);
-  toml.integer("finetune", "epochs", c.finetune_epochs, 1);
-  toml.integer("finetune", "examples_per_document", c.examples_per_document, 1);
-  toml.integer("finetune", "synthetic_pairs", c.synthetic_pairs, 0);
-  toml.number("finetune", "learning_rate", c.finetune_lr, 1e-12, 10);
-  toml.number("finetune", "temperature", c.temperature, 1e-4, 100);
 
-  toml.texts("eval", "benchmarks", c.benchmarks);
-  for (const std::string& b : c.benchmarks) {
-    if (b == "corpus")
-      throw input_error(toml.where("eval", "benchmarks"),
-                        "'corpus' is now 'documents' (windows of each length from every source)");
-    if (std::find(kBenchmarks.begin(), kBenchmarks.end(), b) == kBenchmarks.end())
-      throw input_error(toml.where("eval", "benchmarks"),
-                        "unknown benchmark '" + b +
-                            "' (passages, documents, code, passkey, needle)");
-  }
   auto sorted_lengths = [](std::vector<int64_t>& lengths) {
     std::sort(lengths.begin(), lengths.end());
     lengths.erase(std::unique(lengths.begin(), lengths.end()), lengths.end());
@@ -184,18 +167,6 @@ StudyConfig read_cell(const TomlConfig& toml, const std::string& path, const std
   c.needle_lengths = c.lengths;
   toml.integers("eval", "needle_lengths", c.needle_lengths, 16);
   sorted_lengths(c.needle_lengths);
-  toml.numbers("eval", "depths", c.depths, 0, 1);
-  toml.integer("eval", "queries_per_document", c.queries_per_document, 1);
-  toml.integer("eval", "windows", c.windows, 0);
-  toml.integer("eval", "windows_per_document", c.windows_per_document, 1);
-  toml.integer("eval", "granularity", c.granularity, 1);
-  toml.integer("eval", "queries", c.queries, 1);
-  toml.integer("eval", "documents", c.documents, 1);
-  toml.integer("eval", "needle_keys", c.needle_keys, 1);
-  toml.integer("eval", "attention_docs", c.attention_docs, 0);
-  toml.text("eval", "select", c.select);
-  if (c.select != "none" && c.select != "dev")
-    throw input_error(toml.where("eval", "select"), "must be \"dev\" or \"none\"");
   c.granularity_label = toml.sweep_label("eval", "granularity");
   if (c.select == "dev") {
     if (c.granularity_label.empty())
@@ -224,22 +195,86 @@ const std::vector<std::string>& study_benchmarks() {
   return kBenchmarks;
 }
 
+const SettingsTable<StudyConfig>& study_settings() {
+  using S = Setting<StudyConfig>;
+  using C = StudyConfig;
+  static const SettingsTable<StudyConfig> table = {
+      S("study", "name", &C::name).checked(check_name).form("Name"),
+      S("study", "corpus")
+          .form("Corpus",
+                "manpages, python-docs, kernel-docs, or folders of .txt files "
+                "(default: manpages)"),
+      S("study", "corpus_limit", &C::corpus_limit)
+          .at_least(0)
+          .form("Pages per built-in source", "0: all"),
+      S("study", "seed", &C::seed).at_least(0).form("Seed"),
+      S("study", "dir")
+          .form("Study folder", "../build/studies/NAME-PROFILE from the config's folder"),
+      S("study", "db").form("Results store", "STUDY FOLDER/results.db"),
+      S("tokenizer", "vocab_size", &C::vocab_size).at_least(100).form("Vocabulary size"),
+      S("model", "preset", &C::preset).checked(check_preset).form("Preset"),
+      S("model", "hidden_size", &C::hidden_size).at_least(1).form("Hidden size", "the preset's"),
+      S("model", "layers", &C::layers).at_least(1).form("Layers", "the preset's"),
+      S("model", "heads", &C::heads).at_least(1).form("Attention heads", "the preset's"),
+      S("model", "intermediate_size", &C::intermediate_size)
+          .at_least(1)
+          .form("MLP size", "the preset's"),
+      S("model", "local_window", &C::local_window)
+          .at_least(0)
+          .form("Local attention window", "the preset's"),
+      S("model", "rope_theta", &C::rope_theta)
+          .range(1, 1e12)
+          .form("RoPE θ", "the preset's (160000)"),
+      S("model", "rope", &C::rope),
+      S("model", "init"),
+      S("pretrain", "max_length", &C::pretrain_length)
+          .at_least(16)
+          .form("Training length (tokens)"),
+      S("pretrain", "batch_size", &C::pretrain_batch).at_least(1).form("Batch size"),
+      S("pretrain", "learning_rate", &C::pretrain_lr).range(1e-12, 10).form("Learning rate"),
+      S("pretrain", "steps", &C::pretrain_steps).at_least(0).form("Steps", "0: by epochs"),
+      S("pretrain", "epochs", &C::pretrain_epochs).at_least(1).form("Epochs"),
+      S("finetune", "poolings").form("Poolings"),
+      S("finetune", "query_max_length", &C::query_length).at_least(8).form("Query length"),
+      S("finetune", "passage_max_length", &C::passage_length)
+          .at_least(0)
+          .form("Passage length", "the training length"),
+      S("finetune", "batch_size", &C::finetune_batch).at_least(2).form("Batch size"),
+      S("finetune", "negatives", &C::negatives).at_least(0).form("Hard negatives"),
+      S("finetune", "learning_rate", &C::finetune_lr).range(1e-12, 10).form("Learning rate"),
+      S("finetune", "temperature", &C::temperature).range(1e-4, 100).form("Temperature"),
+      S("finetune", "steps", &C::finetune_steps).at_least(0).form("Steps", "0: by epochs"),
+      S("finetune", "epochs", &C::finetune_epochs).at_least(1).form("Epochs"),
+      S("finetune", "examples_per_document", &C::examples_per_document)
+          .at_least(1)
+          .form("Pairs per document"),
+      S("finetune", "synthetic_pairs", &C::synthetic_pairs).at_least(0),
+      S("eval", "benchmarks", &C::benchmarks).checked(check_benchmark).form("Benchmarks"),
+      S("eval", "lengths").form("Document lengths", "1×, 4×, 16× the fine-tuning length"),
+      S("eval", "queries_per_document", &C::queries_per_document)
+          .at_least(1)
+          .form("Queries per window"),
+      S("eval", "windows", &C::windows).at_least(0).form("Windows per split and length"),
+      S("eval", "windows_per_document", &C::windows_per_document).at_least(1),
+      S("eval", "needle_lengths").form("Passkey / needle lengths", "the document lengths"),
+      S("eval", "depths", &C::depths).range(0, 1),
+      S("eval", "granularity", &C::granularity).at_least(1).form("Granularity g"),
+      S("eval", "queries", &C::queries).at_least(1).form("Passkey / needle queries"),
+      S("eval", "documents", &C::documents).at_least(1).form("Passkey / needle documents"),
+      S("eval", "needle_keys", &C::needle_keys).at_least(1),
+      S("eval", "attention_docs", &C::attention_docs).at_least(0).form("Attention profile docs"),
+      S("eval", "select", &C::select).checked(check_select),
+  };
+  return table;
+}
+
 const std::map<std::string, std::vector<std::string>>& study_config_keys() {
-  static const std::map<std::string, std::vector<std::string>> keys = {
-      {"study", {"name", "dir", "db", "corpus", "corpus_limit", "seed"}},
-      {"tokenizer", {"vocab_size"}},
-      {"model",
-       {"preset", "hidden_size", "layers", "heads", "intermediate_size", "local_window",
-        "rope_theta", "rope", "init"}},
-      {"pretrain", {"max_length", "batch_size", "steps", "epochs", "learning_rate"}},
-      {"finetune",
-       {"poolings", "query_max_length", "passage_max_length", "batch_size", "negatives", "steps",
-        "epochs", "examples_per_document", "synthetic_pairs", "learning_rate", "temperature"}},
-      {"eval",
-       {"benchmarks", "lengths", "queries_per_document", "windows", "windows_per_document",
-        "needle_lengths", "depths", "queries", "documents", "needle_keys", "granularity",
-        "attention_docs", "select"}},
-      {"slurm", slurm_option_keys()}};
+  static const std::map<std::string, std::vector<std::string>> keys = [] {
+    std::map<std::string, std::vector<std::string>> known;
+    add_setting_keys(known, study_settings());
+    known["slurm"] = slurm_option_keys();
+    return known;
+  }();
   return keys;
 }
 

@@ -12,8 +12,8 @@
 #include "core/data/dataset_dir.h"
 #include "core/data/formats.h"
 #include "core/embed/embed.h"
-#include "core/eval/retrieval.h"
 #include "core/embed/model_folder.h"
+#include "core/eval/retrieval.h"
 #include "core/tokenize/batching.h"
 #include "core/tokenize/landmark.h"
 #include "core/train/loop.h"
@@ -27,61 +27,61 @@ namespace lmk {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
+namespace {
+
+void check_pooling(const std::string& name, const std::string& where) {
+  if (name.empty()) return;  // the model folder's
+  try {
+    parse_pooling(name);  // an unknown name fails here, not later
+  } catch (const InputError& e) {
+    throw input_error(where, e.what());
+  }
+}
+
+void check_landmarks(const std::string& spec, const std::string& where) {
+  if (!spec.empty()) LandmarkSpec::parse(spec, where);
+}
+
+}  // namespace
+
+const SettingsTable<ContrastiveConfig>& contrastive_settings() {
+  using S = Setting<ContrastiveConfig>;
+  using C = ContrastiveConfig;
+  static const SettingsTable<ContrastiveConfig> table = {
+      S("data", "train", &C::train_files).one_text_or_many().path().required().recorded(),
+      S("data", "dev", &C::dev_dataset).path().recorded(),
+      S("train", "pooling", &C::pooling).checked(check_pooling).recorded(),
+      S("train", "train_landmarks", &C::train_landmarks).checked(check_landmarks).recorded(),
+      S("train", "eval_landmarks", &C::eval_landmarks).checked(check_landmarks).recorded(),
+      S("train", "granularity", &C::granularity).at_least(0).recorded(),
+      S("train", "query_max_length", &C::query_max_length).at_least(4).recorded(),
+      S("train", "passage_max_length", &C::passage_max_length).at_least(4).recorded(),
+      S("train", "query_prefix", &C::query_prefix).recorded(),
+      S("train", "passage_prefix", &C::passage_prefix).recorded(),
+      S("train", "temperature", &C::temperature).range(1e-4, 100).recorded(),
+      S("train", "negatives", &C::negatives).at_least(0).recorded(),
+      S("train", "eval_every", &C::eval_every).at_least(0),
+  };
+  return table;
+}
+
 ContrastiveConfig read_contrastive_config(const std::string& path) {
-  std::vector<std::string> train_keys = training_setting_keys();
-  train_keys.insert(train_keys.end(),
-                    {"pooling", "train_landmarks", "eval_landmarks", "granularity",
-                     "query_max_length", "passage_max_length", "query_prefix", "passage_prefix",
-                     "temperature", "negatives", "eval_every"});
-  const TomlConfig toml(path, {{"model", {"init"}},
-                               {"data", {"train", "dev"}},
-                               {"output", {"dir", "db", "experiment", "run_name"}},
-                               {"train", train_keys}});
+  std::map<std::string, std::vector<std::string>> known;
+  add_setting_keys(known, training_settings());
+  add_setting_keys(known, contrastive_settings());
+  const TomlConfig toml(path, known);
   ContrastiveConfig c;
-  read_training_settings(toml, path, c);
-  toml.text_or_texts("data", "train", c.train_files);
-  toml.text("data", "dev", c.dev_dataset);
-  toml.text("train", "pooling", c.pooling);
-  toml.text("train", "train_landmarks", c.train_landmarks);
-  toml.text("train", "eval_landmarks", c.eval_landmarks);
-  toml.text("train", "query_prefix", c.query_prefix);
-  toml.text("train", "passage_prefix", c.passage_prefix);
-  toml.integer("train", "granularity", c.granularity, 0);
-  toml.integer("train", "query_max_length", c.query_max_length, 4);
-  toml.integer("train", "passage_max_length", c.passage_max_length, 4);
-  toml.integer("train", "negatives", c.negatives, 0);
-  toml.integer("train", "eval_every", c.eval_every, 0);
-  toml.number("train", "temperature", c.temperature, 1e-4, 100);
-  if (c.train_files.empty()) throw input_error(path + ": data.train", "required");
-  for (std::string& file : c.train_files) file = toml.resolve(file);
-  c.dev_dataset = toml.resolve(c.dev_dataset);
-  if (!c.pooling.empty()) parse_pooling(c.pooling);  // an unknown name fails here, not later
-  if (!c.train_landmarks.empty())
-    LandmarkSpec::parse(c.train_landmarks, path + ": train.train_landmarks");
-  if (!c.eval_landmarks.empty())
-    LandmarkSpec::parse(c.eval_landmarks, path + ": train.eval_landmarks");
+  read_settings(toml, training_settings(), static_cast<TrainingSettings&>(c));
+  read_settings(toml, contrastive_settings(), c);
   return c;
 }
 
 namespace {
 
 json config_json(const ContrastiveConfig& c) {
-  json j = training_settings_json(c);
-  // One file stays a string, as configs written before lists were allowed recorded it.
-  j["data"] = {{"train", c.train_files.size() == 1 ? json(c.train_files[0]) : json(c.train_files)},
-               {"dev", c.dev_dataset}};
-  for (const auto& [key, value] :
-       std::vector<std::pair<const char*, json>>{{"pooling", c.pooling},
-                                                 {"train_landmarks", c.train_landmarks},
-                                                 {"eval_landmarks", c.eval_landmarks},
-                                                 {"granularity", c.granularity},
-                                                 {"query_max_length", c.query_max_length},
-                                                 {"passage_max_length", c.passage_max_length},
-                                                 {"query_prefix", c.query_prefix},
-                                                 {"passage_prefix", c.passage_prefix},
-                                                 {"temperature", c.temperature},
-                                                 {"negatives", c.negatives}})
-    j["train"][key] = value;
+  json j = json::object();
+  add_settings_json(j, training_settings(), static_cast<const TrainingSettings&>(c));
+  add_settings_json(j, contrastive_settings(), c);
   return j;
 }
 
@@ -246,7 +246,8 @@ TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, boo
                     row + static_cast<uint64_t>(first_local), plan, pad, &tokens);  // [B, H]
           const at::Tensor p =
               embed(model, passage_tokenizer, batch.passages, config.passage_prefix,
-                    row + static_cast<uint64_t>(first_local * group), plan, pad, &tokens);  // [B * group, H]
+                    row + static_cast<uint64_t>(first_local * group), plan, pad,
+                    &tokens);  // [B * group, H]
           loop.add_tokens(tokens);
           // InfoNCE scores each query against every process's passages ([W * B * group, H]);
           // distillation reads only a query's own group. Either way this process's loss is

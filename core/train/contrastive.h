@@ -31,6 +31,8 @@ struct ContrastiveConfig : TrainingSettings {
   int64_t eval_every = 0;  // optimizer steps between dev evaluations (0: at the end)
 };
 
+// The [data] and [train] settings of a contrastive config, over training_settings().
+const SettingsTable<ContrastiveConfig>& contrastive_settings();
 // Reads a TOML config; unknown keys, wrong types and out-of-range values are InputErrors
 // naming the file and key. Relative paths are resolved against the config's folder.
 ContrastiveConfig read_contrastive_config(const std::string& path);

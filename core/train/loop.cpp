@@ -79,56 +79,28 @@ std::vector<size_t> shuffled_order(size_t n, uint64_t seed, int64_t epoch) {
   return order;
 }
 
-const std::vector<std::string>& training_setting_keys() {
-  static const std::vector<std::string> keys = {"learning_rate",    "weight_decay", "warmup_ratio",
-                                                "max_grad_norm",    "batch_size",   "accumulation",
-                                                "epochs",           "max_steps",    "seed",
-                                                "checkpoint_every", "log_every"};
-  return keys;
-}
-
-void read_training_settings(const TomlConfig& toml, const std::string& path, TrainingSettings& s) {
-  toml.text("model", "init", s.init_model);
-  toml.text("output", "dir", s.out_dir);
-  toml.text("output", "db", s.db);
-  toml.text("output", "experiment", s.experiment);
-  toml.text("output", "run_name", s.run_name);
-  toml.number("train", "learning_rate", s.learning_rate, 0, 1);
-  toml.number("train", "weight_decay", s.weight_decay, 0, 10);
-  toml.number("train", "warmup_ratio", s.warmup_ratio, 0, 1);
-  toml.number("train", "max_grad_norm", s.max_grad_norm, 0, 1e6);
-  toml.integer("train", "batch_size", s.batch_size, 1);
-  toml.integer("train", "accumulation", s.accumulation, 1);
-  toml.integer("train", "epochs", s.epochs, 1);
-  toml.integer("train", "max_steps", s.max_steps, 0);
-  auto seed = static_cast<int64_t>(s.seed);
-  toml.integer("train", "seed", seed, 0);
-  s.seed = static_cast<uint64_t>(seed);
-  toml.integer("train", "checkpoint_every", s.checkpoint_every, 0);
-  toml.integer("train", "log_every", s.log_every, 1);
-  for (const auto& [value, key] :
-       {std::pair<std::string*, const char*>{&s.init_model, "model.init"},
-        {&s.out_dir, "output.dir"}}) {
-    if (value->empty()) throw input_error(path + ": " + key, "required");
-  }
-  s.init_model = toml.resolve(s.init_model);
-  s.out_dir = toml.resolve(s.out_dir);
-  s.db = toml.resolve(s.db);
-}
-
-json training_settings_json(const TrainingSettings& s) {
-  return {{"model", {{"init", s.init_model}}},
-          {"train",
-           {{"learning_rate", s.learning_rate},
-            {"weight_decay", s.weight_decay},
-            {"warmup_ratio", s.warmup_ratio},
-            {"max_grad_norm", s.max_grad_norm},
-            {"batch_size", s.batch_size},
-            {"accumulation", s.accumulation},
-            {"epochs", s.epochs},
-            {"max_steps", s.max_steps},
-            {"seed", s.seed}}},
-          {"output", {{"dir", s.out_dir}}}};
+const SettingsTable<TrainingSettings>& training_settings() {
+  using S = Setting<TrainingSettings>;
+  using T = TrainingSettings;
+  static const SettingsTable<TrainingSettings> table = {
+      S("model", "init", &T::init_model).path().required().recorded(),
+      S("output", "dir", &T::out_dir).path().required().recorded(),
+      S("output", "db", &T::db).path(),
+      S("output", "experiment", &T::experiment),
+      S("output", "run_name", &T::run_name),
+      S("train", "learning_rate", &T::learning_rate).range(0, 1).recorded(),
+      S("train", "weight_decay", &T::weight_decay).range(0, 10).recorded(),
+      S("train", "warmup_ratio", &T::warmup_ratio).range(0, 1).recorded(),
+      S("train", "max_grad_norm", &T::max_grad_norm).range(0, 1e6).recorded(),
+      S("train", "batch_size", &T::batch_size).at_least(1).recorded(),
+      S("train", "accumulation", &T::accumulation).at_least(1).recorded(),
+      S("train", "epochs", &T::epochs).at_least(1).recorded(),
+      S("train", "max_steps", &T::max_steps).at_least(0).recorded(),
+      S("train", "seed", &T::seed).at_least(0).recorded(),
+      S("train", "checkpoint_every", &T::checkpoint_every).at_least(0),
+      S("train", "log_every", &T::log_every).at_least(1),
+  };
+  return table;
 }
 
 LoopOptions loop_options(const TrainingSettings& s, const char* kind, json config,

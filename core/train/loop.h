@@ -22,13 +22,12 @@
 #include "core/embed/model_folder.h"
 #include "core/train/distributed.h"
 #include "core/util/random.h"
+#include "core/util/settings.h"
 
 namespace lmk {
 
-class TomlConfig;
-
 // Settings every training command has: [model] init, [train] optimization and schedule,
-// [output] (read by read_training_settings; the commands' configs extend it).
+// [output] (training_settings(); the commands' configs extend it).
 struct TrainingSettings {
   std::string init_model;  // [model] init: the Hugging Face folder to start from
   std::string out_dir;     // [output] dir
@@ -42,12 +41,9 @@ struct TrainingSettings {
   int64_t log_every = 10;
 };
 
-// The [train] keys read_training_settings reads (a command's key list adds its own).
-const std::vector<std::string>& training_setting_keys();
-// Reads the shared keys ([model] init and [output] dir required; paths resolved).
-void read_training_settings(const TomlConfig& toml, const std::string& path, TrainingSettings& s);
-// The shared settings as JSON ("model", "train", "output" objects) for the run's config.
-nlohmann::json training_settings_json(const TrainingSettings& s);
+// The shared settings ([model] init and [output] dir required, paths resolved against the
+// config's folder); each command's table adds its own (core/util/settings.h).
+const SettingsTable<TrainingSettings>& training_settings();
 
 struct LoopOptions {
   std::string out_dir;           // checkpoint/, last/ (and best/ when the command keeps one)

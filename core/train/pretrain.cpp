@@ -21,31 +21,34 @@ namespace lmk {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
+const SettingsTable<PretrainConfig>& pretrain_settings() {
+  using S = Setting<PretrainConfig>;
+  using P = PretrainConfig;
+  static const SettingsTable<PretrainConfig> table = {
+      S("data", "train", &P::train).one_text_or_many().path().required().recorded(),
+      S("train", "max_length", &P::max_length).at_least(8).recorded(),
+      S("train", "mask_rate", &P::mask_rate).range(0.01, 0.99).recorded(),
+  };
+  return table;
+}
+
 PretrainConfig read_pretrain_config(const std::string& path) {
-  std::vector<std::string> train_keys = training_setting_keys();
-  train_keys.insert(train_keys.end(), {"max_length", "mask_rate"});
-  const TomlConfig toml(path, {{"model", {"init"}},
-                               {"data", {"train"}},
-                               {"output", {"dir", "db", "experiment", "run_name"}},
-                               {"train", train_keys}});
+  std::map<std::string, std::vector<std::string>> known;
+  add_setting_keys(known, training_settings());
+  add_setting_keys(known, pretrain_settings());
+  const TomlConfig toml(path, known);
   PretrainConfig c;
-  read_training_settings(toml, path, c);
-  toml.text_or_texts("data", "train", c.train);
-  toml.integer("train", "max_length", c.max_length, 8);
-  toml.number("train", "mask_rate", c.mask_rate, 0.01, 0.99);
-  if (c.train.empty()) throw input_error(path + ": data.train", "required");
-  for (std::string& train : c.train) train = toml.resolve(train);
+  read_settings(toml, training_settings(), static_cast<TrainingSettings&>(c));
+  read_settings(toml, pretrain_settings(), c);
   return c;
 }
 
 namespace {
 
 json config_json(const PretrainConfig& c) {
-  json j = training_settings_json(c);
-  // One path stays a string, as configs written before lists were allowed recorded it.
-  j["data"] = {{"train", c.train.size() == 1 ? json(c.train[0]) : json(c.train)}};
-  j["train"]["max_length"] = c.max_length;
-  j["train"]["mask_rate"] = c.mask_rate;
+  json j = json::object();
+  add_settings_json(j, training_settings(), static_cast<const TrainingSettings&>(c));
+  add_settings_json(j, pretrain_settings(), c);
   return j;
 }
 

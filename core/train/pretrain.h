@@ -25,6 +25,8 @@ struct PretrainConfig : TrainingSettings {
   double mask_rate = 0.3;
 };
 
+// The [data] and [train] settings of a pretraining config, over training_settings().
+const SettingsTable<PretrainConfig>& pretrain_settings();
 // Reads a TOML config ([model] [data] [train] [output]); errors name the file and key.
 PretrainConfig read_pretrain_config(const std::string& path);
 

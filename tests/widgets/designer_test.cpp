@@ -19,6 +19,7 @@
 
 #include <cmath>
 
+#include "core/jobs/study.h"
 #include "tests/widgets/form_input.h"
 #include "widgets/designer_view.h"
 #include "widgets/store_connection.h"
@@ -93,6 +94,7 @@ class DesignerTest : public QObject {
   void saved_file_passes_the_dry_run();
   void model_shape_comes_from_a_hugging_face_folder();
   void corrupt_last_study_falls_back_to_the_template();
+  void every_form_setting_is_a_field_with_the_cores_default();
 
  private:
   QTemporaryDir dir_;
@@ -357,6 +359,32 @@ void DesignerTest::model_shape_comes_from_a_hugging_face_folder() {
            80000.0);
   QCOMPARE(child<QLineEdit>(designer, QStringLiteral("model.layers"))->text(), QStringLiteral("3"));
   QTRY_VERIFY_WITH_TIMEOUT(designer.validation_text().startsWith(QStringLiteral("✓")), 10000);
+}
+
+// The form is the core's table (study_settings): each entry with a label is a field, and an
+// field's placeholder is the default StudyConfig holds (or the entry's hint), so a changed default
+// in the core is what the designer shows.
+void DesignerTest::every_form_setting_is_a_field_with_the_cores_default() {
+  DesignerView designer;
+  designer.show();
+  int fields = 0;
+  for (const lmk::Setting<lmk::StudyConfig>& setting : lmk::study_settings()) {
+    if (setting.label == nullptr) continue;
+    const QString name = QStringLiteral("%1.%2").arg(setting.section, setting.key);
+    auto* editor = designer.findChild<QWidget*>(name);
+    QVERIFY2(editor != nullptr, qPrintable(name));
+    ++fields;
+    auto* line = qobject_cast<QLineEdit*>(editor);
+    if (line == nullptr) continue;  // choice, checklist, poolings: their options
+    const QString expected = setting.hint != nullptr
+                                 ? QString::fromUtf8(setting.hint)
+                                 : QString::fromStdString(lmk::setting_default_text(setting));
+    QCOMPARE(line->placeholderText(), expected);  // no sweep: the hint, whatever the text
+  }
+  QVERIFY(fields >= 30);
+  const lmk::StudyConfig defaults;
+  QCOMPARE(child<QLineEdit>(designer, QStringLiteral("pretrain.max_length"))->placeholderText(),
+           QString::number(defaults.pretrain_length));
 }
 
 QTEST_MAIN(DesignerTest)

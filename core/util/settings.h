@@ -1,0 +1,233 @@
+#pragma once
+
+// A config's settings as one table. Each entry names a TOML key (section.key), the member of
+// the config struct that holds it, and its checks; the table is the one place that drives
+//   - the keys TomlConfig accepts (setting_keys),
+//   - reading them with their range and value checks, required keys and relative paths
+//     (read_settings),
+//   - the JSON a run records of them (settings_json: the entries marked recorded),
+//   - the workbench's designer form (label, hint; the default shown is the struct's own,
+//     setting_default_text).
+// An entry whose reading needs more than one key (defaults computed from other keys, built-in
+// names) holds no member: its config's reader reads it, and the table still lists it.
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+#include "core/util/error.h"
+#include "core/util/text_table.h"
+#include "core/util/toml_config.h"
+
+namespace lmk {
+
+template <class Config>
+struct Setting {
+  using Member =
+      std::variant<std::monostate, std::string Config::*, int64_t Config::*, uint64_t Config::*,
+                   double Config::*, bool Config::*, std::vector<std::string> Config::*,
+                   std::vector<int64_t> Config::*, std::vector<double> Config::*>;
+  // Checks one text value (each element of a list of texts); throws an InputError naming where.
+  using Check = void (*)(const std::string& value, const std::string& where);
+
+  Setting(const char* section_, const char* key_, Member member_ = std::monostate{})
+      : section(section_), key(key_), member(member_) {}
+
+  const char* section;
+  const char* key;
+  Member member;            // monostate: read by the config's own reader
+  double min = 0, max = 0;  // integers: the least value; numbers: the range
+  bool is_recorded = false, is_path = false, is_required = false, one_or_many = false;
+  Check check = nullptr;
+  const char* label = nullptr;  // the designer's label; none: not in the form
+  const char* hint = nullptr;   // the designer's placeholder; none: the default value
+
+  // Integers (and lists of them) at least `least`; numbers (and lists) within [low, high].
+  Setting at_least(double least) const {
+    return with([&](Setting& s) { s.min = least; });
+  }
+  Setting range(double low, double high) const {
+    return with([&](Setting& s) { s.min = low, s.max = high; });
+  }
+  // The run records it (settings_json): it changes what a run computes.
+  Setting recorded() const {
+    return with([](Setting& s) { s.is_recorded = true; });
+  }
+  // A path, resolved against the config's folder.
+  Setting path() const {
+    return with([](Setting& s) { s.is_path = true; });
+  }
+  // Must be present and not empty.
+  Setting required() const {
+    return with([](Setting& s) { s.is_required = true; });
+  }
+  // A list of texts that may also be written as one text (recorded as one text then).
+  Setting one_text_or_many() const {
+    return with([](Setting& s) { s.one_or_many = true; });
+  }
+  Setting checked(Check c) const {
+    return with([&](Setting& s) { s.check = c; });
+  }
+  Setting form(const char* label_, const char* hint_ = nullptr) const {
+    return with([&](Setting& s) { s.label = label_, s.hint = hint_; });
+  }
+
+ private:
+  template <class F>
+  Setting with(F&& change) const {
+    Setting copy = *this;
+    change(copy);
+    return copy;
+  }
+};
+
+template <class Config>
+using SettingsTable = std::vector<Setting<Config>>;
+
+// Adds every entry's key to TomlConfig's list of known keys per section.
+template <class Config>
+void add_setting_keys(std::map<std::string, std::vector<std::string>>& known,
+                      const SettingsTable<Config>& table) {
+  for (const Setting<Config>& s : table) known[s.section].push_back(s.key);
+}
+
+namespace settings_detail {
+
+template <class Config>
+void read_value(const TomlConfig& toml, const Setting<Config>& s, std::string& out) {
+  toml.text(s.section, s.key, out);
+  if (s.is_path) out = toml.resolve(out);
+  if (s.check) s.check(out, toml.where(s.section, s.key));
+}
+template <class Config>
+void read_value(const TomlConfig& toml, const Setting<Config>& s, int64_t& out) {
+  toml.integer(s.section, s.key, out, static_cast<int64_t>(s.min));
+}
+template <class Config>
+void read_value(const TomlConfig& toml, const Setting<Config>& s, uint64_t& out) {
+  auto value = static_cast<int64_t>(out);
+  toml.integer(s.section, s.key, value, std::max<int64_t>(0, static_cast<int64_t>(s.min)));
+  out = static_cast<uint64_t>(value);
+}
+template <class Config>
+void read_value(const TomlConfig& toml, const Setting<Config>& s, double& out) {
+  toml.number(s.section, s.key, out, s.min, s.max);
+}
+template <class Config>
+void read_value(const TomlConfig& toml, const Setting<Config>& s, bool& out) {
+  toml.boolean(s.section, s.key, out);
+}
+template <class Config>
+void read_value(const TomlConfig& toml, const Setting<Config>& s, std::vector<std::string>& out) {
+  if (s.one_or_many)
+    toml.text_or_texts(s.section, s.key, out);
+  else
+    toml.texts(s.section, s.key, out);
+  for (std::string& value : out) {
+    if (s.is_path) value = toml.resolve(value);
+    if (s.check) s.check(value, toml.where(s.section, s.key));
+  }
+}
+template <class Config>
+void read_value(const TomlConfig& toml, const Setting<Config>& s, std::vector<int64_t>& out) {
+  toml.integers(s.section, s.key, out, static_cast<int64_t>(s.min));
+}
+template <class Config>
+void read_value(const TomlConfig& toml, const Setting<Config>& s, std::vector<double>& out) {
+  toml.numbers(s.section, s.key, out, s.min, s.max);
+}
+
+template <class T>
+bool is_empty(const T& value) {
+  if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, std::vector<std::string>>)
+    return value.empty();
+  return false;
+}
+
+}  // namespace settings_detail
+
+// Reads every entry that holds a member; a key the file leaves out keeps the member's value.
+template <class Config>
+void read_settings(const TomlConfig& toml, const SettingsTable<Config>& table, Config& config) {
+  for (const Setting<Config>& s : table) {
+    std::visit(
+        [&](auto member) {
+          if constexpr (!std::is_same_v<decltype(member), std::monostate>) {
+            auto& value = config.*member;
+            settings_detail::read_value(toml, s, value);
+            if (s.is_required && settings_detail::is_empty(value))
+              throw input_error(toml.where(s.section, s.key), "required");
+          }
+        },
+        s.member);
+  }
+}
+
+// The recorded entries as {"section": {"key": value}} (merged into `into`).
+template <class Config>
+void add_settings_json(nlohmann::json& into, const SettingsTable<Config>& table,
+                       const Config& config) {
+  for (const Setting<Config>& s : table) {
+    if (!s.is_recorded) continue;
+    std::visit(
+        [&](auto member) {
+          if constexpr (!std::is_same_v<decltype(member), std::monostate>) {
+            const auto& value = config.*member;
+            if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::vector<std::string>>) {
+              // One text stays a string, as configs written before lists were allowed had it.
+              if (s.one_or_many && value.size() == 1) {
+                into[s.section][s.key] = value.front();
+                return;
+              }
+            }
+            into[s.section][s.key] = value;
+          }
+        },
+        s.member);
+  }
+}
+
+// The value a default-constructed Config holds for the entry, as the designer shows it ("" for
+// entries without a member).
+template <class Config>
+std::string setting_default_text(const Setting<Config>& s) {
+  static const Config defaults{};
+  return std::visit(
+      [&](auto member) -> std::string {
+        using M = decltype(member);
+        if constexpr (std::is_same_v<M, std::monostate>) {
+          return "";
+        } else {
+          const auto& value = defaults.*member;
+          using T = std::decay_t<decltype(value)>;
+          if constexpr (std::is_same_v<T, std::string>) return value;
+          if constexpr (std::is_same_v<T, bool>) return value ? "true" : "false";
+          if constexpr (std::is_same_v<T, double>) return exact_number(value);
+          if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, uint64_t>)
+            return std::to_string(value);
+          if constexpr (std::is_same_v<T, std::vector<std::string>> ||
+                        std::is_same_v<T, std::vector<int64_t>> ||
+                        std::is_same_v<T, std::vector<double>>) {
+            std::string text;
+            for (const auto& element : value) {
+              if (!text.empty()) text += ", ";
+              if constexpr (std::is_same_v<T, std::vector<std::string>>)
+                text += element;
+              else if constexpr (std::is_same_v<T, std::vector<double>>)
+                text += exact_number(element);
+              else
+                text += std::to_string(element);
+            }
+            return text;
+          }
+        }
+      },
+      s.member);
+}
+
+}  // namespace lmk
