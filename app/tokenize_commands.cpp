@@ -1,6 +1,7 @@
 // lmk tokenize, lmk tokenizer-train.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -8,6 +9,7 @@
 #include <optional>
 
 #include "app/commands.h"
+#include "core/data/jsonl.h"
 #include "core/tokenize/landmark.h"
 #include "core/tokenize/sentencepiece_tokenizer.h"
 #include "core/tokenize/tokenizer.h"
@@ -114,24 +116,25 @@ int run_tokenize(const TokenizeArgs& args) {
     return 0;
   }
 
+  // One line at a time, plain or gzip, "\r\n" or "\n" (core/data/jsonl's reader).
   std::ifstream file;
   uint64_t input_size = 0;
   if (args.input != "-") {
-    file.open(args.input, std::ios::binary);
-    if (!file) throw input_error(args.input, "cannot open file");
+    file = open_input(args.input);
     std::error_code ec;
     input_size = fs::file_size(args.input, ec);
   }
-  std::istream& in = args.input == "-" ? std::cin : file;
-  const std::string source = args.input == "-" ? "stdin" : args.input;
+  LineReader lines(NamedInput{args.input == "-" ? std::cin : file,
+                              args.input == "-" ? std::string("stdin") : args.input});
   std::optional<Progress> progress;
   if (input_size > 0) progress.emplace("lmk tokenize", input_size, "B");
   std::string line;
   uint64_t row = 0, bytes_read = 0;
-  while (std::getline(in, line)) {
-    const std::string where = source + ":" + std::to_string(row + 1);
+  while (lines.next(line)) {
+    const std::string where = lines.where();
     emit(tokenize_text(text_of_line(line, args, where), row, where));
-    bytes_read += line.size() + 1;
+    // Gzip input: the bar counts text against the compressed size, so it stops at the end.
+    bytes_read = std::min<uint64_t>(input_size, bytes_read + line.size() + 1);
     if (progress && row % 256 == 0) progress->update(bytes_read);
     ++row;
   }
@@ -177,7 +180,8 @@ Runner add_tokenize_command(CLI::App& app) {
   cmd->add_option("--max-length", args->max_length,
                   "truncate model inputs to N tokens (0: no limit)");
   cmd->add_option("--format", args->format, "ids | pieces | json")->capture_default_str();
-  cmd->add_option("--input", args->input, "input file (default: stdin), one text per line");
+  cmd->add_option("--input", args->input,
+                  "input file, plain or gzip (default: stdin), one text per line");
   cmd->add_option("--document", args->document,
                   "tokenize this whole file as one text (instead of --input)")
       ->excludes("--input");

@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/data/jsonl.h"
 #include "core/store/results_store.h"
 #include "core/util/file.h"
 #include "core/util/npy.h"
@@ -54,6 +55,18 @@ TEST_F(LmkCliTest, TokenizeFormats) {
   // A model folder works too.
   r = run_lmk("tokenize --tokenizer " + dir_.path().string(), "w1\n");
   EXPECT_EQ(r.output, "2 6 3\n");
+  // Lines are read as every other reader reads them: "\r\n" ends a line like "\n", and a
+  // gzip file (whatever its name) reads as its text.
+  r = run_lmk("tokenize --tokenizer " + tokenizer_, "w0 w1 w2\r\nw3\r\n");
+  EXPECT_EQ(r.output, "2 5 6 7 3\n2 8 3\n");
+  const std::string gz = (dir_.path() / "texts.jsonl.gz").string();
+  JsonlWriter writer(gz);
+  writer.write("w0 w1 w2");
+  writer.write({{"text", "w3"}});
+  writer.commit();
+  r = run_lmk("tokenize --jsonl --tokenizer " + tokenizer_ + " --input " + gz);
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(r.output, "2 5 6 7 3\n2 8 3\n");
 }
 
 TEST_F(LmkCliTest, BadInputExitsTwoWithAClearMessage) {
