@@ -21,19 +21,45 @@ namespace {
 struct ThreadConnections {
   QString prefix;
   QStringList names;
-  ~ThreadConnections() {
-    if (QCoreApplication::instance() == nullptr) return;  // the process is ending
+  void close_all() {
     for (const QString& name : names) {
       QSqlDatabase::database(name, false).close();
       QSqlDatabase::removeDatabase(name);
     }
+    names.clear();
   }
+  ~ThreadConnections() {
+    // After the exit cleanup below QtSql may be gone: a thread ending then leaves its names.
+    if (QCoreApplication::instance() == nullptr && !exit_cleanup_running) return;
+    close_all();
+  }
+  static inline std::atomic<bool> exit_cleanup_running{false};
 };
 
 ThreadConnections& thread_connections() {
   static std::atomic<quint64> next_thread{0};
   thread_local ThreadConnections connections{QStringLiteral("lmk:%1:").arg(next_thread++), {}};
   return connections;
+}
+
+Q_GLOBAL_STATIC(QThreadPool, store_pool)
+
+// At exit (QCoreApplication's destructor, while QtSql and its SQLite driver plugin are still
+// loaded): the reads still queued or running end, the pool's threads close their connections as
+// they exit, and so does the main thread. Left for static destruction, a connection's driver can
+// be destroyed after its plugin was unloaded, and the process crashes on its way out (seen on CI
+// after every test had passed).
+void close_connections_at_exit() {
+  static std::once_flag registered;
+  std::call_once(registered, [] {
+    qAddPostRoutine([] {
+      ThreadConnections::exit_cleanup_running = true;
+      store_pool()->clear();
+      store_pool()->waitForDone();  // the pool's threads end here
+      thread_connections().close_all();
+      ThreadConnections::exit_cleanup_running = false;
+    });
+  });
 }
 
 qlonglong single_value(const QSqlDatabase& db, const QString& sql) {
@@ -44,6 +70,7 @@ qlonglong single_value(const QSqlDatabase& db, const QString& sql) {
 }  // namespace
 
 QSqlDatabase store_connection(const QString& path) {
+  close_connections_at_exit();
   ThreadConnections& connections = thread_connections();
   const QString name = connections.prefix + QFileInfo(path).absoluteFilePath();
   if (connections.names.contains(name)) return QSqlDatabase::database(name);
@@ -101,18 +128,8 @@ QSqlQuery run_query(const QSqlDatabase& db, const QString& sql, const QVariantLi
   return query;
 }
 
-Q_GLOBAL_STATIC(QThreadPool, store_pool)
-
 QThreadPool* store_thread_pool() {
-  // At exit, the reads still queued or running end before QtSql's globals are destroyed (the
-  // pool itself would only wait for them after, and a read then crashes).
-  static std::once_flag drain_at_exit;
-  std::call_once(drain_at_exit, [] {
-    qAddPostRoutine([] {
-      store_pool()->clear();
-      store_pool()->waitForDone();
-    });
-  });
+  close_connections_at_exit();
   return store_pool();
 }
 
