@@ -205,7 +205,10 @@ std::unique_ptr<Executor> make_executor(ExecutorKind kind, const SlurmOptions& s
 
 std::unique_ptr<Executor> executor_for(const JobRecord& job) {
   const ExecutorKind kind = parse_executor(job.executor, "run " + std::to_string(job.run_id));
-  return make_executor(kind, load_slurm_client_options(job.study_dir), LocalQueueOptions{});
+  // Only a Slurm job's folder has (and needs) the client options of its submission.
+  return make_executor(
+      kind, kind == ExecutorKind::Slurm ? load_slurm_client_options(job.study_dir) : SlurmOptions{},
+      LocalQueueOptions{});
 }
 
 std::vector<int64_t> refresh_jobs(ResultsStore& store,
