@@ -5,14 +5,17 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "app/commands.h"
 #include "app/shape_options.h"
-#include "core/eval/attention_profile.h"
-#include "core/embed/embed.h"
 #include "core/data/jsonl.h"
+#include "core/embed/embed.h"
 #include "core/embed/model_folder.h"
+#include "core/eval/attention_explorer.h"
+#include "core/eval/attention_profile.h"
+#include "core/eval/document_attention.h"
 #include "core/store/results_store.h"
 #include "core/tokenize/tokenizer.h"
 #include "core/util/error.h"
@@ -132,6 +135,9 @@ struct EncodeArgs {
   std::string layers = "last";             // lmk attention: last | all | comma-separated indices
   bool per_head = false;                   // lmk attention
   std::string db, experiment = "default";  // lmk attention --db
+  // lmk attention --explore: one document (--document FILE, --text, or --input with --doc-id)
+  std::string explore, document, doc_id, query;
+  std::optional<std::string> text;  // given, even empty
 };
 
 // --layers: "last" (empty list), "all", or comma-separated layer indices.
@@ -181,7 +187,59 @@ int run_encode(const EncodeArgs& args) {
   return 0;
 }
 
+// lmk attention --explore: one document's attention for the workbench's explorer.
+int run_explore(const EncodeArgs& args) {
+  const int sources = !args.document.empty() + args.text.has_value() +
+                      (!args.input.empty() || !args.doc_id.empty());
+  if (sources != 1)
+    throw input_error("--explore",
+                      "needs one document: --document FILE, --text TEXT, or --input "
+                      "docs.jsonl with --doc-id ID");
+  if (!args.db.empty())
+    throw input_error("--db", "stores profiles of many documents, not --explore");
+  std::string text = args.text.value_or("");
+  if (!args.document.empty()) text = read_file(args.document);
+  if (!args.input.empty() || !args.doc_id.empty()) {
+    if (args.input.empty()) throw input_error("--doc-id", "needs --input docs.jsonl");
+    if (args.doc_id.empty()) throw input_error("--input", "with --explore needs --doc-id ID");
+    std::vector<std::string> texts, ids;
+    read_documents(args.input, texts, ids);
+    const auto found = std::find(ids.begin(), ids.end(), args.doc_id);
+    if (found == ids.end())
+      throw input_error(args.input, "no document with id '" + args.doc_id + "'");
+    text = texts[static_cast<size_t>(found - ids.begin())];
+  }
+  if (text.empty())
+    throw input_error(args.document.empty() ? "--text" : args.document, "empty text");
+  require_valid_utf8(text, args.document.empty() ? "--text" : args.document);
+  const LoadedModel model = load_model_folder(args.model);
+  const auto tokenizer = load_tokenizer(args.model);
+  EncodeOptions options = encode_options(args, model);
+  const EncoderConfig& config = model.encoder->config();
+  // A model with a position table reads at most that many tokens: cut there, and say so.
+  if (!config.rotates()) {
+    const auto limit = static_cast<size_t>(config.max_position_embeddings);
+    if (options.max_length == 0 || options.max_length > limit) options.max_length = limit;
+  }
+  ExplorerOptions explorer;
+  explorer.query = args.query;
+  explorer.model_name = fs::absolute(args.model).lexically_normal().string();
+  explorer.row_layers = parse_layers(args.layers, config.num_layers);
+  std::cerr << "lmk attention: one forward pass over the document…\n";
+  const DocumentAttention d = explore_attention(model, *tokenizer, text, options, explorer);
+  if (d.truncated)
+    std::cerr << "lmk attention: the document has " << d.content_tokens << " tokens; truncated to "
+              << d.length() << " model inputs (--max-length " << options.max_length << ")\n";
+  write_document_attention(args.explore, d);
+  std::cerr << "lmk attention: " << d.length() << " tokens, " << d.pooling_positions.size() << " "
+            << d.pooling << " pooling tokens, " << d.layers << " layers x " << d.heads
+            << " heads -> " << args.explore << "\n";
+  return 0;
+}
+
 int run_attention(const EncodeArgs& args) {
+  if (!args.explore.empty()) return run_explore(args);
+  if (args.input.empty()) throw input_error("--input", "required (docs.jsonl)");
   const LoadedModel model = load_model_folder(args.model);
   const auto tokenizer = load_tokenizer(args.model);
   const EncodeOptions options = encode_options(args, model);
@@ -288,10 +346,20 @@ Runner add_attention_command(CLI::App& app) {
   cmd->add_option("--pooling", args->pooling,
                   "cls (queries: position 0) | lmk (the landmarks) | multicls (the CLS tokens)");
   cmd->add_option("--granularity", args->granularity, "landmark / MultiCLS granularity");
-  cmd->add_option("--input", args->input, "docs.jsonl")->required();
+  cmd->add_option("--input", args->input, "docs.jsonl (required without --explore)");
   cmd->add_option("--bins", args->bins, "position bins per document")->capture_default_str();
-  cmd->add_option("--layers", args->layers, "last | all | comma-separated layer indices")
+  cmd->add_option("--layers", args->layers,
+                  "last | all | comma-separated layer indices (--explore: the layers whose "
+                  "per-token rows are kept; every layer's profiles are)")
       ->capture_default_str();
+  cmd->add_option("--explore", args->explore,
+                  "write one document's attention for the workbench's explorer to this file: "
+                  "every layer and head, each pooling token's row, the tokens and their text");
+  cmd->add_option("--document", args->document, "--explore: this file is the document");
+  cmd->add_option("--text", args->text, "--explore: this text is the document");
+  cmd->add_option("--doc-id", args->doc_id, "--explore: the document of --input with this id");
+  cmd->add_option("--query", args->query,
+                  "--explore: a query; its similarity to each pooling token's final state");
   cmd->add_flag("--per-head", args->per_head, "one profile per head besides the mean");
   cmd->add_option("--db", args->db,
                   "store the mean over the documents in this results database (no CSV on stdout)");

@@ -125,14 +125,19 @@ at::Tensor embed_batch(const LoadedModel& model, const Batch& batch, const Pooli
   return pool(plan.pooling, hidden, mask, batch.pool_positions, plan.options);
 }
 
+LandmarkTokenizer input_tokenizer(const Tokenizer& tokenizer, const PoolingPlan& plan,
+                                  const EncodeOptions& options) {
+  LandmarkOptions landmark_options;
+  landmark_options.spec = plan.landmarks;
+  landmark_options.max_length = options.max_length;
+  return LandmarkTokenizer(tokenizer, landmark_options);
+}
+
 at::Tensor encode_texts(const LoadedModel& model, const Tokenizer& tokenizer,
                         const std::vector<std::string>& texts, const EncodeOptions& options,
                         const std::function<void(size_t)>& progress) {
   const PoolingPlan plan = plan_pooling(options, model);
-  LandmarkOptions landmark_options;
-  landmark_options.spec = plan.landmarks;
-  landmark_options.max_length = options.max_length;
-  const LandmarkTokenizer landmarks(tokenizer, landmark_options);
+  const LandmarkTokenizer landmarks = input_tokenizer(tokenizer, plan, options);
   std::vector<TokenizedText> inputs;
   inputs.reserve(texts.size());
   std::vector<size_t> lengths;

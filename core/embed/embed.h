@@ -72,6 +72,10 @@ PoolingPlan plan_pooling(Pooling pooling, int granularity, const PoolingSettings
 // The plan of encode options over a loaded model (its settings, its latent module).
 PoolingPlan plan_pooling(const EncodeOptions& options, const LoadedModel& model);
 
+// The model inputs of a plan: its landmark layout, cut to options.max_length.
+LandmarkTokenizer input_tokenizer(const Tokenizer& tokenizer, const PoolingPlan& plan,
+                                  const EncodeOptions& options);
+
 // One padded batch through the encoder on `device` and the pooling: [B, H] float32 on the CPU.
 // With gradients enabled (training) the result carries them.
 at::Tensor embed_batch(const LoadedModel& model, const Batch& batch, const PoolingPlan& plan,

@@ -14,25 +14,23 @@ std::vector<double> AttentionProfile::binned(int bins) const {
   return out;
 }
 
+void require_layers(const std::vector<int64_t>& layers, int64_t num_layers) {
+  for (int64_t layer : layers)
+    if (layer < 0 || layer >= num_layers)
+      throw input_error("--layers", "layer " + std::to_string(layer) +
+                                        " out of range (the model has " +
+                                        std::to_string(num_layers) + " layers, 0.." +
+                                        std::to_string(num_layers - 1) + ")");
+}
+
 std::vector<AttentionProfile> attention_profiles(const LoadedModel& model,
                                                  const Tokenizer& tokenizer,
                                                  const std::vector<std::string>& texts,
                                                  const EncodeOptions& options,
                                                  const AttentionProfileOptions& profile_options) {
-  const int64_t num_layers = model.encoder->config().num_layers;
-  for (int64_t layer : profile_options.layers) {
-    if (layer < 0 || layer >= num_layers) {
-      throw input_error("--layers", "layer " + std::to_string(layer) +
-                                        " out of range (the model has " +
-                                        std::to_string(num_layers) + " layers, 0.." +
-                                        std::to_string(num_layers - 1) + ")");
-    }
-  }
+  require_layers(profile_options.layers, model.encoder->config().num_layers);
   const PoolingPlan plan = plan_pooling(options, model);
-  LandmarkOptions landmark_options;
-  landmark_options.spec = plan.landmarks;
-  landmark_options.max_length = options.max_length;
-  const LandmarkTokenizer landmarks(tokenizer, landmark_options);
+  const LandmarkTokenizer landmarks = input_tokenizer(tokenizer, plan, options);
   const c10::Device device = parse_device(options.device);
   model.encoder->to(device);
   at::NoGradGuard no_grad;

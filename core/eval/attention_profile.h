@@ -22,6 +22,9 @@ struct AttentionProfile {
   std::vector<double> binned(int bins) const;
 };
 
+// InputError naming --layers when a layer is not one of the model's 0..num_layers-1.
+void require_layers(const std::vector<int64_t>& layers, int64_t num_layers);
+
 struct AttentionProfileOptions {
   bool per_head = false;        // one profile per head, besides none for the mean
   std::vector<int64_t> layers;  // empty: the final layer only

@@ -20,6 +20,10 @@ struct AttentionCapture {
   std::vector<int64_t> layers;     // empty: the final layer only
   // Per captured layer: [B, heads (1 when averaged), queries (1 when averaged), L].
   std::map<int64_t, at::Tensor> weights;
+  // Layers whose rows are kept one per query as well, averaged over heads, whatever the
+  // settings above: [B, 1, queries, L] in `rows` (the explorer's per-landmark view).
+  std::vector<int64_t> row_layers;
+  std::map<int64_t, at::Tensor> rows;
   bool wants_layer(int64_t layer, int64_t num_layers) const {
     if (layers.empty()) return layer == num_layers - 1;
     for (int64_t l : layers)

@@ -93,6 +93,12 @@ at::Tensor Encoder::attend(const at::Tensor& q, const at::Tensor& k, const at::T
         attention_probabilities(qh, kh, key_mask, half_window, capture->query_positions,
                                 capture->per_head, capture->mean_over_queries);
   }
+  if (capture && std::find(capture->row_layers.begin(), capture->row_layers.end(), layer) !=
+                     capture->row_layers.end()) {
+    capture->rows[layer] =
+        attention_probabilities(qh, kh, key_mask, half_window, capture->query_positions,
+                                /*per_head=*/false, /*mean_over_rows=*/false);
+  }
   const at::Tensor context = blockwise_attention(qh, kh, vh, key_mask, half_window, attention_block_);
   return context.transpose(1, 2).reshape({B, L, H});  // [B, L, H]
 }

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "core/data/jsonl.h"
+#include "core/eval/document_attention.h"
 #include "core/store/results_store.h"
 #include "core/util/file.h"
 #include "core/util/npy.h"
@@ -306,6 +307,75 @@ TEST_F(LmkCliTest, ModelInitInspectAndEncode) {
     EXPECT_EQ(r.code, 2) << c.args << "\n" << r.output;
     EXPECT_NE(r.output.find(c.message), std::string::npos) << c.args << "\n" << r.output;
   }
+}
+
+// lmk attention --explore: one document's attention for the workbench's explorer, with a
+// query's similarities; its pooled similarity is the dot product of lmk encode's embeddings.
+TEST_F(LmkCliTest, AttentionExploreWritesOneDocumentAndRefusesBadInput) {
+  const std::string model = (dir_.path() / "model").string();
+  Result r = run_lmk("model init --preset tiny --tokenizer " + tokenizer_ + " --out " + model +
+                     " --seed 5");
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::string words;
+  for (int i = 1; i <= 30; ++i) words += (i > 1 ? " w" : "w") + std::to_string(i);
+  const std::string doc = dir_.write("doc.txt", words);
+  const std::string out = (dir_.path() / "doc.lmkattn").string();
+  const std::string common = "attention --model " + model + " --pooling lmk --granularity 4 ";
+  r = run_lmk(common + "--explore " + out + " --document " + doc + " --query 'w3 w4'");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const DocumentAttention d = read_document_attention(out);
+  EXPECT_EQ(d.text, words);
+  EXPECT_EQ(d.content_tokens, 30);
+  EXPECT_EQ(d.length(), 1 + 30 + 8);  // [CLS], 30 words, a landmark after every 4 (and the end)
+  EXPECT_EQ(d.pooling_positions.size(), 8u);
+  EXPECT_EQ(d.rows.size(), 1u);
+  EXPECT_EQ(d.query, "w3 w4");
+  // The same document from a jsonl file by its id.
+  const std::string docs =
+      dir_.write("docs.jsonl", "{\"_id\": \"x\", \"text\": \"w9\"}\n{\"_id\": \"d\", \"text\": \"" +
+                                   words + "\"}\n");
+  const std::string out2 = (dir_.path() / "doc2.lmkattn").string();
+  r = run_lmk(common + "--explore " + out2 + " --input " + docs + " --doc-id d --layers all");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const DocumentAttention by_id = read_document_attention(out2);
+  EXPECT_EQ(by_id.tokens, d.tokens);
+  EXPECT_EQ(by_id.profiles, d.profiles);
+  EXPECT_EQ(by_id.rows.size(), static_cast<size_t>(d.layers));
+  // The pooled similarity against lmk encode's embeddings of the document and the query.
+  const std::string queries = dir_.write("q.jsonl", "{\"text\": \"w3 w4\"}\n");
+  for (const auto& [input, npy] :
+       {std::pair<std::string, std::string>{docs, "d.npy"}, {queries, "q.npy"}}) {
+    r = run_lmk("encode --model " + model + " --pooling lmk --granularity 4 --input " + input +
+                " --out " + (dir_.path() / npy).string());
+    ASSERT_EQ(r.code, 0) << r.output;
+  }
+  int64_t rows = 0, cols = 0;
+  const auto documents = read_npy_float32((dir_.path() / "d.npy").string(), rows, cols);
+  const auto query = read_npy_float32((dir_.path() / "q.npy").string(), rows, cols);
+  double dot = 0;
+  for (int64_t c = 0; c < cols; ++c)
+    dot += static_cast<double>(documents[static_cast<size_t>(cols + c)]) *
+           query[static_cast<size_t>(c)];
+  EXPECT_NEAR(d.pooled_similarity, dot, 1e-5);
+
+  // Bad input: exit 2 naming what is wrong, and no file.
+  const std::string none = (dir_.path() / "none.lmkattn").string();
+  for (const auto& [args, says] : std::vector<std::pair<std::string, std::string>>{
+           {"--explore " + none, "needs one document"},
+           {"--explore " + none + " --document " + doc + " --text w1", "needs one document"},
+           {"--explore " + none + " --input " + docs + " --doc-id nope", "no document with id"},
+           {"--explore " + none + " --input " + docs, "--doc-id"},
+           {"--explore " + none + " --text ''", "empty text"},
+           {"--explore " + none + " --document " + doc + " --layers 9", "--layers"},
+           {"--explore " + none + " --document " + doc + " --db x.db", "--db"},
+           {"--explore " + none + " --document " + dir_.write("bad.txt", "w1 \xFF"), "bad.txt"}}) {
+    r = run_lmk(common + args);
+    EXPECT_EQ(r.code, 2) << args << ": " << r.output;
+    EXPECT_NE(r.output.find(says), std::string::npos) << args << ": " << r.output;
+  }
+  EXPECT_FALSE(std::filesystem::exists(none));
+  r = run_lmk("attention --model /nonexistent --explore " + none + " --text w1");
+  EXPECT_EQ(r.code, 2) << r.output;
 }
 
 TEST_F(LmkCliTest, WarnsWhenLibTorchRunsOnTheReferenceBlas) {

@@ -1,0 +1,259 @@
+// The attention explorer's data: one forward pass gives every layer's and head's profile, each
+// pooling token's row, and the query similarities; checked against the encoder run by the test
+// (hidden states, embeddings), against the attention rules (rows sum to 1, a local layer sees
+// only its window), and its file round trip; float16 against LibTorch's own conversion.
+#include "core/eval/attention_explorer.h"
+
+#include <gtest/gtest.h>
+
+#include <ATen/ATen.h>
+#include <c10/util/Half.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <random>
+
+#include "core/eval/document_attention.h"
+#include "core/util/error.h"
+#include "core/util/file.h"
+#include "core/util/float16.h"
+#include "tests/support/test_tokenizers.h"
+
+namespace lmk {
+namespace {
+
+using testing::TempDir;
+
+class ExplorerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    EncoderConfig c = EncoderConfig::preset("tiny", 1005, 0);
+    c.num_layers = 2;
+    c.global_layers = {true, false};  // layer 1 attends within a local window
+    c.local_attention = 8;
+    Encoder encoder(c, 7);
+    folder_ = (dir_.path() / "model").string();
+    PoolingSettings settings;
+    settings.pooling = Pooling::Landmark;
+    save_model_folder(folder_, encoder,
+                      dir_.write("tokenizer.json", testing::word_level_json(1000).dump()),
+                      settings);
+    model_ = load_model_folder(folder_);
+    tokenizer_ = load_tokenizer(folder_);
+    for (int i = 0; i < 60; ++i) text_ += (i ? " w" : "w") + std::to_string((i * 37) % 1000);
+  }
+
+  EncodeOptions lmk_options() const {
+    EncodeOptions options;
+    options.pooling = Pooling::Landmark;
+    options.granularity = 8;
+    return options;
+  }
+
+  TempDir dir_;
+  std::string folder_, text_;
+  LoadedModel model_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+};
+
+TEST_F(ExplorerTest, TokensPositionsProfilesAndRowsAgreeWithTheEncoder) {
+  ExplorerOptions explorer;
+  explorer.row_layers = {0, 1};
+  const DocumentAttention d =
+      explore_attention(model_, *tokenizer_, text_, lmk_options(), explorer);
+  LandmarkOptions landmark_options;
+  landmark_options.spec = LandmarkSpec::parse("fixed:8");
+  const TokenizedText t = LandmarkTokenizer(*tokenizer_, landmark_options).tokenize(text_);
+  ASSERT_EQ(d.length(), static_cast<int64_t>(t.ids.size()));
+  EXPECT_EQ(d.pooling, "lmk");
+  EXPECT_EQ(d.granularity, 8);
+  EXPECT_EQ(d.pooling_positions.size(), t.pool_positions.size());
+  for (size_t i = 0; i < t.pool_positions.size(); ++i)
+    EXPECT_EQ(d.pooling_positions[i], t.pool_positions[i]);
+  EXPECT_FALSE(d.truncated);
+  EXPECT_EQ(d.content_tokens, 60);
+  // A content token's span is its word in the text; inserted tokens have empty spans.
+  for (int64_t i = 0; i < d.length(); ++i) {
+    const auto [begin, end] = d.spans[static_cast<size_t>(i)];
+    if (t.token_offsets[static_cast<size_t>(i)] >= 0)
+      EXPECT_EQ(text_.substr(begin, end - begin), d.tokens[static_cast<size_t>(i)]);
+    else
+      EXPECT_EQ(begin, end);
+  }
+  EXPECT_EQ(d.tokens[0], "[CLS]");
+  EXPECT_EQ(d.tokens[static_cast<size_t>(d.pooling_positions[0])], "[SEP]");
+
+  const int64_t L = d.length(), P = static_cast<int64_t>(d.pooling_positions.size());
+  const int64_t half_window = model_.encoder->config().half_window();
+  ASSERT_EQ(d.rows.size(), 2u);
+  for (int64_t layer = 0; layer < d.layers; ++layer) {
+    // The mean profile is the mean of the heads' profiles; each sums to 1.
+    for (int64_t head = -1; head < d.heads; ++head) {
+      double sum = 0;
+      for (int64_t j = 0; j < L; ++j) sum += d.profile(layer, head)[j];
+      EXPECT_NEAR(sum, 1.0, 1e-4) << layer << " " << head;
+    }
+    for (int64_t j = 0; j < L; ++j) {
+      double heads = 0;
+      for (int64_t h = 0; h < d.heads; ++h) heads += d.profile(layer, h)[j];
+      EXPECT_NEAR(d.profile(layer, -1)[j], heads / d.heads, 1e-6);
+    }
+    // Rows, computed by another capture mode: each sums to 1, a local layer's row is zero
+    // outside the window, and their mean is the mean profile.
+    const std::vector<float>& rows = d.rows.at(layer);
+    ASSERT_EQ(static_cast<int64_t>(rows.size()), P * L);
+    for (int64_t r = 0; r < P; ++r) {
+      double sum = 0;
+      for (int64_t j = 0; j < L; ++j) {
+        const float w = rows[static_cast<size_t>(r * L + j)];
+        sum += w;
+        if (!d.global_layers[static_cast<size_t>(layer)] &&
+            std::abs(j - d.pooling_positions[static_cast<size_t>(r)]) > half_window)
+          EXPECT_EQ(w, 0.0f) << layer << " " << r << " " << j;
+      }
+      EXPECT_NEAR(sum, 1.0, 1e-4);
+    }
+    for (int64_t j = 0; j < L; ++j) {
+      double mean = 0;
+      for (int64_t r = 0; r < P; ++r) mean += rows[static_cast<size_t>(r * L + j)];
+      EXPECT_NEAR(mean / P, d.profile(layer, -1)[j], 1e-5);
+    }
+  }
+  EXPECT_TRUE(d.global_layers[0]);
+  EXPECT_FALSE(d.global_layers[1]);
+  EXPECT_EQ(d.sink_share(1, -1), d.profile(1, -1)[0]);
+}
+
+TEST_F(ExplorerTest, QuerySimilaritiesAreTheDotProductsOfTheEncodersOutputs) {
+  ExplorerOptions explorer;
+  explorer.query = "w37 w74 w111";
+  const EncodeOptions options = lmk_options();
+  const DocumentAttention d = explore_attention(model_, *tokenizer_, text_, options, explorer);
+  ASSERT_EQ(d.query_similarity.size(), d.pooling_positions.size());
+  // The query's embedding and the document's final hidden states, by the test.
+  at::NoGradGuard no_grad;
+  const at::Tensor query = encode_texts(model_, *tokenizer_, {explorer.query}, options)[0];
+  const at::Tensor document = encode_texts(model_, *tokenizer_, {text_}, options)[0];
+  LandmarkOptions landmark_options;
+  landmark_options.spec = LandmarkSpec::parse("fixed:8");
+  const TokenizedText t = LandmarkTokenizer(*tokenizer_, landmark_options).tokenize(text_);
+  const auto L = static_cast<int64_t>(t.ids.size());
+  const at::Tensor hidden = model_.encoder->forward(
+      at::tensor(std::vector<int64_t>(t.ids.begin(), t.ids.end()), at::kLong).view({1, L}),
+      at::ones({1, L}, at::kLong))[0];
+  const int64_t H = hidden.size(1);
+  auto cosine = [&](const float* a, const float* b) {
+    double dot = 0, na = 0, nb = 0;
+    for (int64_t i = 0; i < H; ++i) dot += a[i] * b[i], na += a[i] * a[i], nb += b[i] * b[i];
+    return dot / std::sqrt(na * nb);
+  };
+  const at::Tensor q = query.contiguous();
+  for (size_t r = 0; r < d.pooling_positions.size(); ++r) {
+    const at::Tensor state = hidden[d.pooling_positions[r]].contiguous();
+    EXPECT_NEAR(d.query_similarity[r], cosine(state.data_ptr<float>(), q.data_ptr<float>()), 1e-5);
+  }
+  const at::Tensor doc = document.contiguous();
+  EXPECT_NEAR(d.pooled_similarity, cosine(doc.data_ptr<float>(), q.data_ptr<float>()), 1e-5);
+}
+
+TEST_F(ExplorerTest, TruncationIsMarkedAndBadInputIsNamed) {
+  EncodeOptions options = lmk_options();
+  options.max_length = 20;
+  const DocumentAttention d = explore_attention(model_, *tokenizer_, text_, options);
+  EXPECT_TRUE(d.truncated);
+  EXPECT_EQ(d.length(), 20);
+  EXPECT_EQ(d.content_tokens, 60);
+  EXPECT_EQ(d.rows.count(1), 1u);  // the final layer by default
+  EXPECT_THROW(explore_attention(model_, *tokenizer_, "", options), InputError);
+  ExplorerOptions explorer;
+  explorer.row_layers = {2};
+  try {
+    explore_attention(model_, *tokenizer_, text_, options, explorer);
+    ADD_FAILURE() << "layer 2 of 2";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--layers"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(ExplorerTest, TheFileReadsBackWhatWasWrittenAndRefusesDamage) {
+  ExplorerOptions explorer;
+  explorer.query = "w37";
+  const DocumentAttention d =
+      explore_attention(model_, *tokenizer_, text_, lmk_options(), explorer);
+  const std::string path = (dir_.path() / "doc.lmkattn").string();
+  write_document_attention(path, d);
+  const DocumentAttention back = read_document_attention(path);
+  EXPECT_EQ(back.tokens, d.tokens);
+  EXPECT_EQ(back.spans, d.spans);
+  EXPECT_EQ(back.text, d.text);
+  EXPECT_EQ(back.pooling_positions, d.pooling_positions);
+  EXPECT_EQ(back.global_layers, d.global_layers);
+  EXPECT_EQ(back.layers, d.layers);
+  EXPECT_EQ(back.heads, d.heads);
+  EXPECT_EQ(back.query, "w37");
+  EXPECT_EQ(back.query_similarity, d.query_similarity);
+  EXPECT_FLOAT_EQ(back.pooled_similarity, d.pooled_similarity);
+  ASSERT_EQ(back.profiles.size(), d.profiles.size());
+  for (size_t i = 0; i < d.profiles.size(); ++i)
+    EXPECT_EQ(back.profiles[i], half_to_float(float_to_half(d.profiles[i])));
+  ASSERT_EQ(back.rows.size(), d.rows.size());
+  for (const auto& [layer, rows] : d.rows)
+    for (size_t i = 0; i < rows.size(); ++i)
+      EXPECT_EQ(back.rows.at(layer)[i], half_to_float(float_to_half(rows[i])));
+  // 2 bytes per value plus the header.
+  EXPECT_LT(std::filesystem::file_size(path), 2 * (d.profiles.size() + d.rows.at(1).size()) + 8192);
+
+  const std::string bytes = read_file(path);
+  for (size_t cut = 0; cut < bytes.size(); cut += 97)
+    EXPECT_THROW(parse_document_attention(bytes.substr(0, cut), "cut"), InputError) << cut;
+  std::string foreign = bytes;
+  foreign[0] = 'X';
+  EXPECT_THROW(parse_document_attention(foreign, "foreign"), InputError);
+  // A header whose array runs past the data.
+  std::string swollen = bytes;
+  const size_t count = swollen.find("\"count\":");
+  ASSERT_NE(count, std::string::npos);
+  swollen.insert(count + 8, "9");
+  EXPECT_THROW(parse_document_attention(swollen, "swollen"), InputError);
+}
+
+// Both directions against LibTorch's c10::Half: every half value, and floats around every
+// rounding boundary, subnormals, overflow and the specials.
+TEST(Float16Test, AgreesWithLibTorchEverywhere) {
+  for (uint32_t bits = 0; bits < 65536; ++bits) {
+    const float ours = half_to_float(static_cast<uint16_t>(bits));
+    const float torch =
+        static_cast<float>(c10::Half(static_cast<uint16_t>(bits), c10::Half::from_bits()));
+    if (std::isnan(torch))
+      EXPECT_TRUE(std::isnan(ours)) << bits;
+    else
+      EXPECT_EQ(ours, torch) << bits;
+  }
+  std::mt19937 random(5);
+  std::vector<float> floats = {0.0f,     -0.0f,     1.0f,   65504.0f, 65519.0f, 65520.0f,
+                               1e9f,     -1e9f,     6e-8f,  3e-8f,    2.9e-8f,  6.1e-5f,
+                               INFINITY, -INFINITY, 1e-30f, -1e-30f};
+  for (int i = 0; i < 200000; ++i) {
+    uint32_t bits = static_cast<uint32_t>(random());
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    floats.push_back(f);
+    // A half value and the float halfway to its neighbour (a tie).
+    const float h = half_to_float(static_cast<uint16_t>(random() & 0x7BFF));
+    const float next = half_to_float(static_cast<uint16_t>((float_to_half(h) + 1) & 0xFFFF));
+    floats.push_back(h);
+    floats.push_back(h + (next - h) / 2);
+  }
+  for (float f : floats) {
+    const uint16_t ours = float_to_half(f);
+    const uint16_t torch = c10::Half(f).x;
+    if (std::isnan(f))
+      EXPECT_TRUE(std::isnan(half_to_float(ours)));
+    else
+      EXPECT_EQ(ours, torch) << f;
+  }
+}
+
+}  // namespace
+}  // namespace lmk
