@@ -71,13 +71,14 @@ void write_document_attention(const std::string& path, const DocumentAttention& 
   header["pooled_similarity"] =
       d.query.empty() || !std::isfinite(d.pooled_similarity) ? json() : json(d.pooled_similarity);
   const std::string text = header.dump(-1, ' ', false, json::error_handler_t::replace);
-  std::string out(kMagic, sizeof kMagic);
-  uint64_t size = text.size();
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((size >> (8 * i)) & 0xFF));
-  out += text;
-  out += data;
+  std::string head(kMagic, sizeof kMagic);
+  const uint64_t size = text.size();
+  for (int i = 0; i < 8; ++i) head.push_back(static_cast<char>((size >> (8 * i)) & 0xFF));
+  // Written piece by piece: the arrays (most of the file) are not copied once more.
   AtomicFile file(path);
-  file.write(out);
+  file.write(head);
+  file.write(text);
+  file.write(data);
   file.commit();
 }
 
