@@ -198,7 +198,13 @@ bool RunsTableModel::reload(const QString& db_path) {
 }
 
 void RunsTableModel::fetch_all() {
-  while (canFetchMore()) fetchMore();
+  // Without a store (no query) QSqlQueryModel says it can fetch more forever: stop when a fetch
+  // brings no row (switching away from the Results tab with no store open hung here).
+  while (canFetchMore()) {
+    const int before = rowCount();
+    fetchMore();
+    if (rowCount() == before) break;
+  }
 }
 
 void RunsTableModel::sort(int column, Qt::SortOrder order) {
