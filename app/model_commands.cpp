@@ -225,8 +225,10 @@ int run_explore(const EncodeArgs& args) {
   explorer.query = args.query;
   explorer.model_name = fs::absolute(args.model).lexically_normal().string();
   explorer.row_layers = parse_layers(args.layers, config.num_layers);
-  std::cerr << "lmk attention: one forward pass over the document…\n";
+  Progress progress("lmk attention", static_cast<uint64_t>(config.num_layers), "layers");
+  explorer.on_layer = [&](int64_t done) { progress.update(static_cast<uint64_t>(done)); };
   const DocumentAttention d = explore_attention(model, *tokenizer, text, options, explorer);
+  progress.finish();
   if (d.truncated)
     std::cerr << "lmk attention: the document has " << d.content_tokens << " tokens; truncated to "
               << d.length() << " model inputs (--max-length " << options.max_length << ")\n";

@@ -359,27 +359,41 @@ RetrievalSplit read_beir(const std::string& dir, const std::string& split) {
   return read_beir({corpus, corpus_path}, {queries, queries_path}, {qrels, qrels_path});
 }
 
-std::optional<JudgedQuery> find_beir_query(const std::string& dir, const std::string& split,
-                                           const std::string& query_id) {
-  std::optional<JudgedQuery> found;
+std::vector<JudgedQuery> find_beir_queries(const std::string& dir, const std::string& split,
+                                           size_t limit, const std::string& query_id) {
+  // The judgements first (qrels are small): which queries the split holds.
+  std::map<std::string, std::vector<Judgement>> judged;
+  const std::string qrels_path = data_file(dir, "qrels/" + split + ".tsv");
+  std::ifstream qrels = open_input(qrels_path);
+  for_each_qrels_tsv({qrels, qrels_path}, [&](Judgement&& judgement, const std::string&) {
+    if (query_id.empty() || judgement.query_id == query_id)
+      judged[judgement.query_id].push_back(std::move(judgement));
+  });
+  std::vector<JudgedQuery> found;
+  if (judged.empty() || limit == 0) return found;
   const std::string queries_path = data_file(dir, "queries.jsonl");
   std::ifstream queries = open_input(queries_path);
   for_each_jsonl({queries, queries_path}, [&](json& object, const std::string& where) {
     Query query = parse_query(object, "_id", "text", where);
-    if (query.id != query_id) return true;
-    found = JudgedQuery{std::move(query), {}};
-    return false;
+    const auto it = judged.find(query.id);
+    if (it == judged.end()) return true;
+    std::vector<Judgement> judgements = std::move(it->second);
+    judged.erase(it);
+    std::stable_sort(
+        judgements.begin(), judgements.end(),
+        [](const Judgement& a, const Judgement& b) { return a.relevance > b.relevance; });
+    found.push_back(JudgedQuery{std::move(query), std::move(judgements)});
+    return found.size() < limit && !judged.empty();
   });
-  if (!found) return found;
-  const std::string qrels_path = data_file(dir, "qrels/" + split + ".tsv");
-  std::ifstream qrels = open_input(qrels_path);
-  for_each_qrels_tsv({qrels, qrels_path}, [&](Judgement&& judgement, const std::string&) {
-    if (judgement.query_id == query_id) found->judgements.push_back(std::move(judgement));
-  });
-  std::stable_sort(
-      found->judgements.begin(), found->judgements.end(),
-      [](const Judgement& a, const Judgement& b) { return a.relevance > b.relevance; });
   return found;
+}
+
+std::optional<JudgedQuery> find_beir_query(const std::string& dir, const std::string& split,
+                                           const std::string& query_id) {
+  if (query_id.empty()) return std::nullopt;
+  std::vector<JudgedQuery> found = find_beir_queries(dir, split, 1, query_id);
+  if (found.empty()) return std::nullopt;
+  return std::move(found.front());
 }
 
 void write_beir(const std::string& dir, const std::string& split, const RetrievalSplit& data) {

@@ -67,7 +67,8 @@ void for_each_qrels_tsv(NamedInput qrels,
                         const std::function<void(Judgement&&, const std::string& where)>& fn);
 
 // One query of a BEIR folder with its judgements in `split`, read without the corpus (for
-// showing a query next to its results); nullopt when the folder has no such query. The files'
+// showing a query next to its results); nullopt when the folder has no such query or `split`
+// judges none of its documents. The files'
 // errors are InputErrors as in read_beir.
 struct JudgedQuery {
   Query query;
@@ -75,6 +76,10 @@ struct JudgedQuery {
 };
 std::optional<JudgedQuery> find_beir_query(const std::string& dir, const std::string& split,
                                            const std::string& query_id);
+// The judged queries of `split` (with query_id: that one only), in queries.jsonl's order, at most
+// `limit`, each with its judgements, most relevant first.
+std::vector<JudgedQuery> find_beir_queries(const std::string& dir, const std::string& split,
+                                           size_t limit, const std::string& query_id = "");
 
 // Writes DIR/corpus.jsonl, DIR/queries.jsonl and DIR/qrels/SPLIT.tsv, each atomically, with
 // `extra` fields merged into the JSON objects. Throws InputError (naming DIR) for data the

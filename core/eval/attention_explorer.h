@@ -7,6 +7,7 @@
 // hidden state at each pooling token. Computed the way the encoder attends (only the pooling
 // rows, never the L x L matrix).
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,8 @@ struct ExplorerOptions {
   std::vector<int64_t> row_layers;  // layers whose per-token rows are kept; empty: the final
   std::string query;                // "": none
   std::string model_name;           // recorded in the result
+  // Called after each layer of the forward pass (progress), with the layers done so far.
+  std::function<void(int64_t done)> on_layer;
 };
 
 // The text is one model input (truncated to options.max_length when it is set, and then marked

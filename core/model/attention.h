@@ -5,6 +5,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <functional>
 #include <map>
 #include <vector>
 
@@ -24,6 +25,8 @@ struct AttentionCapture {
   // settings above: [B, 1, queries, L] in `rows` (the explorer's per-landmark view).
   std::vector<int64_t> row_layers;
   std::map<int64_t, at::Tensor> rows;
+  // Called after each layer of the forward pass with the layer's index (progress).
+  std::function<void(int64_t layer)> on_layer;
   bool wants_layer(int64_t layer, int64_t num_layers) const {
     if (layers.empty()) return layer == num_layers - 1;
     for (int64_t l : layers)

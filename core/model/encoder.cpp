@@ -12,8 +12,8 @@ namespace lmk {
 // Parameters: declared by the architecture's file, in its order (the initialization draws
 // follow it).
 
-at::Tensor Encoder::add_weight(const std::string& name, std::vector<int64_t> shape,
-                               double init_std, bool head) {
+at::Tensor Encoder::add_weight(const std::string& name, std::vector<int64_t> shape, double init_std,
+                               bool head) {
   std::string registered = name;
   std::replace(registered.begin(), registered.end(), '.', '_');
   weights_[name] = register_parameter(registered, at::empty(shape, at::kFloat));
@@ -44,10 +44,9 @@ Encoder::Encoder(EncoderConfig config, uint64_t seed, bool initialize)
   at::manual_seed(seed);
   // The tensors a handle holds stay the registered parameters: loading copies into them,
   // Module::to and optimizers change them in place.
-  const WeightBuilder builder(config_, [this](const std::string& name, std::vector<int64_t> shape,
-                                              double init_std, bool head) {
-    return add_weight(name, std::move(shape), init_std, head);
-  });
+  const WeightBuilder builder(
+      config_, [this](const std::string& name, std::vector<int64_t> shape, double init_std,
+                      bool head) { return add_weight(name, std::move(shape), init_std, head); });
   switch (config_.architecture) {
     case Architecture::ModernBert:
       graph_ = build_modern_bert(builder);
@@ -99,7 +98,8 @@ at::Tensor Encoder::attend(const at::Tensor& q, const at::Tensor& k, const at::T
         attention_probabilities(qh, kh, key_mask, half_window, capture->query_positions,
                                 /*per_head=*/false, /*mean_over_rows=*/false);
   }
-  const at::Tensor context = blockwise_attention(qh, kh, vh, key_mask, half_window, attention_block_);
+  const at::Tensor context =
+      blockwise_attention(qh, kh, vh, key_mask, half_window, attention_block_);
   return context.transpose(1, 2).reshape({B, L, H});  // [B, L, H]
 }
 
@@ -115,10 +115,15 @@ at::Tensor Encoder::forward(const at::Tensor& ids, const at::Tensor& mask,
     return this->attend(q, k, v, layer, key_mask, capture, rope);
   };
   at::Tensor hidden = graph_->embed(ids);  // [B, L, H]
-  for (int64_t i = 0; i < config_.num_layers; ++i) hidden = graph_->layer(i, std::move(hidden), attend);
+  for (int64_t i = 0; i < config_.num_layers; ++i) {
+    hidden = graph_->layer(i, std::move(hidden), attend);
+    if (capture != nullptr && capture->on_layer) capture->on_layer(i);
+  }
   return graph_->finish(hidden);
 }
 
-at::Tensor Encoder::mlm_logits(const at::Tensor& hidden) { return graph_->mlm_logits(hidden); }
+at::Tensor Encoder::mlm_logits(const at::Tensor& hidden) {
+  return graph_->mlm_logits(hidden);
+}
 
 }  // namespace lmk

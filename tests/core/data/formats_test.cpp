@@ -261,6 +261,23 @@ TEST(BeirTest, FindsOneQueryAndItsJudgementsWithoutTheCorpus) {
                                  "qrels/dev.tsv"));
 }
 
+TEST(BeirTest, ListsTheJudgedQueriesOfASplitInFileOrder) {
+  testing::TempDir dir;
+  RetrievalSplit split = sample_split();
+  split.queries.push_back({"q3", "a train query", json::object()});  // judged in no split
+  write_beir(dir.path().string(), "test", split);
+  const auto all = find_beir_queries(dir.path().string(), "test", 100);
+  ASSERT_EQ(all.size(), sample_split().queries.size());
+  for (size_t i = 0; i < all.size(); ++i) {
+    EXPECT_EQ(all[i].query.id, sample_split().queries[i].id);
+    EXPECT_FALSE(all[i].judgements.empty());
+  }
+  EXPECT_EQ(all[0].judgements[0].doc_id, "d1") << "most relevant first";
+  EXPECT_EQ(find_beir_queries(dir.path().string(), "test", 1).size(), 1u);
+  EXPECT_TRUE(find_beir_queries(dir.path().string(), "test", 0).empty());
+  EXPECT_FALSE(find_beir_query(dir.path().string(), "test", "q3").has_value());
+}
+
 TEST(BeirTest, StreamsTheCorpus) {
   testing::TempDir dir;
   write_beir(dir.path().string(), "test", sample_split());

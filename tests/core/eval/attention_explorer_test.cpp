@@ -60,8 +60,13 @@ class ExplorerTest : public ::testing::Test {
 TEST_F(ExplorerTest, TokensPositionsProfilesAndRowsAgreeWithTheEncoder) {
   ExplorerOptions explorer;
   explorer.row_layers = {0, 1};
+  std::vector<int64_t> progress;  // on_layer: once per layer, in order
+  explorer.on_layer = [&](int64_t done) { progress.push_back(done); };
   const DocumentAttention d =
       explore_attention(model_, *tokenizer_, text_, lmk_options(), explorer);
+  std::vector<int64_t> every_layer;
+  for (int64_t layer = 1; layer <= d.layers; ++layer) every_layer.push_back(layer);
+  EXPECT_EQ(progress, every_layer);
   LandmarkOptions landmark_options;
   landmark_options.spec = LandmarkSpec::parse("fixed:8");
   const TokenizedText t = LandmarkTokenizer(*tokenizer_, landmark_options).tokenize(text_);
