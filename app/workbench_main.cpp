@@ -1,14 +1,16 @@
 // lmk-workbench: the Landmark Workbench GUI. Thin: options, the main window, screenshots.
-//   lmk-workbench [--db FILE] [--screenshot DIR]
+//   lmk-workbench [--db FILE] [--explore FILE]... [--screenshot DIR]
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QFileInfo>
 #include <QSettings>
+#include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTextStream>
 
 #include <exception>
 
+#include "widgets/explorer_view.h"
 #include "widgets/main_window.h"
 #include "widgets/store_connection.h"
 
@@ -33,7 +35,12 @@ int main(int argc, char** argv) {
   const QCommandLineOption size_option(QStringLiteral("size"),
                                        QStringLiteral("window size for screenshots (1400x900)"),
                                        QStringLiteral("WxH"), QStringLiteral("1400x900"));
-  parser.addOptions({db_option, screenshot_option, size_option});
+  const QCommandLineOption explore_option(
+      QStringLiteral("explore"),
+      QStringLiteral("open a file of lmk attention --explore in the Explorer view (repeat for CLS "
+                     "and LMK of one document)"),
+      QStringLiteral("FILE"));
+  parser.addOptions({db_option, screenshot_option, size_option, explore_option});
   parser.process(app);
 
   QTextStream err(stderr);
@@ -63,6 +70,13 @@ int main(int argc, char** argv) {
     }
   }
 
+  const QStringList explore = parser.values(explore_option);
+  for (const QString& path : explore)
+    if (!QFileInfo(path).isFile()) {
+      err << "lmk-workbench: --explore " << path << ": no such file\n";
+      return 2;
+    }
+
   lmk::widgets::MainWindow window;
   if (parser.isSet(screenshot_option)) {
     const QStringList size = parser.value(size_option).split('x');
@@ -75,6 +89,11 @@ int main(int argc, char** argv) {
   }
   window.show();
   if (!db.isEmpty()) window.open_store(db);
+  if (!explore.isEmpty()) {
+    lmk::widgets::ExplorerView* explorer = window.explorer();
+    for (const QString& path : explore) explorer->open_file(path);
+    window.tabs()->setCurrentWidget(explorer);
+  }
   if (!parser.isSet(screenshot_option)) return QApplication::exec();
 
   try {

@@ -234,16 +234,16 @@ void CurvesView::redraw() {
   const bool bands =
       std::any_of(points_.begin(), points_.end(), [](const EvalPoint& p) { return p.n > 0; });
   note_->setText(
-      bands ? tr("Bands: 95 % percentile bootstrap intervals over the queries (%1 resamples); "
-                 "hollow points: fewer than %2 queries. Hover a point for its N.")
-                  .arg(resamples_)
-                  .arg(min_queries()) +
-                  (series_order_.size() > 24
-                       ? tr(" %1 series: no legend, hover a line for its name.")
-                             .arg(series_order_.size())
-                       : QString())
-            : tr("No per-query results for these runs (evaluated before lmk stored them): "
-                 "means without intervals."));
+      bands
+          ? tr("Bands: 95 % percentile bootstrap intervals over the queries (%1 resamples); "
+               "hollow points: fewer than %2 queries. Hover a point for its N.")
+                    .arg(resamples_)
+                    .arg(min_queries()) +
+                (series_order_.size() > 24 ? tr(" %1 series: no legend, hover a line for its name.")
+                                                 .arg(series_order_.size())
+                                           : QString())
+          : tr("No per-query results for these runs (evaluated before lmk stored them): "
+               "means without intervals."));
   show_plot();
 }
 
@@ -436,10 +436,10 @@ QString CurvesView::point_text(Panel panel, const QString& name, int index) cons
   for (const Curve& curve : drawn_[panel == Panel::Length ? 0 : 1]) {
     if (curve.name != name || index < 0 || index >= curve.points.size()) continue;
     const QPointF& point = curve.points[index];
-    QString text = QStringLiteral("%1\n%2 %3\n%4 %5")
-                       .arg(name, panel == Panel::Length ? tr("length") : tr("evidence position %"),
-                            QString::number(point.x(), 'g', 6), metric(),
-                            QString::number(point.y(), 'f', 4));
+    QString text =
+        QStringLiteral("%1\n%2 %3\n%4 %5")
+            .arg(name, panel == Panel::Length ? tr("length") : tr("evidence position %"),
+                 QString::number(point.x(), 'g', 6), metric(), QString::number(point.y(), 'f', 4));
     const int n = curve.n.value(index);
     if (n > 0 && std::isfinite(curve.low.value(index, kNaN))) {
       text += tr("\n95 % CI %1 – %2, N %3")

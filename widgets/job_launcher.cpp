@@ -47,10 +47,11 @@ QString last_line(const QString& text) {
   return {};
 }
 
-// Runs lmk with `arguments`; `done(exit_code, stdout, stderr)` when it ends (exit code -1: it
-// could not start, crashed, or was killed after `timeout_ms` when that is > 0).
-void run_lmk(QObject* owner, const QStringList& arguments,
-             std::function<void(int, QString, QString)> done, int timeout_ms = 0) {
+}  // namespace
+
+QProcess* run_lmk(QObject* owner, const QStringList& arguments,
+                  std::function<void(int, QString, QString)> done, int timeout_ms,
+                  const QProcessEnvironment& environment) {
   auto* process = new QProcess(owner);
   if (timeout_ms > 0)
     QTimer::singleShot(timeout_ms, process, [process] {
@@ -75,10 +76,10 @@ void run_lmk(QObject* owner, const QStringList& arguments,
         done(-1, QString(),
              QStringLiteral("cannot run %1: %2").arg(process->program(), process->errorString()));
       });
+  process->setProcessEnvironment(environment);
   process->start(lmk_program(), arguments);
+  return process;
 }
-
-}  // namespace
 
 JobLauncher::JobLauncher(QObject* parent) : QObject(parent) {
   queue_timer_ = new QTimer(this);

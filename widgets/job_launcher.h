@@ -10,8 +10,11 @@
 
 #include <QList>
 #include <QObject>
+#include <QProcessEnvironment>
 #include <QString>
 #include <QStringList>
+
+#include <functional>
 
 #include "core/jobs/executor_kind.h"
 
@@ -20,11 +23,20 @@ class QTimer;
 
 namespace lmk::widgets {
 
+// Runs the lmk CLI (lmk_program()) with `arguments`; `done(exit_code, stdout, stderr)` on
+// `owner`'s thread when it ends (exit code -1: it could not start, crashed, or was killed — after
+// `timeout_ms` when that is > 0, or by the caller through the returned process, which deletes
+// itself once done() ran).
+QProcess* run_lmk(
+    QObject* owner, const QStringList& arguments, std::function<void(int, QString, QString)> done,
+    int timeout_ms = 0,
+    const QProcessEnvironment& environment = QProcessEnvironment::systemEnvironment());
+
 struct SubmitRequest {
-  QString config;                              // the study config (TOML)
+  QString config;  // the study config (TOML)
   ExecutorKind executor = ExecutorKind::Local;
-  QString profile;                             // "": lmk's default (full)
-  QString db, dir;                             // "": the config's
+  QString profile;  // "": lmk's default (full)
+  QString db, dir;  // "": the config's
 };
 
 // What `lmk submit` says before it records anything: the study folder and the results store.

@@ -23,6 +23,7 @@
 #include "widgets/compare_view.h"
 #include "widgets/curves_view.h"
 #include "widgets/designer_view.h"
+#include "widgets/explorer_view.h"
 #include "widgets/job_monitor_view.h"
 #include "widgets/length_view.h"
 #include "widgets/needle_map_view.h"
@@ -48,10 +49,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   auto* monitor = new JobMonitorView(this);
   auto* results = new ResultsView(this);
   auto* compare = new CompareView(this);
+  explorer_ = new ExplorerView(this);
   views_ = {designer,
             monitor,
             results,
             new AttentionView(this),
+            explorer_,
             new LengthView(this),
             new CurvesView(this),
             new NeedleMapView(this),
@@ -209,11 +212,18 @@ QStringList MainWindow::save_screenshots(const QString& dir, int timeout_ms) {
     QEventLoop wait;
     QTimer timeout;
     timeout.setSingleShot(true);
-    connect(view, &StoreView::loaded, &wait, &QEventLoop::quit);
+    // A view may emit loaded() inside refresh() (nothing to read): quit() before exec() would
+    // be lost, and the wait would last the whole timeout.
+    bool loaded = false;
+    const auto connection = connect(view, &StoreView::loaded, &wait, [&] {
+      loaded = true;
+      wait.quit();
+    });
     connect(&timeout, &QTimer::timeout, &wait, &QEventLoop::quit);
     timeout.start(timeout_ms);
     view->refresh();
-    wait.exec();
+    if (!loaded) wait.exec();
+    disconnect(connection);
     QApplication::processEvents();
     QString name = view->title().toLower();
     name.replace(QRegularExpression(QStringLiteral("[^a-z0-9]+")), QStringLiteral("-"));

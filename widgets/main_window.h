@@ -1,6 +1,7 @@
 #pragma once
 
-// The workbench's window: one tab per view (designer, jobs, results, attention, lengths, curves),
+// The workbench's window: one tab per view (designer, jobs, results, attention, explorer, lengths,
+// curves, needle map, compare),
 // File menu (open a store, recent stores, export the current view), settings in QSettings.
 
 #include <QMainWindow>
@@ -15,6 +16,7 @@ class QTimer;
 
 namespace lmk::widgets {
 
+class ExplorerView;
 class StoreView;
 
 class MainWindow : public QMainWindow {
@@ -30,6 +32,7 @@ class MainWindow : public QMainWindow {
   // The views, in tab order.
   const std::vector<StoreView*>& views() const { return views_; }
   QTabWidget* tabs() const { return tabs_; }
+  ExplorerView* explorer() const { return explorer_; }
 
   // Renders every view to DIR/NN-title.png once its data is loaded (lmk-workbench --screenshot);
   // returns the files written. Throws std::runtime_error when a file cannot be written.
@@ -53,6 +56,7 @@ class MainWindow : public QMainWindow {
   QTabWidget* tabs_ = nullptr;
   QMenu* recent_menu_ = nullptr;
   std::vector<StoreView*> views_;
+  ExplorerView* explorer_ = nullptr;
   // The store file grows while runs write: views refresh when it changes (WAL included).
   QFileSystemWatcher* watcher_ = nullptr;
   QTimer* refresh_timer_ = nullptr;

@@ -180,7 +180,8 @@ void NeedleMapView::redraw() {
     y_axis->setRangeReversed(true);  // shortest on top
     auto depth_ticks = QSharedPointer<QCPAxisTickerText>::create();
     for (int c = 0; c < columns; ++c)
-      if (columns <= 11 || c % 2 == 0) depth_ticks->addTick(depths_[c], QString::number(depths_[c]));
+      if (columns <= 11 || c % 2 == 0)
+        depth_ticks->addTick(depths_[c], QString::number(depths_[c]));
     x_axis->setTicker(depth_ticks);
     x_axis->setRange(depths_.front() - step / 2, depths_.back() + step / 2);
     auto length_ticks = QSharedPointer<QCPAxisTickerText>::create();
@@ -199,8 +200,8 @@ void NeedleMapView::redraw() {
                    rows > 1 ? QCPRange(0, rows - 1) : QCPRange(-0.5, 0.5));
     panel.counts = QVector<QVector<QCPItemText*>>(rows, QVector<QCPItemText*>(columns, nullptr));
     for (int r = 0; r < rows; ++r) {
-      const auto length = std::find(run.map.lengths.begin(), run.map.lengths.end(),
-                                    lengths_[r].toStdString());
+      const auto length =
+          std::find(run.map.lengths.begin(), run.map.lengths.end(), lengths_[r].toStdString());
       for (int c = 0; c < columns; ++c) {
         const int d = depth_index(run.map.depths, depths_[c]);
         const CellSummary* cell =
@@ -227,8 +228,7 @@ void NeedleMapView::redraw() {
   figure->plotLayout()->addElement(1, static_cast<int>(shown_.size()), color_scale_);
   if (runs_.size() > shown_.size()) {
     auto* more = new QCPTextElement(
-        figure,
-        tr("%1 of %2 runs shown (CLS and LMK first)").arg(shown_.size()).arg(runs_.size()),
+        figure, tr("%1 of %2 runs shown (CLS and LMK first)").arg(shown_.size()).arg(runs_.size()),
         small);
     figure->plotLayout()->addElement(2, 0, more);
   }
@@ -268,8 +268,7 @@ QString NeedleMapView::describe(int panel, int row, int column) const {
                      .arg(run.run_id)
                      .arg(run.pooling, lengths_[row])
                      .arg(depths_[column]);
-  if (length == run.map.lengths.end() || d < 0)
-    return text + tr("\nno queries");
+  if (length == run.map.lengths.end() || d < 0) return text + tr("\nno queries");
   const CellSummary& cell =
       run.map.cells[static_cast<size_t>(length - run.map.lengths.begin())][static_cast<size_t>(d)];
   if (cell.n == 0) return text + tr("\nno queries");

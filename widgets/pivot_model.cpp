@@ -184,7 +184,8 @@ QVariant PivotModel::data(const QModelIndex& index, int role) const {
   const bool compared = !comparison.columns.empty();
   const auto r = static_cast<size_t>(row), c = static_cast<size_t>(column);
   const lmk::CellSummary* cell = compared ? &comparison.cells[r][c] : nullptr;
-  const bool highest = compared && c < best_rows_.size() && best_rows_[c] == r && !std::isnan(value);
+  const bool highest =
+      compared && c < best_rows_.size() && best_rows_[c] == r && !std::isnan(value);
   const bool best = highest && best_significant_[c];
   const bool tied_best = highest && !best && comparison.rows.size() > 1;
   switch (role) {

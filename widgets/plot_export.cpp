@@ -7,6 +7,9 @@
 #include <QFileInfo>
 #include <QLocale>
 #include <QMessageBox>
+#include <QPageSize>
+#include <QPainter>
+#include <QPdfWriter>
 #include <QSaveFile>
 #include <QSettings>
 #include <QSvgGenerator>
@@ -69,6 +72,41 @@ void export_plot(QCustomPlot* plot, const QString& path, int width, int height) 
     fail(path, QStringLiteral("unknown plot format '%1' (use .png, .pdf or .svg)").arg(suffix));
   }
   if (!written) fail(path, QStringLiteral("cannot write the %1 file").arg(suffix.toUpper()));
+}
+
+void export_widget(QWidget* widget, const QString& path) {
+  const QString suffix = QFileInfo(path).suffix().toLower();
+  if (suffix == QLatin1String("png")) {
+    if (!widget->grab().save(path, "PNG")) fail(path, QStringLiteral("cannot write the PNG file"));
+    return;
+  }
+  if (suffix == QLatin1String("pdf")) {
+    QPdfWriter writer(path);
+    writer.setTitle(QFileInfo(path).completeBaseName());
+    writer.setCreator(QStringLiteral("Landmark Workbench"));
+    writer.setPageSize(QPageSize(widget->size(), QPageSize::Point));
+    writer.setPageMargins(QMarginsF(0, 0, 0, 0));
+    writer.setResolution(72);  // one widget pixel per point
+    QPainter painter;
+    if (!painter.begin(&writer)) fail(path, QStringLiteral("cannot write the PDF file"));
+    widget->render(&painter);
+    painter.end();
+  } else if (suffix == QLatin1String("svg")) {
+    QSvgGenerator generator;
+    generator.setFileName(path);
+    generator.setSize(widget->size());
+    generator.setViewBox(widget->rect());
+    generator.setTitle(QFileInfo(path).completeBaseName());
+    generator.setDescription(QStringLiteral("Landmark Workbench view"));
+    QPainter painter;
+    if (!painter.begin(&generator)) fail(path, QStringLiteral("cannot write the SVG file"));
+    widget->render(&painter);
+    painter.end();
+  } else {
+    fail(path, QStringLiteral("unknown image format '%1' (use .png, .pdf or .svg)").arg(suffix));
+  }
+  if (QFileInfo(path).size() <= 0)
+    fail(path, QStringLiteral("cannot write the %1 file").arg(suffix.toUpper()));
 }
 
 QString plot_file_filters() {

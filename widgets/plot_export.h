@@ -18,6 +18,11 @@ namespace lmk::widgets {
 // for another suffix or when the file cannot be written.
 void export_plot(QCustomPlot* plot, const QString& path, int width = 0, int height = 0);
 
+// Writes what `widget` shows (with its children) to `path`: .png as pixels, .pdf and .svg as
+// vector drawings where the widgets paint vectors (text stays text). Throws std::runtime_error
+// naming the path for another suffix or when the file cannot be written.
+void export_widget(QWidget* widget, const QString& path);
+
 // The file-dialog filters of export_plot's formats ("PNG image (*.png);;…").
 QString plot_file_filters();
 

@@ -4,6 +4,9 @@
 // the real lmk study builds), so that a test may write to its own: a plain copy, and one with a
 // second experiment.
 
+#include <QDir>
+#include <QDirIterator>
+#include <QFileInfo>
 #include <QSqlDatabase>
 #include <QSqlError>
 #include <QSqlQuery>
@@ -11,6 +14,14 @@
 #include <QtTest>
 
 namespace lmk::widgets::testing {
+
+// A fine-tuned model folder of the fixture study ("lmk-32", "cls", ...); empty when none.
+inline QString fixture_model(const QString& pooling) {
+  QDirIterator it(QFileInfo(QStringLiteral(LMK_WORKBENCH_STUDY_DB)).absolutePath() +
+                      QStringLiteral("/finetune/") + pooling,
+                  {QStringLiteral("last")}, QDir::Dirs, QDirIterator::Subdirectories);
+  return it.hasNext() ? it.next() : QString();
+}
 
 // Copies the fixture store to `path` through SQLite (VACUUM INTO: what its WAL holds
 // included), in WAL mode as the core writes stores; the test stops when it cannot.

@@ -130,6 +130,44 @@ class MainWindowTest : public QObject {
     }
   }
 
+  // lmk-workbench --explore FILE --screenshot DIR, no store: the explorer shows the file (the
+  // README's explorer picture); views without a store do not hold the screenshots up (the Results
+  // view hung when hidden with no store open).
+  void screenshot_mode_shows_explorer_files_without_a_store() {
+    QTemporaryDir dir;
+    const QString model = lmk::widgets::testing::fixture_model(QStringLiteral("lmk-32"));
+    QVERIFY(!model.isEmpty());
+    const QString file = dir.filePath("doc.lmkattn");
+    QProcess lmk;
+    lmk.start(lmk::widgets::lmk_program(),
+              {"attention", "--model", model, "--explore", file, "--text",
+               "The explorer shows where every landmark looks. Two sentences, one query.",
+               "--query", "one query"});
+    QVERIFY(lmk.waitForFinished(120000));
+    QVERIFY2(lmk.exitCode() == 0, lmk.readAllStandardError().constData());
+    QProcess workbench;
+    workbench.start(
+        QString(LMK_BINARY_DIR) + "/app/lmk-workbench",
+        {"--explore", file, "--screenshot", dir.filePath("shots"), "--size", "1000x700"});
+    QVERIFY(workbench.waitForFinished(60000));
+    QCOMPARE(workbench.exitCode(), 0);
+    const QStringList files =
+        QString::fromUtf8(workbench.readAllStandardOutput()).split('\n', Qt::SkipEmptyParts);
+    const QStringList explorer = files.filter("explorer.png");
+    QCOMPARE(explorer.size(), 1);
+    const QImage image(explorer.front());
+    QSet<QRgb> colours;
+    for (int y = 0; y < image.height(); y += 5)
+      for (int x = 0; x < image.width(); x += 5) colours.insert(image.pixel(x, y));
+    QVERIFY2(colours.size() > 20, qPrintable(QString::number(colours.size())));
+
+    workbench.start(QString(LMK_BINARY_DIR) + "/app/lmk-workbench",
+                    {"--explore", dir.filePath("missing.lmkattn"), "--screenshot", dir.path()});
+    QVERIFY(workbench.waitForFinished(60000));
+    QCOMPARE(workbench.exitCode(), 2);
+    QVERIFY(QString::fromUtf8(workbench.readAllStandardError()).contains("missing.lmkattn"));
+  }
+
   void screenshot_mode_rejects_a_missing_store_with_exit_code_2() {
     QTemporaryDir dir;
     QProcess workbench;

@@ -591,10 +591,11 @@ class PlotsTest : public QObject {
       std::sort(lengths.begin(), lengths.end(),
                 [](const QString& a, const QString& b) { return a.toLongLong() < b.toLongLong(); });
       QList<int> depths;
-      for (const QString& d : strings("SELECT DISTINCT CAST(ROUND(evidence_position * 10) AS "
-                                      "INTEGER) FROM eval_queries WHERE dataset = ? AND run_id IN " +
-                                          in,
-                                      {dataset}))
+      for (const QString& d :
+           strings("SELECT DISTINCT CAST(ROUND(evidence_position * 10) AS "
+                   "INTEGER) FROM eval_queries WHERE dataset = ? AND run_id IN " +
+                       in,
+                   {dataset}))
         depths << d.toInt();
       std::sort(depths.begin(), depths.end());
       int checked = 0;
@@ -849,11 +850,10 @@ class PlotsTest : public QObject {
     LengthView lengths;
     CurvesView curves;
     NeedleMapView map;
-    const std::pair<PlotView*, QString> views[] = {
-        {&attention, "No attention profiles"},
-        {&lengths, "No document-length statistics"},
-        {&curves, "No evaluation results"},
-        {&map, "No per-query results with lengths"}};
+    const std::pair<PlotView*, QString> views[] = {{&attention, "No attention profiles"},
+                                                   {&lengths, "No document-length statistics"},
+                                                   {&curves, "No evaluation results"},
+                                                   {&map, "No per-query results with lengths"}};
     for (const auto& [view, text] : views) {
       QVERIFY(loads(*view, [&] { view->set_store(path); }));
       QVERIFY2(view->message().startsWith(text), qPrintable(view->message()));

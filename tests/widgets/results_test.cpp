@@ -480,7 +480,7 @@ class ResultsTest : public QObject {
     wait_pivot(view, [&] { view.set_pivot_rows(PivotRows::Variant); });
     const lmk::widgets::PivotModel* pivot = view.pivot_model();
     QCOMPARE(pivot->table().baseline, QString("cls"));  // the CLS row until one is chosen
-    const QString column = "manpages-passages";  // one evaluation length: the dataset
+    const QString column = "manpages-passages";         // one evaluation length: the dataset
     const int row = pivot->table().rows.indexOf("lmk-32");
     const int col = pivot->table().columns.indexOf(column) + 1;
     QVERIFY(row >= 0 && col > 0);

@@ -1,0 +1,230 @@
+#pragma once
+
+// The attention explorer: one document and one model, token by token. Pick a model folder (or
+// an evaluation run of the open store, which brings its pooling and its dataset's test
+// queries), a pooling, a document (a file, pasted text, or a query's target document) and a
+// query; the view runs `lmk attention --explore` as a child process (the GUI keeps no ML code),
+// with progress and cancel, and shows:
+// - the text coloured by the attention of the pooling tokens (all of them, one landmark or a
+//   range), inserted tokens as boxes, pooling tokens outlined, the query's evidence framed;
+// - an overview strip of the whole document per pooling (CLS and LMK on one scale), click to
+//   jump; the part on screen framed;
+// - a layer × head grid of position profiles (global layers marked), click to switch;
+// - with a query, each pooling token's similarity to it along the document, and the target's
+//   rank in the store's evaluation of that run; with a token selected, which pooling tokens
+//   attend to it.
+// Files of `lmk attention --explore` open directly (File… button, lmk-workbench --explore).
+
+#include <QString>
+#include <QStringList>
+
+#include <functional>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "core/eval/document_attention.h"
+#include "widgets/explorer_data.h"
+#include "widgets/store_view.h"
+
+class QCheckBox;
+class QComboBox;
+class QCustomPlot;
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QProcess;
+class QProgressBar;
+class QPushButton;
+class QSpinBox;
+class QStackedWidget;
+class QTemporaryDir;
+class QTimer;
+class QElapsedTimer;
+
+namespace lmk::widgets {
+
+class LayerHeadGrid;
+class OverviewStrip;
+class TokenTextView;
+
+// What one computation asks lmk for.
+struct ExplorerRequest {
+  QString model;            // model folder
+  QString pooling = "lmk";  // cls | lmk | multicls | mean
+  int granularity = 0;      // 0: the folder's
+  QString layers = "last";  // layers whose per-pooling-token rows are kept
+  // The document: a file, a text, or a document of a corpus (jsonl) by id.
+  QString document_file, text, corpus, doc_id;
+  QString query;                  // "": none
+  double evidence_position = -1;  // the dataset's, for the evidence mark when the query's text
+                                  // is not in the document
+  bool with_cls = false;          // also compute CLS for the side-by-side overview
+};
+
+class ExplorerView : public StoreView {
+  Q_OBJECT
+ public:
+  explicit ExplorerView(QWidget* parent = nullptr);
+  ~ExplorerView() override;
+
+  QString title() const override { return tr("Explorer"); }
+  // Lists the store's evaluation runs (model, pooling, dataset) to pick from.
+  void set_store(const QString& db_path) override;
+  // Loads the store again; emits loaded() once files being opened are shown too.
+  void refresh() override;
+
+  // lmk's arguments for one pooling of `request` (the text of a pasted document goes through
+  // `text_file`, written by the caller).
+  static QStringList arguments(const ExplorerRequest& request, const QString& pooling,
+                               const QString& out, const QString& text_file);
+  // The request the controls describe.
+  ExplorerRequest request() const;
+  void set_request(const ExplorerRequest& request);
+  // Runs the request (the controls' when none is given); finished() when every pooling is shown
+  // or on the first error. A request the view can already refuse (no model, no text) finishes at
+  // once with the reason.
+  void compute();
+  void compute(const ExplorerRequest& request);
+  // Stops the running computation; what is shown stays.
+  void cancel();
+  bool busy() const;
+  // Opens a file of lmk attention --explore (off the GUI thread); document_shown() once shown,
+  // finished(false, reason) when it cannot be read.
+  void open_file(const QString& path);
+
+  // What is shown.
+  int result_count() const { return static_cast<int>(results_.size()); }
+  const DocumentAttention& result(int index) const { return *results_[static_cast<size_t>(index)]; }
+  int shown_result() const { return shown_; }
+  void show_result(int index);
+  const ExplorerSelection& selection() const { return selection_; }
+  void set_layer_head(int64_t layer, int64_t head);
+  // Pooling tokens first..last (indices into pooling_positions; -1: all).
+  void set_rows(int64_t first, int64_t last);
+  void set_log_scale(bool log);
+  void set_skip_sink(bool skip);
+  // Selects an input position: the token plot shows which pooling tokens attend to it.
+  void select_position(int64_t position);
+  // Scrolls the text to a fraction of the document (what a click on the overview does).
+  void jump_to_fraction(double fraction);
+  // The message line (errors, notices such as truncation) and the status of the computation.
+  QString message() const;
+  QString notice() const;
+  // The evidence's byte range in the shown document ({-1, -1}: none).
+  std::pair<int64_t, int64_t> evidence() const { return evidence_; }
+  // The similarity curve as plotted: x (fraction of the text) and y per pooling token.
+  std::vector<std::pair<double, double>> similarity_points() const;
+  // The "attention to the selected token" curve as plotted (y per pooling token).
+  std::vector<double> token_attention_points() const;
+  QString rank_text() const;
+
+  TokenTextView* text_view() const { return text_; }
+  OverviewStrip* overview() const { return overview_; }
+  LayerHeadGrid* grid() const { return grid_; }
+
+  // Writes the view (.png, .pdf, .svg) or the numbers of the shown result (.csv); throws
+  // std::runtime_error naming the path.
+  void export_to(const QString& path);
+
+ signals:
+  // A computation or a file open ended: ok, or the reason it did not.
+  void finished(bool ok, const QString& message);
+  // A new result is on screen.
+  void document_shown();
+
+ private:
+  // The document sources, in the order of the source combo box.
+  enum Source { kFile = 0, kPasted = 1, kTarget = 2 };
+  struct EvalRun {
+    qint64 id = 0;
+    QString name, model, pooling, dataset, split;
+    int granularity = 0;
+  };
+
+  void build_controls();
+  void start_next();
+  void fail(const QString& message);
+  // Shows a result: one of a computation replaces what its computation did not compute; a file
+  // joins the results of the same text and model.
+  void install(std::shared_ptr<DocumentAttention> d, bool computed);
+  void redraw();
+  void redraw_overview();
+  void redraw_plots();
+  void update_controls_for_result();
+  void update_window();
+  void choose_run(int index);
+  void choose_part(int index);
+  void choose_query(int index);
+  void look_up_rank();
+  // A file read: the document, or the reason it cannot be read.
+  using ReadResult = std::pair<std::shared_ptr<DocumentAttention>, QString>;
+  // Reads an explorer file off the GUI thread; done() on the GUI thread.
+  void read_file(const QString& path, std::function<void(const ReadResult&)> done);
+  void file_load_done();
+  void export_with_dialog();
+
+  // Controls.
+  QComboBox* run_ = nullptr;
+  QLineEdit* model_ = nullptr;
+  QComboBox* pooling_ = nullptr;
+  QSpinBox* granularity_ = nullptr;
+  QLineEdit* layers_ = nullptr;
+  QComboBox* source_ = nullptr;
+  QStackedWidget* source_pages_ = nullptr;
+  QLineEdit* document_file_ = nullptr;
+  QPlainTextEdit* pasted_ = nullptr;
+  QComboBox* part_ = nullptr;
+  QComboBox* query_choice_ = nullptr;
+  QLineEdit* query_ = nullptr;
+  QCheckBox* with_cls_ = nullptr;
+  QPushButton* run_button_ = nullptr;
+  QPushButton* cancel_button_ = nullptr;
+  QProgressBar* progress_ = nullptr;
+  QLabel* message_ = nullptr;
+  QLabel* notice_ = nullptr;
+  // Selection controls.
+  QComboBox* shown_choice_ = nullptr;
+  QSpinBox* layer_ = nullptr;
+  QComboBox* head_ = nullptr;
+  QSpinBox* first_row_ = nullptr;
+  QSpinBox* last_row_ = nullptr;
+  QComboBox* scale_ = nullptr;
+  QCheckBox* skip_sink_ = nullptr;
+  QLabel* sink_ = nullptr;
+  QLabel* rank_ = nullptr;
+  // The picture.
+  TokenTextView* text_ = nullptr;
+  OverviewStrip* overview_ = nullptr;
+  LayerHeadGrid* grid_ = nullptr;
+  QCustomPlot* similarity_plot_ = nullptr;
+  QCustomPlot* token_plot_ = nullptr;
+  QWidget* picture_ = nullptr;
+
+  // State.
+  std::vector<EvalRun> runs_;
+  std::vector<ExplorerQuery> queries_;
+  std::vector<std::shared_ptr<DocumentAttention>> results_;
+  bool results_replaced_ = false;  // the running computation's first result is shown
+  int shown_ = -1;
+  ExplorerSelection selection_;
+  int64_t selected_position_ = -1;
+  std::pair<int64_t, int64_t> evidence_{-1, -1};
+  double evidence_position_ = -1;
+  QString rank_text_;
+  // The running computation.
+  ExplorerRequest running_;
+  QStringList queue_;  // poolings still to compute
+  QProcess* process_ = nullptr;
+  QString process_err_;
+  bool cancelled_ = false;
+  std::unique_ptr<QTemporaryDir> scratch_;
+  QTimer* tick_ = nullptr;
+  std::unique_ptr<QElapsedTimer> clock_;
+  int pending_files_ = 0;
+  bool loaded_due_ = false;
+  int computation_ = 0;  // counts computations: a file read of a cancelled one is dropped
+  bool updating_controls_ = false;
+};
+
+}  // namespace lmk::widgets

@@ -1,0 +1,442 @@
+// The attention explorer's picture: what a result shows, the plots, the target's rank and the
+// exports (widgets/explorer_view.h; the controls and the computation are in explorer_view.cpp).
+#include <qcustomplot.h>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
+#include <QMessageBox>
+#include <QSettings>
+#include <QSpinBox>
+#include <QSqlError>
+#include <QSqlQuery>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "widgets/explorer_panels.h"
+#include "widgets/explorer_text.h"
+#include "widgets/explorer_view.h"
+#include "widgets/plot_export.h"
+#include "widgets/plot_view.h"
+#include "widgets/store_connection.h"
+
+namespace lmk::widgets {
+namespace {
+
+constexpr int kOverviewBins = 480;
+constexpr int kMaxResults = 4;  // poolings of one document side by side
+
+QString result_label(const DocumentAttention& d) {
+  QString label = QString::fromStdString(d.pooling);
+  if (d.granularity > 0 && d.pooling != "cls" && d.pooling != "mean")
+    label += QStringLiteral(" g=%1").arg(d.granularity);
+  return label;
+}
+
+}  // namespace
+
+// ---- showing
+
+void ExplorerView::install(std::shared_ptr<DocumentAttention> d, bool computed) {
+  // A new computation replaces what was shown; a file joins the results of the same text
+  // (CLS beside LMK), replacing one of the same pooling and granularity.
+  if (computed && !results_replaced_) {
+    results_.clear();
+    results_replaced_ = true;
+  } else {
+    for (auto it = results_.begin(); it != results_.end();) {
+      const bool other_text = (*it)->text != d->text || (*it)->model != d->model;
+      const bool same_kind = (*it)->pooling == d->pooling && (*it)->granularity == d->granularity;
+      it = (other_text || same_kind) ? results_.erase(it) : it + 1;
+    }
+    while (static_cast<int>(results_.size()) >= kMaxResults) results_.erase(results_.begin());
+  }
+  results_.push_back(std::move(d));
+  // The text shows the first pooling that is not CLS (the one asked for), else CLS.
+  int shown = 0;
+  for (size_t i = 0; i < results_.size(); ++i)
+    if (results_[i]->pooling != "cls") {
+      shown = static_cast<int>(i);
+      break;
+    }
+  const DocumentAttention& r = *results_[static_cast<size_t>(shown)];
+  evidence_ = evidence_span(r.text, r.query, evidence_position_);
+  shown_ = -1;
+  show_result(shown);
+  if (!db_path_.isEmpty()) look_up_rank();
+  emit document_shown();
+}
+
+void ExplorerView::show_result(int index) {
+  if (index < 0 || index >= result_count()) return;
+  const int shown_before = shown_;
+  const bool same_document = shown_ >= 0 && result(shown_).text == result(index).text;
+  shown_ = index;
+  const DocumentAttention& d = result(index);
+  if (!same_document) evidence_ = evidence_span(d.text, d.query, evidence_position_);
+  // The same text through another pooling: stay at the same place of the text.
+  const double keep =
+      same_document && shown_before >= 0
+          ? position_fraction(result(shown_before), text_->visible_positions().first)
+          : -1;
+  selection_.layer = std::clamp<int64_t>(selection_.layer, 0, d.layers - 1);
+  if (!same_document) selection_.layer = d.layers - 1;
+  selection_.head = std::clamp<int64_t>(selection_.head, -1, d.heads - 1);
+  selection_.first_row = selection_.last_row = -1;
+  selected_position_ = -1;
+  text_->set_document(&d);
+  grid_->set_document(&d, skip_sink_->isChecked());
+  grid_->resize(grid_->sizeHint());
+  update_controls_for_result();
+  if (keep > 0) text_->scroll_to_position(position_at_fraction(d, keep));
+  QString notice;
+  if (d.truncated)
+    notice = tr("The document has %1 tokens; the model read %2 inputs of it (truncated at its "
+                "position table).")
+                 .arg(d.content_tokens)
+                 .arg(d.length());
+  notice_->setText(notice);
+  redraw();
+}
+
+void ExplorerView::update_controls_for_result() {
+  updating_controls_ = true;
+  shown_choice_->clear();
+  for (const auto& r : results_) shown_choice_->addItem(result_label(*r));
+  shown_choice_->setCurrentIndex(shown_);
+  const DocumentAttention& d = result(shown_);
+  layer_->setRange(0, static_cast<int>(d.layers - 1));
+  layer_->setValue(static_cast<int>(selection_.layer));
+  head_->clear();
+  head_->addItem(tr("mean over heads"));
+  for (int64_t h = 0; h < d.heads; ++h) head_->addItem(tr("head %1").arg(h));
+  head_->setCurrentIndex(static_cast<int>(selection_.head + 1));
+  const auto pooling = static_cast<int>(d.pooling_positions.size());
+  first_row_->setRange(0, pooling);
+  last_row_->setRange(0, pooling);
+  first_row_->setValue(static_cast<int>(selection_.first_row + 1));
+  last_row_->setValue(static_cast<int>(selection_.last_row + 1));
+  updating_controls_ = false;
+}
+
+void ExplorerView::set_layer_head(int64_t layer, int64_t head) {
+  if (shown_ < 0) return;
+  const DocumentAttention& d = result(shown_);
+  selection_.layer = std::clamp<int64_t>(layer, 0, d.layers - 1);
+  selection_.head = std::clamp<int64_t>(head, -1, d.heads - 1);
+  update_controls_for_result();
+  redraw();
+}
+
+void ExplorerView::set_rows(int64_t first, int64_t last) {
+  if (shown_ < 0) return;
+  const auto pooling = static_cast<int64_t>(result(shown_).pooling_positions.size());
+  if (first < 0 || first >= pooling) {
+    selection_.first_row = selection_.last_row = -1;
+  } else {
+    selection_.first_row = first;
+    selection_.last_row = std::clamp<int64_t>(last, first, pooling - 1);
+  }
+  update_controls_for_result();
+  redraw();
+}
+
+void ExplorerView::set_log_scale(bool log) {
+  if (scale_->currentIndex() != (log ? 1 : 0)) {
+    scale_->setCurrentIndex(log ? 1 : 0);  // comes back here
+    return;
+  }
+  redraw();
+}
+
+void ExplorerView::set_skip_sink(bool skip) {
+  if (skip_sink_->isChecked() != skip) {
+    skip_sink_->setChecked(skip);
+    return;
+  }
+  if (shown_ >= 0) grid_->set_document(&result(shown_), skip);
+  redraw();
+}
+
+void ExplorerView::select_position(int64_t position) {
+  selected_position_ = position;
+  text_->set_selected_position(position);
+  redraw_plots();
+}
+
+void ExplorerView::jump_to_fraction(double fraction) {
+  if (shown_ < 0) return;
+  text_->scroll_to_position(position_at_fraction(result(shown_), fraction));
+}
+
+QString ExplorerView::message() const {
+  return message_->text();
+}
+QString ExplorerView::notice() const {
+  return notice_->text();
+}
+QString ExplorerView::rank_text() const {
+  return rank_text_;
+}
+
+void ExplorerView::redraw() {
+  if (shown_ < 0) {
+    text_->set_document(nullptr);
+    grid_->set_document(nullptr, true);
+    overview_->set_rows({}, false);
+    sink_->clear();
+    redraw_plots();
+    return;
+  }
+  const DocumentAttention& d = result(shown_);
+  QString why;
+  std::vector<float> weights = selection_weights(d, selection_, &why);
+  ColourScale scale;
+  scale.max = max_weight(weights, skip_sink_->isChecked());
+  scale.log = scale_->currentIndex() == 1;
+  text_->set_weights(std::move(weights), scale);
+  text_->set_selected_rows(why.isEmpty() ? selection_.first_row : -1,
+                           why.isEmpty() ? selection_.last_row : -1);
+  text_->set_evidence(evidence_);
+  grid_->set_current(selection_.layer, selection_.head);
+  const float sink = d.sink_share(selection_.layer, selection_.head);
+  sink_->setText(
+      tr("Attention sink: %1 % of layer %2's attention (%3) goes to position 0 (%4).")
+          .arg(100.0 * sink, 0, 'f', 1)
+          .arg(selection_.layer)
+          .arg(selection_.head < 0 ? tr("mean over heads") : tr("head %1").arg(selection_.head))
+          .arg(QString::fromStdString(d.tokens.empty() ? "" : d.tokens[0])));
+  QString notice = d.truncated ? notice_->text().section(QLatin1Char('\n'), 0, 0) : QString();
+  if (!why.isEmpty()) notice = notice.isEmpty() ? why : notice + QLatin1Char('\n') + why;
+  notice_->setText(notice);
+  redraw_overview();
+  redraw_plots();
+}
+
+void ExplorerView::redraw_overview() {
+  std::vector<OverviewStrip::Row> rows;
+  for (int i = 0; i < result_count(); ++i) {
+    const DocumentAttention& r = result(i);
+    ExplorerSelection selection = selection_;
+    if (i != shown_) selection.first_row = selection.last_row = -1;
+    rows.push_back({result_label(r) + (i == shown_ ? QStringLiteral(" ◂") : QString()),
+                    fraction_bins(r, selection_weights(r, selection), kOverviewBins,
+                                  skip_sink_->isChecked())});
+  }
+  overview_->set_rows(std::move(rows), scale_->currentIndex() == 1);
+  const DocumentAttention& d = result(shown_);
+  overview_->set_evidence(evidence_.first >= 0 && !d.text.empty()
+                              ? static_cast<double>(evidence_.first) /
+                                    static_cast<double>(d.text.size())
+                              : -1);
+  update_window();
+}
+
+void ExplorerView::update_window() {
+  if (shown_ < 0) return;
+  const auto [first, last] = text_->visible_positions();
+  const DocumentAttention& d = result(shown_);
+  if (first < 0) return;
+  const double to = last + 1 < d.length() ? position_fraction(d, last + 1) : 1.0;
+  overview_->set_window(position_fraction(d, first), to);
+}
+
+std::vector<std::pair<double, double>> ExplorerView::similarity_points() const {
+  std::vector<std::pair<double, double>> points;
+  if (shown_ < 0) return points;
+  const DocumentAttention& d = result(shown_);
+  for (size_t r = 0; r < d.query_similarity.size() && r < d.pooling_positions.size(); ++r)
+    points.emplace_back(position_fraction(d, d.pooling_positions[r]), d.query_similarity[r]);
+  return points;
+}
+
+std::vector<double> ExplorerView::token_attention_points() const {
+  std::vector<double> out;
+  if (token_plot_->graphCount() == 0) return out;
+  for (auto it = token_plot_->graph(0)->data()->constBegin();
+       it != token_plot_->graph(0)->data()->constEnd(); ++it)
+    out.push_back(it->value);
+  return out;
+}
+
+void ExplorerView::redraw_plots() {
+  const auto set_title = [](QCustomPlot* plot, const QString& text) {
+    if (auto* title = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(0, 0)))
+      title->setText(text);
+  };
+  similarity_plot_->clearGraphs();
+  similarity_plot_->clearItems();
+  token_plot_->clearGraphs();
+  token_plot_->clearItems();
+  if (shown_ < 0) {
+    set_title(similarity_plot_, tr("No document"));
+    set_title(token_plot_, QString());
+    similarity_plot_->replot();
+    token_plot_->replot();
+    return;
+  }
+  const DocumentAttention& d = result(shown_);
+  const double evidence =
+      evidence_.first >= 0 && !d.text.empty()
+          ? static_cast<double>(evidence_.first) / static_cast<double>(d.text.size())
+          : -1;
+  const auto mark_evidence = [evidence](QCustomPlot* plot) {
+    if (evidence < 0) return;
+    auto* line = new QCPItemStraightLine(plot);
+    line->point1->setCoords(evidence, 0);
+    line->point2->setCoords(evidence, 1);
+    line->setPen(QPen(QColor(44, 160, 44), 1.5, Qt::DashLine));
+  };
+  // The query's similarity to each pooling token's state along the document.
+  const auto points = similarity_points();
+  if (points.empty()) {
+    set_title(similarity_plot_, d.query.empty() ? tr("No query: enter one to see which pooling "
+                                                     "token's state is nearest to it")
+                                                : tr("No similarities in this file"));
+  } else {
+    QVector<double> x, y;
+    size_t best = 0;
+    for (size_t i = 0; i < points.size(); ++i) {
+      x << points[i].first;
+      y << points[i].second;
+      if (points[i].second > points[best].second) best = i;
+    }
+    QCPGraph* graph = similarity_plot_->addGraph();
+    graph->setData(x, y, true);
+    graph->setPen(QPen(series_color(0), 1.2));
+    graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 4));
+    graph->setSelectable(QCP::stSingleData);
+    QCPGraph* top = similarity_plot_->addGraph();
+    top->setData(QVector<double>{points[best].first}, QVector<double>{points[best].second});
+    top->setLineStyle(QCPGraph::lsNone);
+    top->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, QColor(214, 39, 40), 8));
+    if (std::isfinite(d.pooled_similarity)) {
+      auto* pooled = new QCPItemStraightLine(similarity_plot_);
+      pooled->point1->setCoords(0, d.pooled_similarity);
+      pooled->point2->setCoords(1, d.pooled_similarity);
+      pooled->setPen(QPen(QColor(127, 127, 127), 1, Qt::DashLine));
+    }
+    mark_evidence(similarity_plot_);
+    similarity_plot_->xAxis->setRange(0, 1);
+    similarity_plot_->yAxis->rescale();
+    similarity_plot_->yAxis->scaleRange(1.15);
+    set_title(similarity_plot_, tr("Query vs each pooling token: best #%1 (%2) at %3 % · pooled %4")
+                                    .arg(best)
+                                    .arg(points[best].second, 0, 'f', 3)
+                                    .arg(100 * points[best].first, 0, 'f', 0)
+                                    .arg(d.pooled_similarity, 0, 'f', 3));
+  }
+  // Which pooling tokens attend to the selected token.
+  if (selected_position_ < 0) {
+    set_title(token_plot_, tr("Click a token: which pooling tokens attend to it"));
+  } else {
+    const std::vector<float> column =
+        attention_to_position(d, selection_.layer, selected_position_);
+    const QString token = QString::fromStdString(d.tokens[static_cast<size_t>(selected_position_)]);
+    if (column.empty()) {
+      set_title(token_plot_, tr("'%1': each pooling token's attention is kept for layer(s) %2")
+                                 .arg(token, row_layers_text(d)));
+    } else {
+      QVector<double> x, y;
+      for (size_t r = 0; r < column.size(); ++r) {
+        x << position_fraction(d, d.pooling_positions[r]);
+        y << column[r];
+      }
+      QCPGraph* graph = token_plot_->addGraph();
+      graph->setData(x, y, true);
+      graph->setPen(QPen(series_color(1), 1.2));
+      graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 4));
+      auto* here = new QCPItemStraightLine(token_plot_);
+      const double at = position_fraction(d, selected_position_);
+      here->point1->setCoords(at, 0);
+      here->point2->setCoords(at, 1);
+      here->setPen(QPen(series_color(0), 1.5));
+      token_plot_->xAxis->setRange(0, 1);
+      token_plot_->yAxis->rescale();
+      token_plot_->yAxis->scaleRange(1.15);
+      set_title(token_plot_, tr("Attention to '%1' (position %2) from each pooling token, layer %3")
+                                 .arg(token)
+                                 .arg(selected_position_)
+                                 .arg(selection_.layer));
+    }
+    mark_evidence(token_plot_);
+  }
+  similarity_plot_->replot();
+  token_plot_->replot();
+}
+
+// ---- the target's rank in the store's evaluation of the chosen run
+
+void ExplorerView::look_up_rank() {
+  rank_text_.clear();
+  rank_->clear();
+  const int run = run_->currentIndex();
+  const int q = query_choice_->currentIndex();
+  if (run <= 0 || source_->currentIndex() != kTarget || q < 0 ||
+      q >= static_cast<int>(queries_.size()))
+    return;
+  const EvalRun eval = runs_[static_cast<size_t>(run - 1)];
+  const QString query_id = queries_[static_cast<size_t>(q)].id;
+  const QString part = part_->currentText();
+  load_in_background<std::pair<bool, double>>(
+      this, db_path_,
+      [eval, query_id, part](const QSqlDatabase& db) {
+        QSqlQuery query(db);
+        query.prepare(QStringLiteral(
+            "SELECT m.value FROM eval_queries q JOIN query_metrics m ON m.query = q.id "
+            "WHERE q.run_id = ? AND q.query_id = ? AND m.metric = 'mrr_at_100' "
+            "ORDER BY q.part = ? DESC LIMIT 1"));
+        query.addBindValue(eval.id);
+        query.addBindValue(query_id);
+        query.addBindValue(part);
+        if (!query.exec()) throw std::runtime_error(query.lastError().text().toStdString());
+        if (!query.next()) return std::pair<bool, double>{false, 0.0};
+        return std::pair<bool, double>{true, query.value(0).toDouble()};
+      },
+      [this, eval, query_id](std::pair<bool, double> found, const QString& error) {
+        if (!error.isEmpty() || !found.first) {
+          rank_text_ = tr("Run %1 stores no per-query result for %2.").arg(eval.name, query_id);
+        } else if (found.second > 0) {
+          rank_text_ = tr("Target ranked %1 in run %2 (its stored MRR@100 %3).")
+                           .arg(std::lround(1.0 / found.second))
+                           .arg(eval.name)
+                           .arg(found.second, 0, 'f', 3);
+        } else {
+          rank_text_ = tr("Target not in the top 100 in run %1.").arg(eval.name);
+        }
+        rank_->setText(rank_text_);
+      });
+}
+
+// ---- export
+
+void ExplorerView::export_to(const QString& path) {
+  if (QFileInfo(path).suffix().toLower() == QLatin1String("csv")) {
+    if (shown_ < 0) throw std::runtime_error(path.toStdString() + ": no document is shown");
+    write_text_file(path, explorer_csv(result(shown_), text_->weights()));
+    return;
+  }
+  export_widget(picture_, path);
+}
+
+void ExplorerView::export_with_dialog() {
+  QSettings settings;
+  const QString folder =
+      settings.value(QStringLiteral("export/folder"), QDir::homePath()).toString();
+  const QString path = QFileDialog::getSaveFileName(
+      this, tr("Export the explorer"), QDir(folder).filePath(QStringLiteral("explorer.png")),
+      plot_file_filters() + tr(";;CSV (the numbers) (*.csv)"));
+  if (path.isEmpty()) return;
+  settings.setValue(QStringLiteral("export/folder"), QFileInfo(path).absolutePath());
+  try {
+    export_to(path);
+  } catch (const std::exception& e) {
+    QMessageBox::warning(this, tr("Export failed"), QString::fromUtf8(e.what()));
+  }
+}
+
+}  // namespace lmk::widgets
