@@ -93,6 +93,11 @@ void ExplorerView::build_controls() {
   granularity_->setRange(0, 1 << 20);
   granularity_->setSpecialValueText(tr("folder's"));
   granularity_->setToolTip(tr("Landmark / MultiCLS granularity (tokens per chunk)"));
+  max_length_ = new QSpinBox(this);
+  max_length_->setRange(0, 1 << 24);
+  max_length_->setSingleStep(1024);
+  max_length_->setSpecialValueText(tr("whole text"));
+  max_length_->setToolTip(tr("Model inputs read at most (the rest is cut, and the view says so)"));
   layers_ = new QLineEdit(QStringLiteral("last"), this);
   layers_->setMaximumWidth(90);
   layers_->setToolTip(
@@ -107,6 +112,8 @@ void ExplorerView::build_controls() {
   model_row->addWidget(pooling_);
   model_row->addWidget(new QLabel(tr("Granularity:"), this));
   model_row->addWidget(granularity_);
+  model_row->addWidget(new QLabel(tr("Max length:"), this));
+  model_row->addWidget(max_length_);
   model_row->addWidget(new QLabel(tr("Rows for layers:"), this));
   model_row->addWidget(layers_);
   layout->addLayout(model_row);
@@ -493,6 +500,8 @@ QStringList ExplorerView::arguments(const ExplorerRequest& request, const QStrin
   if (request.granularity > 0 && pooling != QLatin1String("cls") &&
       pooling != QLatin1String("mean"))
     args << QStringLiteral("--granularity") << QString::number(request.granularity);
+  if (request.max_length > 0)
+    args << QStringLiteral("--max-length") << QString::number(request.max_length);
   if (!request.corpus.isEmpty())
     args << QStringLiteral("--input") << request.corpus << QStringLiteral("--doc-id")
          << request.doc_id;
@@ -510,6 +519,7 @@ ExplorerRequest ExplorerView::request() const {
   r.pooling = pooling_->currentText();
   r.granularity = granularity_->value();
   r.layers = layers_->text().trimmed();
+  r.max_length = max_length_->value();
   r.query = query_->text();
   r.with_cls = with_cls_->isChecked();
   switch (source_->currentIndex()) {
@@ -538,6 +548,7 @@ void ExplorerView::set_request(const ExplorerRequest& r) {
   if (pooling >= 0) pooling_->setCurrentIndex(pooling);
   granularity_->setValue(r.granularity);
   layers_->setText(r.layers);
+  max_length_->setValue(r.max_length);
   query_->setText(r.query);
   with_cls_->setChecked(r.with_cls);
   if (!r.text.isEmpty()) {
@@ -635,9 +646,10 @@ void ExplorerView::start_next() {
           fail(JobLauncher::error_text(process_err_ + standard_out));
           return;
         }
-        read_file(out, [this, computation](const ReadResult& read) {
+        read_file(out, [this, computation, out](const ReadResult& read) {
           if (computation != computation_ || cancelled_) return;
           if (read.first) {
+            if (!results_replaced_) computed_file_ = out;
             queue_.removeFirst();
             install(read.first, /*computed=*/true);
             start_next();

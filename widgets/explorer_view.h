@@ -54,6 +54,7 @@ struct ExplorerRequest {
   QString pooling = "lmk";  // cls | lmk | multicls | mean
   int granularity = 0;      // 0: the folder's
   QString layers = "last";  // layers whose per-pooling-token rows are kept
+  int max_length = 0;       // model inputs read at most (0: the whole text)
   // The document: a file, a text, or a document of a corpus (jsonl) by id.
   QString document_file, text, corpus, doc_id;
   QString query;                  // "": none
@@ -118,6 +119,9 @@ class ExplorerView : public StoreView {
   // The "attention to the selected token" curve as plotted (y per pooling token).
   std::vector<double> token_attention_points() const;
   QString rank_text() const;
+  // The file the last computation's first pooling was read from (in the view's scratch folder,
+  // which goes with the view); empty before one.
+  const QString& computed_file() const { return computed_file_; }
 
   TokenTextView* text_view() const { return text_; }
   OverviewStrip* overview() const { return overview_; }
@@ -169,6 +173,7 @@ class ExplorerView : public StoreView {
   QLineEdit* model_ = nullptr;
   QComboBox* pooling_ = nullptr;
   QSpinBox* granularity_ = nullptr;
+  QSpinBox* max_length_ = nullptr;
   QLineEdit* layers_ = nullptr;
   QComboBox* source_ = nullptr;
   QStackedWidget* source_pages_ = nullptr;
@@ -217,6 +222,7 @@ class ExplorerView : public StoreView {
   QStringList queue_;  // poolings still to compute
   QProcess* process_ = nullptr;
   QString process_err_;
+  QString computed_file_;
   bool cancelled_ = false;
   std::unique_ptr<QTemporaryDir> scratch_;
   QTimer* tick_ = nullptr;

@@ -67,6 +67,11 @@ void ExplorerView::install(std::shared_ptr<DocumentAttention> d, bool computed) 
   evidence_ = evidence_span(r.text, r.query, evidence_position_);
   shown_ = -1;
   show_result(shown);
+  // A query's evidence on screen first: that is where the question is.
+  if (evidence_.first >= 0)
+    text_->scroll_to_position(
+        position_at_fraction(r, static_cast<double>(evidence_.first) /
+                                    static_cast<double>(std::max<size_t>(1, r.text.size()))));
   if (!db_path_.isEmpty()) look_up_rank();
   emit document_shown();
 }
@@ -95,8 +100,8 @@ void ExplorerView::show_result(int index) {
   if (keep > 0) text_->scroll_to_position(position_at_fraction(d, keep));
   QString notice;
   if (d.truncated)
-    notice = tr("The document has %1 tokens; the model read %2 inputs of it (truncated at its "
-                "position table).")
+    notice = tr("The document has %1 tokens; the model read %2 inputs of it (cut at the "
+                "model's position table or at Max length): the text after the cut is uncoloured.")
                  .arg(d.content_tokens)
                  .arg(d.length());
   notice_->setText(notice);

@@ -4,6 +4,8 @@
 //                       [--experiments 10] [--train-runs 100] [--train-steps 10000]
 //                       [--long-steps 1000000] [--timeout 300] [--pool-threads N]
 //                       [--cases window,results,jobs,plots]
+//   lmk_workbench_bench --cases explorer --explore-model DIR --explore-document FILE
+//                       [--explore-granularity G] [--explore-max-length N] [--lmk FILE]
 // The store: a copy of FILE (default: the GUI tests' fixture, lmk study of the micro profile;
 // VACUUM INTO, so a store being written is copied consistently) grown in one transaction by
 //   - `runs` eval runs in `experiments` experiments, each a copy of a real eval run (its config,
@@ -36,6 +38,9 @@
 #include <QEventLoop>
 #include <QFile>
 #include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
 #include <QSettings>
 #include <QSqlDatabase>
 #include <QSqlError>
@@ -44,6 +49,7 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QTableWidget>
+#include <QTemporaryDir>
 #include <QTextStream>
 #include <QThread>
 #include <QThreadPool>
@@ -61,6 +67,7 @@
 #include "widgets/attention_view.h"
 #include "widgets/compare_view.h"
 #include "widgets/curves_view.h"
+#include "widgets/explorer_view.h"
 #include "widgets/job_monitor_view.h"
 #include "widgets/length_view.h"
 #include "widgets/main_window.h"
@@ -664,6 +671,118 @@ void plot_cases(const QString& db) {
   }
 }
 
+// The attention explorer on one long document (run with --cases explorer): lmk encode of the
+// document (the time the first picture is held against), then in the view the computation
+// (lmk attention --explore as a child process, the file read, the picture), opening the file
+// again, and the switches that recompute nothing.
+struct ExplorerSpec {
+  QString lmk, model, document, pooling = QStringLiteral("lmk");
+  int granularity = 0, max_length = 0;
+};
+
+void explorer_cases(const ExplorerSpec& spec) {
+  if (spec.model.isEmpty() || spec.document.isEmpty())
+    throw std::runtime_error(
+        "--cases explorer needs --explore-model DIR and --explore-document FILE");
+  const QByteArray lmk_bin = qgetenv("LMK_BIN");
+  qputenv("LMK_BIN", spec.lmk.toUtf8());  // the view runs the real lmk here
+  QTemporaryDir scratch;
+  QStringList common = {"--model", spec.model, "--pooling", spec.pooling};
+  if (spec.granularity > 0) common << "--granularity" << QString::number(spec.granularity);
+  if (spec.max_length > 0) common << "--max-length" << QString::number(spec.max_length);
+  {
+    QFile document(spec.document);
+    if (!document.open(QIODevice::ReadOnly))
+      throw std::runtime_error("cannot read " + spec.document.toStdString());
+    const QJsonObject line{{QStringLiteral("text"), QString::fromUtf8(document.readAll())}};
+    QFile jsonl(scratch.filePath(QStringLiteral("doc.jsonl")));
+    if (!jsonl.open(QIODevice::WriteOnly)) throw std::runtime_error("cannot write doc.jsonl");
+    jsonl.write(QJsonDocument(line).toJson(QJsonDocument::Compact) + "\n");
+  }
+  QElapsedTimer clock;
+  clock.start();
+  QProcess encode;
+  encode.start(spec.lmk, QStringList{"encode"} + common +
+                             QStringList{"--input", scratch.filePath(QStringLiteral("doc.jsonl")),
+                                         "--out", scratch.filePath(QStringLiteral("e.npy"))});
+  if (!encode.waitForFinished(-1) || encode.exitCode() != 0)
+    throw std::runtime_error("lmk encode failed: " + encode.readAllStandardError().toStdString());
+  const double encode_s = clock.nsecsElapsed() / 1e9;
+  out() << QStringLiteral("lmk encode of the document: %1 s\n").arg(encode_s, 0, 'f', 1);
+
+  auto view = shown_view<ExplorerView>();
+  ExplorerRequest request;
+  request.model = spec.model;
+  request.pooling = spec.pooling;
+  request.granularity = spec.granularity;
+  request.max_length = spec.max_length;
+  request.document_file = spec.document;
+  request.query = QStringLiteral("signal handler");
+  const auto describe = [&] {
+    if (view->result_count() == 0) return view->message();
+    const auto& d = view->result(view->shown_result());
+    return QStringLiteral("%1 inputs, %2 pooling tokens, %3 layers x %4 heads")
+        .arg(d.length())
+        .arg(d.pooling_positions.size())
+        .arg(d.layers)
+        .arg(d.heads);
+  };
+  measure(
+      QStringLiteral("Explorer: compute → first picture (lmk encode alone: %1 s)")
+          .arg(encode_s, 0, 'f', 1),
+      [&](QObject* context, const Done& done) {
+        QObject::connect(view.get(), &ExplorerView::document_shown, context, done);
+        QObject::connect(view.get(), &ExplorerView::finished, context, [done](bool ok) {
+          if (!ok) done();
+        });
+        view->compute(request);
+      },
+      describe);
+  const QString file = scratch.filePath(QStringLiteral("copy.lmkattn"));
+  // The computation's own file, copied: the view's scratch folder goes with the view.
+  if (view->computed_file().isEmpty() || !QFile::copy(view->computed_file(), file))
+    throw std::runtime_error("the explorer wrote no file: " + view->message().toStdString());
+  auto reopened = shown_view<ExplorerView>();
+  measure(
+      QStringLiteral("Explorer: open the file → picture"),
+      [&](QObject* context, const Done& done) {
+        QObject::connect(reopened.get(), &ExplorerView::document_shown, context, done);
+        reopened->open_file(file);
+      },
+      [&] { return QStringLiteral("%1 MB file").arg(QFileInfo(file).size() / 1000000); });
+  ExplorerView* v = reopened.get();
+  if (v->result_count() == 0) return;
+  const auto& d = v->result(v->shown_result());
+  const auto now = [](const std::function<void()>& action) {
+    return [action](QObject*, const Done& done) {
+      action();
+      done();
+    };
+  };
+  const auto shows = [v] {
+    return QStringLiteral("layer %1, head %2, pooling tokens %3–%4")
+        .arg(v->selection().layer)
+        .arg(v->selection().head)
+        .arg(v->selection().first_row)
+        .arg(v->selection().last_row);
+  };
+  const int64_t rows = static_cast<int64_t>(d.pooling_positions.size());
+  measure(QStringLiteral("Explorer: switch layer"), now([&] { v->set_layer_head(0, -1); }), shows);
+  measure(QStringLiteral("Explorer: switch head"), now([&] { v->set_layer_head(0, 2); }), shows);
+  measure(QStringLiteral("Explorer: final layer, mean over heads"),
+          now([&] { v->set_layer_head(d.layers - 1, -1); }), shows);
+  measure(QStringLiteral("Explorer: one landmark"), now([&] { v->set_rows(rows / 2, rows / 2); }),
+          shows);
+  measure(QStringLiteral("Explorer: a range of landmarks"),
+          now([&] { v->set_rows(rows / 4, 3 * rows / 4); }), shows);
+  measure(QStringLiteral("Explorer: a token (which landmarks attend to it)"),
+          now([&] { v->select_position(d.length() / 2 + 1); }), shows);
+  measure(QStringLiteral("Explorer: jump to 80 % (overview click)"),
+          now([&] { v->jump_to_fraction(0.8); }), shows);
+  measure(QStringLiteral("Explorer: log scale"), now([&] { v->set_log_scale(true); }), shows);
+  qputenv("LMK_BIN", lmk_bin);
+}
+
 void run_cases(const QString& db) {
   qint64 long_run = 0, train_run = 0;
   {
@@ -750,11 +869,27 @@ int main(int argc, char** argv) {
   const QCommandLineOption pool_option =
       number("pool-threads", "QThreadPool::globalInstance()'s threads (0: Qt's default)", 0);
   const QCommandLineOption cases_option(
-      QStringLiteral("cases"), QStringLiteral("window,results,jobs,plots (default: all)"),
+      QStringLiteral("cases"),
+      QStringLiteral("window,results,jobs,plots (default: all) or explorer (alone: no store)"),
       QStringLiteral("LIST"), QStringLiteral("window,results,jobs,plots"));
+  const QCommandLineOption lmk_option(
+      QStringLiteral("lmk"), QStringLiteral("the lmk the explorer runs"), QStringLiteral("FILE"),
+      QStringLiteral(LMK_BINARY_DIR "/app/lmk"));
+  const QCommandLineOption explore_model_option(QStringLiteral("explore-model"),
+                                                QStringLiteral("explorer: model folder"),
+                                                QStringLiteral("DIR"));
+  const QCommandLineOption explore_document_option(
+      QStringLiteral("explore-document"), QStringLiteral("explorer: the document (text file)"),
+      QStringLiteral("FILE"));
+  const QCommandLineOption explore_granularity_option =
+      number("explore-granularity", "explorer: landmark granularity (0: the folder's)", 0);
+  const QCommandLineOption explore_max_length_option =
+      number("explore-max-length", "explorer: model inputs at most (0: all)", 0);
   parser.addOptions({store_option, out_option, reuse_option, baseline_option, runs_option,
                      experiments_option, train_runs_option, train_steps_option, long_steps_option,
-                     timeout_option, pool_option, cases_option});
+                     timeout_option, pool_option, cases_option, lmk_option, explore_model_option,
+                     explore_document_option, explore_granularity_option,
+                     explore_max_length_option});
   parser.process(app);
   ScaleSpec spec;
   spec.eval_runs = parser.value(runs_option).toInt();
@@ -767,6 +902,13 @@ int main(int argc, char** argv) {
   if (parser.value(pool_option).toInt() > 0)
     QThreadPool::globalInstance()->setMaxThreadCount(parser.value(pool_option).toInt());
 
+  ExplorerSpec explorer;
+  explorer.lmk = parser.value(lmk_option);
+  explorer.model = parser.value(explore_model_option);
+  explorer.document = parser.value(explore_document_option);
+  explorer.granularity = parser.value(explore_granularity_option).toInt();
+  explorer.max_length = parser.value(explore_max_length_option).toInt();
+
   const QString source = parser.value(store_option);
   const QString grown = QFileInfo(parser.value(out_option)).absoluteFilePath();
   const QString work_dir = QFileInfo(grown).absolutePath();
@@ -776,25 +918,30 @@ int main(int argc, char** argv) {
           << cpu_model() << "), Qt " << qVersion() << ", SQLite " << sqlite_version()
           << ", global thread pool: " << QThreadPool::globalInstance()->maxThreadCount()
           << " threads\n";
-    if (parser.isSet(baseline_option)) {
-      const QString plain = QDir(work_dir).filePath(QStringLiteral("plain.db"));
-      copy_store(source, plain);
-      out() << "baseline store: " << store_facts(plain) << "\n";
-      store_label = QStringLiteral("plain");
-      run_cases(plain);
+    if (cases == QStringList{QStringLiteral("explorer")}) {
+      store_label = QStringLiteral("none");
+      explorer_cases(explorer);
+    } else {
+      if (parser.isSet(baseline_option)) {
+        const QString plain = QDir(work_dir).filePath(QStringLiteral("plain.db"));
+        copy_store(source, plain);
+        out() << "baseline store: " << store_facts(plain) << "\n";
+        store_label = QStringLiteral("plain");
+        run_cases(plain);
+      }
+      if (!(parser.isSet(reuse_option) && QFileInfo::exists(grown))) {
+        QElapsedTimer clock;
+        clock.start();
+        copy_store(source, grown);
+        grow_store(grown, spec, work_dir);
+        out() << "grew " << source << " into " << grown << " in "
+              << QString::number(clock.elapsed() / 1000.0, 'f', 1) << " s\n";
+      }
+      out() << "store: " << store_facts(grown) << "\n";
+      out().flush();
+      store_label = QStringLiteral("grown");
+      run_cases(grown);
     }
-    if (!(parser.isSet(reuse_option) && QFileInfo::exists(grown))) {
-      QElapsedTimer clock;
-      clock.start();
-      copy_store(source, grown);
-      grow_store(grown, spec, work_dir);
-      out() << "grew " << source << " into " << grown << " in "
-            << QString::number(clock.elapsed() / 1000.0, 'f', 1) << " s\n";
-    }
-    out() << "store: " << store_facts(grown) << "\n";
-    out().flush();
-    store_label = QStringLiteral("grown");
-    run_cases(grown);
   } catch (const std::exception& e) {
     QTextStream(stderr) << "lmk_workbench_bench: " << e.what() << "\n";
     return 1;

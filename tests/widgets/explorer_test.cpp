@@ -491,6 +491,18 @@ class ExplorerTest : public QObject {
     QVERIFY(view.message().contains(QStringLiteral("not-explorer.lmkattn")));
     QCOMPARE(view.result_count(), 1);
     QCOMPARE(view.result(0).tokens, expected_.tokens);
+
+    // A document longer than asked for: cut, and the view says so.
+    request = ExplorerRequest();
+    request.model = model_;
+    request.document_file = document_;
+    request.max_length = 64;
+    result = compute(view, request);
+    QVERIFY2(result.first, qPrintable(result.second));
+    QCOMPARE(view.result(view.shown_result()).length(), 64);
+    QVERIFY(view.result(view.shown_result()).truncated);
+    QVERIFY2(view.notice().contains(QStringLiteral("the model read 64 inputs")),
+             qPrintable(view.notice()));
   }
 
   void export_writes_the_picture_and_the_numbers() {
