@@ -22,6 +22,7 @@
 
 #include "core/eval/document_attention.h"
 #include "core/util/npy.h"
+#include "core/util/progress.h"
 #include "tests/widgets/fixture_store.h"
 #include "widgets/explorer_data.h"
 #include "widgets/explorer_panels.h"
@@ -63,9 +64,13 @@ void write_all(const QString& path, const QByteArray& bytes) {
   file.write(bytes);
 }
 
-// Runs lmk (the binary the view runs); the test fails when it does not exit 0.
+// Runs lmk (the binary the view runs, with the progress events the view reads); the test
+// fails when it does not exit 0. Returns its stderr.
 QString run_lmk(const QStringList& arguments) {
   QProcess process;
+  QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+  environment.insert(QStringLiteral("LMK_PROGRESS_JSON"), QStringLiteral("1"));
+  process.setProcessEnvironment(environment);
   process.start(lmk::widgets::lmk_program(), arguments);
   if (!process.waitForFinished(300000)) qFatal("lmk did not end");
   const QString output = QString::fromUtf8(process.readAllStandardError());
@@ -115,9 +120,16 @@ class ExplorerTest : public QObject {
     document_ = pages_[pages_.size() / 2];
     query_ = QStringLiteral("the calling process");
     expected_path_ = dir_.filePath(QStringLiteral("expected.lmkattn"));
-    run_lmk({"attention", "--model", model_, "--pooling", "lmk", "--explore", expected_path_,
-             "--document", document_, "--layers", "all", "--query", query_});
+    const QString err =
+        run_lmk({"attention", "--model", model_, "--pooling", "lmk", "--explore", expected_path_,
+                 "--document", document_, "--layers", "all", "--query", query_});
     expected_ = lmk::read_document_attention(expected_path_.toStdString());
+    // The progress the view's bar shows: layers done of all layers.
+    const auto progress = lmk::latest_progress_event(err.toStdString());
+    QVERIFY2(progress.has_value(), qPrintable(err));
+    QCOMPARE(progress->total, expected_.layers);
+    QCOMPARE(progress->done, expected_.layers);
+    QCOMPARE(QString::fromStdString(progress->unit), QStringLiteral("layers"));
     QVERIFY(expected_.pooling_positions.size() > 3);
   }
 
