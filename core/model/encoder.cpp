@@ -1,10 +1,13 @@
 #include "core/model/encoder.h"
 
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 
 #include <algorithm>
+#include <memory>
 
 #include "core/model/architecture.h"
+#include "core/model/recompute.h"
 
 namespace lmk {
 
@@ -109,14 +112,28 @@ at::Tensor Encoder::forward(const at::Tensor& ids, const at::Tensor& mask,
   TORCH_CHECK(config_.uses_rope() || ids.size(1) <= config_.max_position_embeddings,
               "sequence longer than max_position_embeddings");
   const at::Tensor key_mask = mask.to(at::kBool);
-  std::map<double, RopeTables> rope;
+  // This pass's RoPE tables by theta, shared with the recomputations of the backward.
+  auto rope = std::make_shared<std::map<double, RopeTables>>();
   const Attend attend = [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                             int64_t layer) {
-    return this->attend(q, k, v, layer, key_mask, capture, rope);
+    return this->attend(q, k, v, layer, key_mask, capture, *rope);
   };
+  const bool recompute = recompute_layers_ && at::GradMode::is_enabled() && capture == nullptr;
   at::Tensor hidden = graph_->embed(ids);  // [B, L, H]
   for (int64_t i = 0; i < config_.num_layers; ++i) {
-    hidden = graph_->layer(i, std::move(hidden), attend);
+    if (recompute) {
+      // Runs now without keeping activations, and again in the backward: what it reads is
+      // held by value (the encoder outlives the step).
+      hidden = recompute_in_backward(hidden, [this, i, key_mask, rope](const at::Tensor& x) {
+        const Attend again = [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                 int64_t layer) {
+          return this->attend(q, k, v, layer, key_mask, nullptr, *rope);
+        };
+        return graph_->layer(i, x, again);
+      });
+    } else {
+      hidden = graph_->layer(i, std::move(hidden), attend);
+    }
     if (capture != nullptr && capture->on_layer) capture->on_layer(i);
   }
   return graph_->finish(hidden);

@@ -44,6 +44,11 @@ class Encoder : public torch::nn::Module {
   void initialize_weight(const std::string& name);
   // Queries per attention block: bounds attention memory to about block × L per head.
   void set_attention_block(int64_t queries) { attention_block_ = queries; }
+  // Activation recomputation: with grad mode on, each layer's activations are dropped in the
+  // forward and recomputed in the backward (core/model/recompute.h): one layer's memory instead
+  // of all of them, for a second forward per layer. The gradients are the same.
+  void set_recompute_layers(bool on) { recompute_layers_ = on; }
+  bool recompute_layers() const { return recompute_layers_; }
 
  private:
   at::Tensor add_weight(const std::string& name, std::vector<int64_t> shape, double init_std,
@@ -60,6 +65,7 @@ class Encoder : public torch::nn::Module {
   std::vector<std::string> head_names_;
   std::map<std::string, double> init_std_;  // per parameter: > 0 normal σ, 0 zeros, < 0 ones
   int64_t attention_block_ = 0;             // 0: chosen from the sequence length
+  bool recompute_layers_ = false;
   std::unique_ptr<ArchitectureGraph> graph_;  // the architecture's file (architecture.h)
 };
 

@@ -2,7 +2,9 @@
 // same run:
 //   lmk_train_bench [--preset small] [--length 512] [--batch 8] [--steps 5] [--warmup 2]
 //                   [--threads 2] [--negatives 1] [--query-length 128] [--vocab 32768]
-//                   [--runs mlm,lmk,cls,parts]
+//                   [--runs mlm,lmk,cls,parts] [--recompute 0|1]
+// --recompute 1 recomputes each layer in the backward ([train] recompute_layers): compare the
+// peak RSS (the last column) of the same step with and without.
 // Three kinds of optimizer step, each run by the real TrainingLoop (core/train/loop.h: zero_grad,
 // the step's gradients, clipping at 1.0, the schedule, torch::optim::AdamW):
 //   MLM          batch packed sequences of `length` ids, 30 % masked (80/10/10), encoder
@@ -67,6 +69,7 @@ struct BenchOptions {
   int64_t length = 512, query_length = 128, batch = 8, negatives = 1, vocab = 32768;
   int steps = 5, warmup = 2, threads = 2;
   std::string runs = "mlm,lmk,cls,parts";  // what to run
+  bool recompute = false;                  // --recompute 1: layers recomputed in the backward
 };
 
 double median(std::vector<double> v) {
@@ -150,6 +153,7 @@ lmk::LoadedModel fresh_model(const BenchOptions& o) {
   lmk::LoadedModel model;
   model.encoder = std::make_unique<lmk::Encoder>(
       lmk::EncoderConfig::preset(o.preset, o.vocab, /*pad_token_id=*/0), /*seed=*/1);
+  model.encoder->set_recompute_layers(o.recompute);
   return model;
 }
 
@@ -386,6 +390,8 @@ int main(int argc, char** argv) {
       o.threads = std::stoi(value);
     else if (flag == "--runs")
       o.runs = value;
+    else if (flag == "--recompute")
+      o.recompute = value == "1";
     else {
       std::fprintf(stderr, "lmk_train_bench: unknown option %s\n", flag.c_str());
       return 2;
@@ -408,12 +414,13 @@ int main(int argc, char** argv) {
   const lmk::BlasInfo blas = lmk::detect_blas();
   std::printf(
       "preset %s, %d threads, BLAS %s (%s), vocab %lld, batch %lld, length %lld, queries %lld, "
-      "%lld hard negative(s); %d warm-up + %d measured steps (medians); peak RSS after setup %ld "
-      "MB\n",
+      "%lld hard negative(s); %d warm-up + %d measured steps (medians); layers recomputed in "
+      "the backward: %s; peak RSS after setup %ld MB\n",
       o.preset.c_str(), threads, blas.library.c_str(), blas.threading.c_str(),
       static_cast<long long>(o.vocab), static_cast<long long>(o.batch),
       static_cast<long long>(o.length), static_cast<long long>(o.query_length),
-      static_cast<long long>(o.negatives), o.warmup, o.steps, setup_rss);
+      static_cast<long long>(o.negatives), o.warmup, o.steps, o.recompute ? "yes" : "no",
+      setup_rss);
   std::fflush(stdout);
   auto wanted = [&](const std::string& run) {
     return ("," + o.runs + ",").find("," + run + ",") != std::string::npos;
