@@ -18,7 +18,7 @@ namespace lmk::cli {
 namespace {
 
 struct TrainingArgs {
-  std::string config;
+  std::string config, device;  // device: "" keeps [train] device
   bool resume = false, overwrite = false, auto_resume = false, progress_json = false;
 };
 
@@ -48,6 +48,12 @@ bool check_output_folder(const std::string& out_dir, TrainingArgs args) {
   if (read_distributed_env().rank != 0) return false;  // the launcher's variables (bad: exit 2)
   for (const auto& entry : fs::directory_iterator(out_dir)) fs::remove_all(entry.path());
   return false;
+}
+
+// The training device: --device over [train] device, checked before any work (exit 2).
+c10::Device device_of(TrainingSettings& settings, const TrainingArgs& args) {
+  if (!args.device.empty()) settings.device = args.device;
+  return training_device(settings.device, args.device.empty() ? "[train] device" : "--device");
 }
 
 // Says so when the model folder written to `dir` cannot state its layer pattern in the form
@@ -85,6 +91,9 @@ Runner add_training_command(CLI::App& app, const char* name, const char* descrip
       ->excludes(resume)
       ->excludes(overwrite);
   cmd->add_flag("--progress-json", args->progress_json, "one JSON event per logged step on stdout");
+  cmd->add_option("--device", args->device,
+                  "cpu | cuda | cuda:N, over [train] device (default cpu); under torchrun / srun "
+                  "cuda is cuda:LOCAL_RANK; bf16 autocast on CUDA");
   return [args, run] {
     install_stop_signals();
     return run(*args);
@@ -98,11 +107,12 @@ Runner add_train_command(CLI::App& app) {
       app, "train",
       "Contrastive fine-tuning (InfoNCE, hard negatives, teacher scores) from a TOML config",
       [](const TrainingArgs& args) {
-        const ContrastiveConfig config = read_contrastive_config(args.config);
+        ContrastiveConfig config = read_contrastive_config(args.config);
+        const bool cuda = device_of(config, args).is_cuda();
         const bool resume = check_output_folder(config.out_dir, args);
         // Data parallel when a launcher started several processes (core/train/distributed.h):
         // they meet here, after every one has checked the output folder.
-        const DistributedContext dist = DistributedContext::from_environment();
+        const DistributedContext dist = DistributedContext::from_environment(cuda);
         const TrainSummary summary = train_contrastive(config, resume, args.progress_json, dist);
         if (!dist.is_main()) return 0;  // rank 0 reports
         note_layer_pattern(config.out_dir + "/last");
@@ -120,9 +130,10 @@ Runner add_pretrain_command(CLI::App& app) {
       app, "pretrain",
       "Masked-language-model pretraining (30 % masking, packed sequences) from a TOML config",
       [](const TrainingArgs& args) {
-        const PretrainConfig config = read_pretrain_config(args.config);
+        PretrainConfig config = read_pretrain_config(args.config);
+        const bool cuda = device_of(config, args).is_cuda();
         const bool resume = check_output_folder(config.out_dir, args);
-        const DistributedContext dist = DistributedContext::from_environment();
+        const DistributedContext dist = DistributedContext::from_environment(cuda);
         const PretrainSummary summary = pretrain_mlm(config, resume, args.progress_json, dist);
         if (!dist.is_main()) return 0;
         note_layer_pattern(config.out_dir + "/last");

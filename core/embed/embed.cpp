@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
+#include <ATen/detail/CUDAHooksInterface.h>
 
 #include "core/tokenize/batching.h"
 #include "core/util/error.h"
@@ -15,12 +16,11 @@ std::pair<at::Tensor, at::Tensor> batch_tensors(const Batch& batch) {
               .to(at::kLong)};
 }
 
-c10::Device parse_device(const std::string& name) {
+c10::Device parse_device(const std::string& name, const std::string& option) {
+  const std::string bad = "'" + name + "' is not a device (cpu, cuda or cuda:N)";
   if (name == "cpu") return c10::Device(c10::kCPU);
   const std::string prefix = "cuda";
-  if (name.rfind(prefix, 0) != 0) {
-    throw input_error("--device", "'" + name + "' is not a device (cpu, cuda or cuda:N)");
-  }
+  if (name.rfind(prefix, 0) != 0) throw input_error(option, bad);
   int index = -1;
   if (name.size() > prefix.size()) {
     const std::string rest = name.substr(prefix.size());
@@ -30,40 +30,32 @@ c10::Device parse_device(const std::string& name) {
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used == 0 || used != rest.size() - 1 || index < 0) {
-      throw input_error("--device", "'" + name + "' is not a device (cpu, cuda or cuda:N)");
-    }
+    if (used == 0 || used != rest.size() - 1 || index < 0) throw input_error(option, bad);
   }
   if (!at::hasCUDA()) {
-    throw input_error("--device",
-                      "this LibTorch build has no CUDA (Debian's libtorch is "
-                      "CPU-only): use --device cpu, or build against a CUDA LibTorch");
+    throw input_error(option,
+                      "'" + name +
+                          "': this LibTorch build has no CUDA (Debian's libtorch is CPU-only): "
+                          "use cpu, or build against a CUDA LibTorch (docs/USER-GUIDE.md)");
   }
+  const int count = at::detail::getCUDAHooks().getNumGPUs();
+  if (index >= count)
+    throw input_error(option, "'" + name + "': this machine has " + std::to_string(count) +
+                                  " CUDA device(s) (cuda:0 .. cuda:" + std::to_string(count - 1) +
+                                  ")");
   return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index));
 }
 
-namespace {
+BfloatAutocast::BfloatAutocast(bool enable) : enabled_(enable) {
+  if (!enabled_) return;
+  previous_ = at::autocast::is_enabled();
+  at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
+  at::autocast::set_enabled(true);
+}
 
-// bf16 autocast for the encoder's forward on CUDA (this CPU has no fast bf16 path: fp32 there).
-class BfloatAutocast {
- public:
-  explicit BfloatAutocast(bool enable) : enabled_(enable) {
-    if (!enabled_) return;
-    previous_ = at::autocast::is_enabled();
-    at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
-    at::autocast::set_enabled(true);
-  }
-  ~BfloatAutocast() {
-    if (enabled_) at::autocast::set_enabled(previous_);
-  }
-  BfloatAutocast(const BfloatAutocast&) = delete;
-  BfloatAutocast& operator=(const BfloatAutocast&) = delete;
-
- private:
-  bool enabled_ = false, previous_ = false;
-};
-
-}  // namespace
+BfloatAutocast::~BfloatAutocast() {
+  if (enabled_) at::autocast::set_enabled(previous_);
+}
 
 bool PoolingPlan::reads_positions() const {
   return pooling == Pooling::Landmark || pooling == Pooling::MultiCls;
@@ -92,7 +84,8 @@ PoolingPlan plan_pooling(Pooling pooling, int granularity, const PoolingSettings
       plan.landmarks = granularity > 0 ? LandmarkSpec::parse("fixed:" + std::to_string(granularity))
                                        : folder.landmarks.eval;
       plan.train_landmarks = folder.landmarks.train;
-      if (plan.landmarks.mode == LandmarkMode::Fixed) plan.granularity = plan.landmarks.granularities.at(0);
+      if (plan.landmarks.mode == LandmarkMode::Fixed)
+        plan.granularity = plan.landmarks.granularities.at(0);
       break;
     case Pooling::MultiCls:
       plan.landmarks = LandmarkSpec::parse("multicls:" + std::to_string(g));

@@ -38,9 +38,23 @@ struct Batch;
 // A padded batch as tensors: ids and attention mask, [B, L] int64 each (copies).
 std::pair<at::Tensor, at::Tensor> batch_tensors(const Batch& batch);
 
-// Parses --device; an InputError names the flag when the value is malformed or when CUDA is
-// asked for and this LibTorch build has none.
-c10::Device parse_device(const std::string& name);
+// Parses a device ("cpu", "cuda", "cuda:N"); an InputError names `option` when the value is
+// malformed, when CUDA is asked for and this LibTorch build has none, or when cuda:N names a
+// device this machine does not have.
+c10::Device parse_device(const std::string& name, const std::string& option = "--device");
+
+// bf16 autocast of CUDA ops while it lives, when `enable` (this CPU has no fast bf16 path: the
+// CPU stays in fp32); the previous autocast state comes back at its end.
+class BfloatAutocast {
+ public:
+  explicit BfloatAutocast(bool enable);
+  ~BfloatAutocast();
+  BfloatAutocast(const BfloatAutocast&) = delete;
+  BfloatAutocast& operator=(const BfloatAutocast&) = delete;
+
+ private:
+  bool enabled_ = false, previous_ = false;
+};
 
 // How a pooling turns texts into an embedding: decided once, here, for every caller.
 struct PoolingPlan {

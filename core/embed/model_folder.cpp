@@ -230,7 +230,7 @@ void save_model_folder(const std::string& dir_name, const Encoder& encoder,
   std::vector<at::Tensor> keep;
   std::vector<TensorToWrite> tensors;
   auto add = [&](const std::string& name, const at::Tensor& t) {
-    keep.push_back(t.detach().to(at::kFloat).contiguous());
+    keep.push_back(t.detach().to(at::kCPU, at::kFloat).contiguous());  // from any device
     const at::Tensor& c = keep.back();
     tensors.push_back({name, DType::F32, c.sizes().vec(),
                        std::string_view(static_cast<const char*>(c.data_ptr()),

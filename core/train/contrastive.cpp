@@ -133,7 +133,8 @@ MicroBatch assemble(const std::vector<TrainingExample>& examples, const std::vec
 // batch, the embedding stage.
 at::Tensor embed(const LoadedModel& model, const LandmarkTokenizer& tokenizer,
                  const std::vector<std::string>& texts, const std::string& prefix,
-                 uint64_t first_row, const PoolingPlan& plan, int32_t pad, int64_t* tokens) {
+                 uint64_t first_row, const PoolingPlan& plan, int32_t pad,
+                 const c10::Device& device, int64_t* tokens) {
   std::vector<TokenizedText> inputs;
   std::vector<size_t> rows;
   for (size_t i = 0; i < texts.size(); ++i) {
@@ -141,7 +142,10 @@ at::Tensor embed(const LoadedModel& model, const LandmarkTokenizer& tokenizer,
     rows.push_back(i);
     *tokens += static_cast<int64_t>(inputs.back().ids.size());
   }
-  return embed_batch(model, make_batch(inputs, rows, pad), plan);
+  // The encoder runs on `device` (bf16 autocast on CUDA); pooling and the loss stay on the CPU
+  // in fp32 (embed_batch brings the hidden states back).
+  const BfloatAutocast autocast(device.is_cuda());
+  return embed_batch(model, make_batch(inputs, rows, pad), plan, device);
 }
 
 }  // namespace
@@ -163,6 +167,11 @@ TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, boo
   const PoolingPlan plan =
       plan_pooling(settings.pooling, static_cast<int>(config.granularity), settings,
                    model.latent.get(), /*normalize=*/true, config.init_model);
+  const c10::Device device = training_device(config.device);
+  if (device.is_cuda() && model.latent)
+    throw input_error("[train] device", "latent-attention pooling trains on the CPU only");
+  model.encoder->to(device);  // before the loop: its optimizer follows the parameters
+  model.encoder->set_recompute_layers(config.recompute_layers);
 
   std::vector<TrainingExample> examples;
   for (const std::string& file : config.train_files)
@@ -204,6 +213,7 @@ TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, boo
     at::NoGradGuard no_grad;
     RetrievalOptions options;
     options.encode.pooling = settings.pooling;
+    options.encode.device = device.str();
     options.encode.granularity = static_cast<int>(config.granularity);
     options.encode.max_length = static_cast<size_t>(config.passage_max_length);
     options.query_max_length = static_cast<size_t>(config.query_max_length);
@@ -241,12 +251,12 @@ TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, boo
           const auto row =
               static_cast<uint64_t>(index) * static_cast<uint64_t>(global_batch * group);
           int64_t tokens = 0;
-          const at::Tensor q =
-              embed(model, query_tokenizer, batch.queries, config.query_prefix,
-                    row + static_cast<uint64_t>(first_local), plan, pad, &tokens);  // [B, H]
+          const at::Tensor q = embed(model, query_tokenizer, batch.queries, config.query_prefix,
+                                     row + static_cast<uint64_t>(first_local), plan, pad, device,
+                                     &tokens);  // [B, H]
           const at::Tensor p =
               embed(model, passage_tokenizer, batch.passages, config.passage_prefix,
-                    row + static_cast<uint64_t>(first_local * group), plan, pad,
+                    row + static_cast<uint64_t>(first_local * group), plan, pad, device,
                     &tokens);  // [B * group, H]
           loop.add_tokens(tokens);
           // InfoNCE scores each query against every process's passages ([W * B * group, H]);

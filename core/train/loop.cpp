@@ -14,6 +14,7 @@
 #include <iostream>
 #include <optional>
 
+#include "core/embed/embed.h"
 #include "core/store/results_store.h"
 #include "core/train/losses.h"
 #include "core/util/error.h"
@@ -29,6 +30,12 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 namespace {
+
+// Where the model's parameters are (the training device).
+c10::Device model_device(const LoadedModel& model) {
+  const auto parameters = model.encoder->parameters();
+  return parameters.empty() ? c10::Device(c10::kCPU) : parameters.front().device();
+}
 
 void write_json_file(const fs::path& file, const json& value) {
   AtomicFile out(file.string());
@@ -99,8 +106,18 @@ const SettingsTable<TrainingSettings>& training_settings() {
       S("train", "seed", &T::seed).at_least(0).recorded(),
       S("train", "checkpoint_every", &T::checkpoint_every).at_least(0),
       S("train", "log_every", &T::log_every).at_least(1),
+      S("train", "device", &T::device),
+      S("train", "recompute_layers", &T::recompute_layers),
   };
   return table;
+}
+
+c10::Device training_device(const std::string& name, const std::string& option) {
+  c10::Device device = parse_device(name, option);
+  const DistributedEnv env = read_distributed_env();
+  if (device.is_cuda() && !device.has_index() && env.world_size > 1)
+    device = parse_device("cuda:" + std::to_string(env.local_rank), option + " (LOCAL_RANK)");
+  return device;
 }
 
 LoopOptions loop_options(const TrainingSettings& s, const char* kind, json config,
@@ -188,7 +205,8 @@ TrainingLoop::TrainingLoop(LoopOptions options, LoadedModel& model, bool resume,
                                               " process(es); resume it with " + n + ", not " +
                                               std::to_string(dist_.world_size()));
     }
-    torch::load(*impl_->optimizer, (from / "optimizer.pt").string());
+    // The optimizer's state where the parameters are (a run may resume on another device).
+    torch::load(*impl_->optimizer, (from / "optimizer.pt").string(), model_device(model_));
     step_ = state.at("step").get<int64_t>();
     losses_ = state.at("losses").get<std::vector<double>>();
     extra_state_ = state.value("extra", json::object());
@@ -222,7 +240,8 @@ TrainingLoop::TrainingLoop(LoopOptions options, LoadedModel& model, bool resume,
       impl_->run_id = impl_->store->create_run(
           impl_->store->get_or_create_experiment(options_.experiment), run);
     }
-    impl_->store->set_run_info(impl_->run_id, host_name(), "cpu", code_revision());
+    impl_->store->set_run_info(impl_->run_id, host_name(), model_device(model_).str(),
+                               code_revision());
     impl_->store->set_run_status(impl_->run_id, RunStatus::Running);
   }
   fs::create_directories(options_.out_dir);

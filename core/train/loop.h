@@ -39,7 +39,18 @@ struct TrainingSettings {
   uint64_t seed = 42;
   int64_t checkpoint_every = 50;  // optimizer steps between checkpoints (0: none)
   int64_t log_every = 10;
+  // [train] device (--device overrides): cpu, cuda or cuda:N — not recorded: a run may resume
+  // on another device.
+  std::string device = "cpu";
+  // [train] recompute_layers: activation recomputation per layer (Encoder::set_recompute_layers)
+  // — the same gradients, one layer's activations held instead of all (long passages).
+  bool recompute_layers = false;
 };
+
+// The device a training process runs on: parse_device(name) (an InputError naming `option`),
+// and plain "cuda" under a launcher of several processes is cuda:LOCAL_RANK (one process per
+// GPU). Called by the commands before any work, so a bad device is exit 2 at once.
+c10::Device training_device(const std::string& name, const std::string& option = "[train] device");
 
 // The shared settings ([model] init and [output] dir required, paths resolved against the
 // config's folder); each command's table adds its own (core/util/settings.h).

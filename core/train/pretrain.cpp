@@ -9,6 +9,7 @@
 
 #include "core/data/generators.h"
 #include "core/data/jsonl.h"
+#include "core/embed/embed.h"
 #include "core/embed/model_folder.h"
 #include "core/train/loop.h"
 #include "core/train/mlm_data.h"
@@ -133,6 +134,9 @@ PretrainSummary pretrain_mlm(const PretrainConfig& config, bool resume, bool pro
 
   const int64_t micro_per_epoch = static_cast<int64_t>(sequences.size()) / global_batch;
   const int64_t steps_per_epoch = std::max<int64_t>(1, micro_per_epoch / config.accumulation);
+  const c10::Device device = training_device(config.device);
+  model.encoder->to(device);  // before the loop: its optimizer follows the parameters
+  model.encoder->set_recompute_layers(config.recompute_layers);
   const LoopOptions options = loop_options(
       config, "pretrain", config_json(config),
       config.max_steps > 0 ? config.max_steps : config.epochs * steps_per_epoch, progress_json);
@@ -160,16 +164,23 @@ PretrainSummary pretrain_mlm(const PretrainConfig& config, bool resume, bool pro
       }
       const MlmBatch batch = make_mlm_batch(masked, pad);
       loop.add_tokens(batch.rows * batch.length);
-      const at::Tensor &target = batch.target, &predicted = batch.predicted;
+      const at::Tensor target = batch.target.to(device), predicted = batch.predicted.to(device);
       // The mean over the global batch's masked tokens: this process's sum over its own, over
       // (global count / world size), since the loop averages the processes' gradients.
       const double global_masked = dist.sum(static_cast<double>(predicted.numel()));
       if (global_masked == 0 || predicted.numel() == 0) continue;  // nothing masked here
-      const at::Tensor hidden =
-          model.encoder->forward(batch.input, batch.mask).reshape({batch.rows * batch.length, -1});
-      const at::Tensor logits = model.encoder->mlm_logits(hidden.index_select(0, predicted));
+      at::Tensor logits;
+      {
+        // bf16 autocast on CUDA for the forward; the loss in fp32.
+        const BfloatAutocast autocast(device.is_cuda());
+        const at::Tensor hidden =
+            model.encoder->forward(batch.input.to(device), batch.mask.to(device))
+                .reshape({batch.rows * batch.length, -1});
+        logits = model.encoder->mlm_logits(hidden.index_select(0, predicted));
+      }
       const at::Tensor loss =
-          at::cross_entropy_loss(logits, target.index_select(0, predicted), {}, at::Reduction::Sum)
+          at::cross_entropy_loss(logits.to(at::kFloat), target.index_select(0, predicted), {},
+                                 at::Reduction::Sum)
               .div(global_masked / dist.world_size());
       const double value = loss.item<double>();
       // A NaN still runs backward; the loop stops every process after the step.

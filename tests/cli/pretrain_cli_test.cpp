@@ -71,6 +71,13 @@ TEST(PretrainCliTest, LearnsAndResumesExactly) {
   EXPECT_EQ(read_file(path("out/last/model.safetensors")), weights);
   r = run_lmk("pretrain --config " + path("p.toml") + " --resume --overwrite");
   EXPECT_EQ(r.code, 2) << r.output;
+  // A device this build or machine does not have: exit 2 naming the option, nothing touched.
+  for (const char* device : {"cuda", "cuda:7", "gpu", "cuda:-1"}) {
+    r = run_lmk("pretrain --config " + path("p.toml") + " --overwrite --device " + device);
+    EXPECT_EQ(r.code, 2) << device << "\n" << r.output;
+    EXPECT_NE(r.output.find("--device"), std::string::npos) << device << "\n" << r.output;
+    EXPECT_EQ(read_file(path("out/last/model.safetensors")), weights);
+  }
   fs::create_directories(path("out/stale"));
   r = run_lmk("pretrain --config " + path("p.toml") + " --overwrite", "", "LMK_THREADS=1");
   ASSERT_EQ(r.code, 0) << r.output;

@@ -99,17 +99,29 @@ TEST_F(TrainCliTest, LearnsDeterministicallyAndRecordsTheRun) {
   EXPECT_LT(late, early * 0.6) << "the loss falls";
   EXPECT_TRUE(fs::exists(path("a/last/model.safetensors")));
   EXPECT_TRUE(fs::exists(path("a/last/lmk_pooling.json")));
-  // Same config and seed: the same loss curve, bit for bit.
-  r = run_lmk("train --config " + config("b.toml", "b", 30, 0), "", "LMK_THREADS=1");
+  // Same config and seed (--device cpu is the default): the same loss curve, bit for bit.
+  r = run_lmk("train --config " + config("b.toml", "b", 30, 0) + " --device cpu", "",
+              "LMK_THREADS=1");
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_EQ(losses("b"), curve);
   EXPECT_EQ(read_file(path("b/last/model.safetensors")),
             read_file(path("a/last/model.safetensors")));
+  // Layers recomputed in the backward: the same steps to rounding at first (the forward
+  // without gradients runs the inference kernel: last-bit differences, which 30 steps at this
+  // learning rate amplify), and it learns as well.
+  r = run_lmk("train --config " + config("rc.toml", "rc", 30, 0, "recompute_layers = true\n"), "",
+              "LMK_THREADS=1");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const std::vector<double> recomputed = losses("rc");
+  ASSERT_EQ(recomputed.size(), curve.size());
+  for (size_t i = 0; i < 5; ++i) EXPECT_NEAR(recomputed[i], curve[i], 1e-4) << i;
+  EXPECT_LT((recomputed[26] + recomputed[27] + recomputed[28] + recomputed[29]) / 4, early * 0.6);
   // The store has the run, its loss series and the saved model.
   ResultsStore store(path("results.db"), ResultsStore::OpenMode::Existing);
   const auto runs = store.list_runs();
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].kind, "train");
+  EXPECT_EQ(runs[0].device, "cpu");
   EXPECT_EQ(runs[0].status, RunStatus::Finished);
   EXPECT_EQ(store.metric_series(runs[0].id, "loss").size(), 30u);
   EXPECT_EQ(store.run_params(runs[0].id).at("train.pooling"), "lmk");
@@ -322,6 +334,13 @@ TEST_F(TrainCliTest, BadConfigsExitTwoNamingTheKey) {
       {"[model\ninit = 1\n", "bad.toml:1"},
       {"[model]\ninit = \"init\"\n[data]\ntrain = \"missing.jsonl\"\n[output]\ndir = \"o\"\n",
        "missing.jsonl"},
+      // Debian's LibTorch has no CUDA: a clear refusal naming the key, before any work.
+      {"[model]\ninit = \"init\"\n[data]\ntrain = \"pairs.jsonl\"\n[output]\ndir = "
+       "\"o\"\n[train]\ndevice = \"cuda\"\n",
+       "[train] device"},
+      {"[model]\ninit = \"init\"\n[data]\ntrain = \"pairs.jsonl\"\n[output]\ndir = "
+       "\"o\"\n[train]\ndevice = \"tpu:0\"\n",
+       "is not a device"},
   };
   for (const auto& c : cases) {
     const std::string file = dir_.write("bad.toml", c.text);
@@ -329,7 +348,12 @@ TEST_F(TrainCliTest, BadConfigsExitTwoNamingTheKey) {
     EXPECT_EQ(r.code, 2) << c.text << "\n" << r.output;
     EXPECT_NE(r.output.find(c.message), std::string::npos) << c.text << "\n" << r.output;
   }
-  Result r = run_lmk("train --config " + config("r.toml", "never", 4, 0) + " --resume");
+  // --device over [train] device, named in the message.
+  Result r = run_lmk("train --config " + config("d.toml", "d", 4, 0) + " --device cuda:0");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--device"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(path("d"))) << "refused before any work";
+  r = run_lmk("train --config " + config("r.toml", "never", 4, 0) + " --resume");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("no checkpoint"), std::string::npos) << r.output;
   // Resuming with a changed config is refused, naming what changed.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <ATen/Context.h>
+#include <ATen/detail/CUDAHooksInterface.h>
 
 #include "core/pool/latent_attention.h"
 #include "core/util/error.h"
@@ -18,6 +19,24 @@ TEST(DeviceTest, ParsesCpuAndRejectsWhatIsNotADevice) {
       ADD_FAILURE() << bad;
     } catch (const InputError& e) {
       EXPECT_NE(std::string(e.what()).find("--device"), std::string::npos) << bad;
+    }
+  }
+}
+
+TEST(DeviceTest, ErrorsNameTheOptionTheDeviceCameFrom) {
+  try {
+    parse_device("gpu", "[train] device");
+    ADD_FAILURE() << "gpu";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("[train] device"), std::string::npos) << e.what();
+  }
+  if (at::hasCUDA()) {  // a device past the machine's: named, with how many there are
+    const int count = at::detail::getCUDAHooks().getNumGPUs();
+    try {
+      parse_device("cuda:" + std::to_string(count));
+      ADD_FAILURE() << "cuda:" << count;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("CUDA device(s)"), std::string::npos) << e.what();
     }
   }
 }
@@ -45,8 +64,8 @@ TEST(PoolingPlanTest, LayoutOptionsAndRecordPerPooling) {
   EXPECT_EQ(lmk.landmarks.to_string(), "fixed:24");  // the folder's eval layout
   EXPECT_EQ(lmk.train_landmarks.to_string(), "variable:8,16");
   EXPECT_EQ(lmk.granularity, 24);
-  EXPECT_EQ(lmk.record(), (nlohmann::json{
-                              {"pooling", "lmk"}, {"granularity", 24}, {"landmarks", "fixed:24"}}));
+  EXPECT_EQ(lmk.record(),
+            (nlohmann::json{{"pooling", "lmk"}, {"granularity", 24}, {"landmarks", "fixed:24"}}));
   EXPECT_TRUE(lmk.options.normalize);
   lmk = plan_pooling(Pooling::Landmark, 64, folder, nullptr, false);
   EXPECT_EQ(lmk.landmarks.to_string(), "fixed:64");
