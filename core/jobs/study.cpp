@@ -83,7 +83,7 @@ std::vector<StudyStep> plan_cell(const StudyConfig& c, const std::string& experi
     return std::find(c.benchmarks.begin(), c.benchmarks.end(), b) != c.benchmarks.end();
   };
   // The sources' folders: a built-in one is rendered by a step of its own.
-  std::map<std::string, std::string> folder;          // source -> folder
+  std::map<std::string, std::string> folder;                   // source -> folder
   std::map<std::string, std::vector<std::string>> source_dep;  // source -> its render step
   std::vector<std::string> folders, render_deps;
   for (const StudySource& source : c.sources) {
@@ -113,8 +113,8 @@ std::vector<StudyStep> plan_cell(const StudyConfig& c, const std::string& experi
   if (c.init.empty()) {
     std::vector<std::string> args = {"tokenizer-train"};
     for (const std::string& f : folders) args.insert(args.end(), {"--input", f});
-    args.insert(args.end(), {"--vocab-size", std::to_string(c.vocab_size), "--out",
-                             "@OUT@/tokenizer.model"});
+    args.insert(args.end(),
+                {"--vocab-size", std::to_string(c.vocab_size), "--out", "@OUT@/tokenizer.model"});
     add({"tokenizer", args, {}, {"@OUT@/tokenizer.model"}, "", render_deps});
     tokenizer = out("tokenizer") + "/tokenizer.model";
     tokenizer_dep = {"tokenizer"};
@@ -131,17 +131,17 @@ std::vector<StudyStep> plan_cell(const StudyConfig& c, const std::string& experi
     if (benchmark("passages") || benchmark("documents")) {
       StudyStep step{"data/" + source.name,
                      {"data", "corpus", "--source", f, "--out", "@OUT@", "--seed", seed, "--name",
-                      source.name, "--splits", "dev,test", "--stratified",
-                      "--queries-per-document", std::to_string(c.queries_per_document)},
+                      source.name, "--splits", "dev,test", "--stratified", "--queries-per-document",
+                      std::to_string(c.queries_per_document)},
                      {},
                      {"@OUT@/passages/dataset.json"},
                      "",
                      source_dep[source.name]};
       if (benchmark("documents")) {
-        step.args.insert(step.args.end(),
-                         {"--lengths", join(c.lengths), "--tokenizer", tokenizer,
-                          "--windows-per-document", std::to_string(c.windows_per_document),
-                          "--max-windows", std::to_string(c.windows)});
+        step.args.insert(
+            step.args.end(),
+            {"--lengths", join(c.lengths), "--tokenizer", tokenizer, "--windows-per-document",
+             std::to_string(c.windows_per_document), "--max-windows", std::to_string(c.windows)});
         step.outputs.push_back("@OUT@/documents/dataset.json");
         step.deps = with(step.deps, tokenizer_dep);
       }
@@ -170,17 +170,16 @@ std::vector<StudyStep> plan_cell(const StudyConfig& c, const std::string& experi
   // Synthetic in-domain fine-tuning pairs (a separate experiment: the study's tables say so).
   if (c.synthetic_pairs > 0) {
     for (const std::string task : {"passkey", "needle"}) {
-      StudyStep step{"pairs/synthetic-" + task,
-                     {"data", task, "--tokenizer", tokenizer, "--pairs-out", "@OUT@/pairs.jsonl",
-                      "--lengths", std::to_string(c.passage_length), "--queries",
-                      std::to_string(c.synthetic_pairs), "--documents",
-                      std::to_string(c.synthetic_pairs), "--negatives",
-                      std::to_string(std::max<int64_t>(1, c.negatives)), "--seed",
-                      std::to_string(c.seed + 1)},
-                     {},
-                     {"@OUT@/pairs.jsonl"},
-                     "",
-                     tokenizer_dep};
+      StudyStep step{
+          "pairs/synthetic-" + task,
+          {"data", task, "--tokenizer", tokenizer, "--pairs-out", "@OUT@/pairs.jsonl", "--lengths",
+           std::to_string(c.passage_length), "--queries", std::to_string(c.synthetic_pairs),
+           "--documents", std::to_string(c.synthetic_pairs), "--negatives",
+           std::to_string(std::max<int64_t>(1, c.negatives)), "--seed", std::to_string(c.seed + 1)},
+          {},
+          {"@OUT@/pairs.jsonl"},
+          "",
+          tokenizer_dep};
       if (std::string(task) == "needle") {
         step.args.insert(step.args.end(), {"--haystack", folders.front()});
         step.deps = with(step.deps, source_dep[c.sources.front().name]);
@@ -214,8 +213,8 @@ std::vector<StudyStep> plan_cell(const StudyConfig& c, const std::string& experi
                    tokenizer_dep};
     if (std::string(task) == "needle") {
       // The haystack: natural text of the first source.
-      step.args.insert(step.args.end(), {"--haystack", folders.front(), "--keys",
-                                         std::to_string(c.needle_keys)});
+      step.args.insert(step.args.end(),
+                       {"--haystack", folders.front(), "--keys", std::to_string(c.needle_keys)});
       step.deps = with(step.deps, source_dep[c.sources.front().name]);
     }
     add(step);
@@ -236,6 +235,9 @@ std::vector<StudyStep> plan_cell(const StudyConfig& c, const std::string& experi
     return list + "]";
   };
   const std::string output = "db = " + quoted(c.db) + "\nexperiment = " + quoted(experiment) + "\n";
+  // [train] device of the training configs; absent on the CPU, so a CPU study's steps (and
+  // their keys) are what they were.
+  const std::string device_line = c.device == "cpu" ? "" : "device = " + quoted(c.device) + "\n";
   // The start of fine-tuning: the model folder of [model] init, else a model initialized here
   // and MLM-pretrained on every source.
   std::string start = c.init;
@@ -262,11 +264,10 @@ std::vector<StudyStep> plan_cell(const StudyConfig& c, const std::string& experi
            "# written by lmk study (its folder is this step's inputs)\n[model]\ninit = " +
                quoted(out("init")) + "\n[data]\ntrain = " + quoted_list(folders) +
                "\n[train]\nmax_length = " + std::to_string(c.pretrain_length) +
-               "\nbatch_size = " + std::to_string(c.pretrain_batch) +
-               "\nlearning_rate = " + number_text(c.pretrain_lr) + "\n" +
-               schedule(c.pretrain_steps, c.pretrain_epochs) + "seed = " + seed +
-               "\ncheckpoint_every = 100\nlog_every = 10\n[output]\ndir = \"@OUT@\"\n" + output +
-               "run_name = \"@RUN@\"\n"}},
+               "\nbatch_size = " + std::to_string(c.pretrain_batch) + "\nlearning_rate = " +
+               number_text(c.pretrain_lr) + "\n" + schedule(c.pretrain_steps, c.pretrain_epochs) +
+               "seed = " + seed + "\ncheckpoint_every = 100\nlog_every = 10\n" + device_line +
+               "[output]\ndir = \"@OUT@\"\n" + output + "run_name = \"@RUN@\"\n"}},
          {"@OUT@/last/config.json"},
          "pretrain",
          with({"init"}, render_deps)});
@@ -294,7 +295,7 @@ std::vector<StudyStep> plan_cell(const StudyConfig& c, const std::string& experi
              "\nlearning_rate = " + number_text(c.finetune_lr) +
              "\ntemperature = " + number_text(c.temperature) + "\n" +
              schedule(c.finetune_steps, c.finetune_epochs) + "seed = " + seed +
-             "\ncheckpoint_every = 100\nlog_every = 10\n";
+             "\ncheckpoint_every = 100\nlog_every = 10\n" + device_line;
     add({"finetune/" + v.label,
          {"train", "--config", "@OUT@.toml", "--auto-resume"},
          {{"@OUT@.toml",
@@ -313,20 +314,21 @@ std::vector<StudyStep> plan_cell(const StudyConfig& c, const std::string& experi
                          int64_t attention_docs, const std::string& data_dep,
                          const std::string& split) {
       const std::string suffix = split.empty() ? "" : ":" + split;
-      StudyStep step{
-          "eval/" + v.label + "/" + name + suffix,
-          {"eval", "--model", model, "--dataset", dataset, "--pooling", v.pooling, "--db", c.db,
-           "--experiment", experiment, "--run-name", "@RUN@", "--attention-docs",
-           std::to_string(split.empty() ? attention_docs : 0), "--query-max-length",
-           std::to_string(c.query_length)},
-          {},
-          {},
-          v.label + "/" + name + suffix,
-          {"finetune/" + v.label, data_dep}};
-      if (reads) step.args.insert(step.args.end(), {"--granularity", std::to_string(c.granularity)});
+      StudyStep step{"eval/" + v.label + "/" + name + suffix,
+                     {"eval", "--model", model, "--dataset", dataset, "--pooling", v.pooling,
+                      "--db", c.db, "--experiment", experiment, "--run-name", "@RUN@",
+                      "--attention-docs", std::to_string(split.empty() ? attention_docs : 0),
+                      "--query-max-length", std::to_string(c.query_length)},
+                     {},
+                     {},
+                     v.label + "/" + name + suffix,
+                     {"finetune/" + v.label, data_dep}};
+      if (reads)
+        step.args.insert(step.args.end(), {"--granularity", std::to_string(c.granularity)});
       if (max_length > 0)
         step.args.insert(step.args.end(), {"--max-length", std::to_string(max_length)});
       if (!split.empty()) step.args.insert(step.args.end(), {"--split", split});
+      if (c.device != "cpu") step.args.insert(step.args.end(), {"--device", c.device});
       add(step);
     };
     // Test, and dev where the granularity is chosen on it.

@@ -50,6 +50,9 @@ struct StudyConfig {
   std::vector<StudySource> sources;  // [study] corpus: built-in names and folders
   int64_t corpus_limit = 0;          // pages of each built-in source (0: all)
   int64_t seed = 42;
+  // Where pretraining, fine-tuning and evaluation run: cpu, cuda or cuda:N (checked where the
+  // steps run; under srun plain cuda is each task's LOCAL_RANK GPU).
+  std::string device = "cpu";
   // [tokenizer]
   int64_t vocab_size = 8000;
   // [model]

@@ -35,6 +35,14 @@ void check_preset(const std::string& preset, const std::string& where) {
     throw input_error(where, "must be tiny, small or base");
 }
 
+// cpu, cuda or cuda:N (whether the machine that runs the steps has it is checked there).
+void check_device(const std::string& device, const std::string& where) {
+  if (device == "cpu" || device == "cuda") return;
+  const bool indexed = device.rfind("cuda:", 0) == 0 && device.size() > 5 &&
+                       device.find_first_not_of("0123456789", 5) == std::string::npos;
+  if (!indexed) throw input_error(where, "'" + device + "' is not a device (cpu, cuda or cuda:N)");
+}
+
 void check_benchmark(const std::string& benchmark, const std::string& where) {
   if (benchmark == "corpus")
     throw input_error(where,
@@ -208,6 +216,9 @@ const SettingsTable<StudyConfig>& study_settings() {
           .at_least(0)
           .form("Pages per built-in source", "0: all"),
       S("study", "seed", &C::seed).at_least(0).form("Seed"),
+      S("study", "device", &C::device)
+          .checked(check_device)
+          .form("Device", "cpu, cuda or cuda:N: where training and evaluation run"),
       S("study", "dir")
           .form("Study folder", "../build/studies/NAME-PROFILE from the config's folder"),
       S("study", "db").form("Results store", "STUDY FOLDER/results.db"),

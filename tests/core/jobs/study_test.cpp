@@ -176,10 +176,11 @@ TEST(StudyPlan, EverySourceHasItsDataAndEvaluations) {
   TempDir dir;
   std::filesystem::create_directories(dir.path() / "notes");
   dir.write("notes/a.txt", "some text\n");
-  const std::string path = dir.write(
-      "s.toml", std::string(kBase) + "[profile.quick.study]\ncorpus = [\"manpages\", \"notes\"]\n"
-                                     "[profile.quick.eval]\nbenchmarks = [\"passages\", "
-                                     "\"documents\", \"code\", \"needle\"]\n");
+  const std::string path =
+      dir.write("s.toml", std::string(kBase) +
+                              "[profile.quick.study]\ncorpus = [\"manpages\", \"notes\"]\n"
+                              "[profile.quick.eval]\nbenchmarks = [\"passages\", "
+                              "\"documents\", \"code\", \"needle\"]\n");
   const StudyConfig c = read_study_config(path, "quick");
   ASSERT_EQ(c.sources.size(), 2u);
   EXPECT_EQ(c.sources[0].builtin, "manpages");
@@ -190,8 +191,7 @@ TEST(StudyPlan, EverySourceHasItsDataAndEvaluations) {
             std::string::npos);
   EXPECT_EQ(find_step(plan, "data/notes").deps, (std::vector<std::string>{"tokenizer"}));
   EXPECT_EQ(find_step(plan, "stats/notes").store_histogram, "notes-documents");
-  EXPECT_NE(joined(find_step(plan, "data/code").args).find("--splits dev,test"),
-            std::string::npos);
+  EXPECT_NE(joined(find_step(plan, "data/code").args).find("--splits dev,test"), std::string::npos);
   const std::string pretrain = find_step(plan, "pretrain").files[0].second;
   EXPECT_NE(pretrain.find("train = [\"" + find_step(plan, "corpus/manpages").dir + "\", \"" +
                           c.sources[1].folder + "\"]"),
@@ -214,9 +214,10 @@ TEST(StudyPlan, EverySourceHasItsDataAndEvaluations) {
   EXPECT_NE(expect_input_error(dir.write("t.toml", "[study]\ncorpus = [\"code\"]\n"))
                 .find("cannot be named 'code'"),
             std::string::npos);
-  EXPECT_NE(expect_input_error(dir.write("u.toml", "[study]\ncorpus = [\"notes\", \"other/notes\"]\n"))
-                .find("two sources are named 'notes'"),
-            std::string::npos);
+  EXPECT_NE(
+      expect_input_error(dir.write("u.toml", "[study]\ncorpus = [\"notes\", \"other/notes\"]\n"))
+          .find("two sources are named 'notes'"),
+      std::string::npos);
   EXPECT_NE(expect_input_error(dir.write("v.toml", "[eval]\nbenchmarks = [\"corpus\"]\n"))
                 .find("'corpus' is now 'documents'"),
             std::string::npos);
@@ -228,10 +229,11 @@ TEST(StudyPlan, AModelFolderReplacesTokenizerInitAndPretraining) {
   TempDir dir;
   std::filesystem::create_directories(dir.path() / "hf");
   dir.write("hf/config.json", "{}");
-  const std::string path = dir.write(
-      "s.toml", std::string(kBase) + "[profile.quick.model]\ninit = \"hf\"\n"
-                                     "[profile.quick.finetune]\npassage_max_length = 64\n"
-                                     "[profile.micro.model]\nrope = false\n");
+  const std::string path =
+      dir.write("s.toml", std::string(kBase) +
+                              "[profile.quick.model]\ninit = \"hf\"\n"
+                              "[profile.quick.finetune]\npassage_max_length = 64\n"
+                              "[profile.micro.model]\nrope = false\n");
   const StudyPlan plan = plan_study(read_study_config(path, "quick"));
   const std::string model = (dir.path() / "hf").string();
   for (const StudyStep& step : plan.steps) {
@@ -246,11 +248,45 @@ TEST(StudyPlan, AModelFolderReplacesTokenizerInitAndPretraining) {
   EXPECT_EQ(find_step(plan, "finetune/cls").deps, (std::vector<std::string>{"pairs/manpages"}));
   const StudyPlan ablated = plan_study(read_study_config(path, "micro"));
   EXPECT_NE(joined(find_step(ablated, "init").args).find("--no-rope"), std::string::npos);
-  EXPECT_EQ(joined(find_step(plan_study(read_study_config(path, "full")), "init").args)
-                .find("--no-rope"),
-            std::string::npos);
-  EXPECT_NE(expect_input_error(dir.write("w.toml", "[model]\ninit = \"nowhere\"\n"))
-                .find("model.init"),
+  EXPECT_EQ(
+      joined(find_step(plan_study(read_study_config(path, "full")), "init").args).find("--no-rope"),
+      std::string::npos);
+  EXPECT_NE(
+      expect_input_error(dir.write("w.toml", "[model]\ninit = \"nowhere\"\n")).find("model.init"),
+      std::string::npos);
+}
+
+// [study] device reaches every training config and evaluation; the CPU's plan is unchanged.
+TEST(StudyPlan, TheDeviceReachesTrainingAndEvaluation) {
+  TempDir dir;
+  const std::string cpu_path = dir.write("cpu.toml", std::string(kBase));
+  const std::string gpu_path =
+      dir.write("gpu.toml", std::string(kBase) + "[profile.micro.study]\ndevice = \"cuda\"\n");
+  const StudyPlan cpu = plan_study(read_study_config(cpu_path, "micro"));
+  const StudyPlan gpu = plan_study(read_study_config(gpu_path, "micro"));
+  ASSERT_EQ(cpu.steps.size(), gpu.steps.size());
+  size_t training = 0, evaluations = 0;
+  for (size_t i = 0; i < gpu.steps.size(); ++i) {
+    const StudyStep& step = gpu.steps[i];
+    const std::string args = joined(step.args);
+    const bool trains = step.args.front() == "train" || step.args.front() == "pretrain";
+    if (trains) {
+      ++training;
+      ASSERT_FALSE(step.files.empty()) << step.id;
+      EXPECT_NE(step.files[0].second.find("device = \"cuda\"\n"), std::string::npos) << step.id;
+      EXPECT_EQ(cpu.steps[i].files[0].second.find("device ="), std::string::npos) << step.id;
+    }
+    if (step.args.front() == "eval") {
+      ++evaluations;
+      EXPECT_NE(args.find("--device cuda"), std::string::npos) << args;
+      EXPECT_EQ(joined(cpu.steps[i].args).find("--device"), std::string::npos);
+    }
+    if (!trains && step.args.front() != "eval") EXPECT_EQ(step.key, cpu.steps[i].key) << step.id;
+  }
+  EXPECT_GT(training, 1u);
+  EXPECT_GT(evaluations, 1u);
+  EXPECT_NE(expect_input_error(dir.write("bad.toml", "[study]\ndevice = \"gpu0\"\n"))
+                .find("study.device"),
             std::string::npos);
 }
 
@@ -278,15 +314,16 @@ TEST(StudyPlan, SyntheticPairsJoinTheFineTuningData) {
 
 TEST(StudyPlan, ChoosingTheGranularityOnDevNeedsASweepOverItAndADevSplit) {
   TempDir dir;
-  EXPECT_NE(expect_input_error(dir.write("a.toml", std::string(kBase) +
-                                                       "[profile.full.eval]\nselect = \"dev\"\n"))
+  EXPECT_NE(expect_input_error(
+                dir.write("a.toml", std::string(kBase) + "[profile.full.eval]\nselect = \"dev\"\n"))
                 .find("eval.select"),
             std::string::npos);
   const std::string sweep = "[sweep]\n\"eval.granularity\" = [16, 64]\n";
   EXPECT_NE(expect_input_error(
                 dir.write("b.toml", std::string(kBase) +
                                         "[profile.full.eval]\nselect = \"dev\"\nbenchmarks = "
-                                        "[\"passkey\"]\n" + sweep))
+                                        "[\"passkey\"]\n" +
+                                        sweep))
                 .find("passkey and needle have none"),
             std::string::npos);
   EXPECT_NE(expect_input_error(dir.write("c.toml", std::string(kBase) +
@@ -324,11 +361,16 @@ TEST(StudyTable, GranularityChosenOnDevIsReportedOnTest) {
   // lmk-16: dev favours g=64 (0.6 vs 0.4), test favours g=16 (0.5 vs 0.3); CLS 0.2.
   auto add_run = [&](const std::string& name, const std::string& split, double value) {
     const int64_t run = store.create_run(experiment, {name, "eval", {}, {}});
-    store.add_eval_results(run, {{"manpages-documents", split, "ndcg_at_10", value, "length",
-                                  "128"}});
+    store.add_eval_results(run,
+                           {{"manpages-documents", split, "ndcg_at_10", value, "length", "128"}});
     std::vector<QueryResult> queries;
     for (int q = 0; q < 40; ++q)
-      queries.push_back({"manpages-documents", split, "128", "q" + std::to_string(q), 0.5, 128,
+      queries.push_back({"manpages-documents",
+                         split,
+                         "128",
+                         "q" + std::to_string(q),
+                         0.5,
+                         128,
                          {{"ndcg_at_10", q % 10 < value * 10 ? 1.0 : 0.0}}});
     store.add_query_results(run, queries);
     store.set_run_status(run, RunStatus::Finished);
