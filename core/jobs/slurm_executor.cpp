@@ -1,6 +1,7 @@
 // The Slurm executor (core/jobs/slurm_executor.h).
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <optional>
@@ -44,8 +45,10 @@ std::pair<SlurmOptions, SlurmJobSpec> slurm_job(const JobRecord& job, const std:
   SlurmOptions step = options;
   if (kind != "train" && kind != "pretrain") {
     // Data preparation and evaluation are one process: several tasks would race on outputs.
+    // An evaluation uses one GPU at most; data preparation none.
     step.nodes = 1;
     step.ntasks_per_node = 1;
+    step.gpus_per_node = kind == "eval" ? std::min<int64_t>(step.gpus_per_node, 1) : 0;
   }
   SlurmJobSpec spec;
   spec.name =

@@ -52,6 +52,56 @@ size_t count(const std::string& text, const std::string& what) {
     if (::geteuid() != 0) GTEST_SKIP() << "the Slurm fixture needs root"; \
   } while (0)
 
+// A GPU study's batch scripts, without a cluster or a GPU (lmk submit --dry-run): training
+// runs one task per GPU under srun, evaluation one process on one GPU with --device, data
+// preparation without a GPU.
+TEST(SlurmJobsCli, AGpuStudyGivesTrainingEveryGpuAndEvaluationOne) {
+  TempDir dir;
+  const std::string config = dir.write(
+      "gpu.toml",
+      "[study]\nname = \"gpu\"\ncorpus = \"builtin\"\ncorpus_limit = 20\ndevice = \"cuda\"\n"
+      "[model]\npreset = \"tiny\"\n[pretrain]\nmax_length = 128\nsteps = 10\n"
+      "[finetune]\npoolings = [\"cls\", \"lmk:fixed:16\"]\nsteps = 5\n"
+      "[eval]\nbenchmarks = [\"documents\"]\nlengths = [128]\n"
+      "[slurm]\nnodes = 1\nntasks_per_node = 4\ngpus_per_node = 4\ntime = \"01:00:00\"\n");
+  const Result dry = run_lmk("submit " + config + " --executor slurm --dry-run --dir " +
+                             (dir.path() / "study").string());
+  ASSERT_EQ(dry.code, 0) << dry.output;
+  // One script per step, each from its shebang to the next.
+  std::vector<std::string> scripts;
+  for (size_t at = dry.output.find("#!/bin/bash"); at != std::string::npos;) {
+    const size_t next = dry.output.find("#!/bin/bash", at + 1);
+    scripts.push_back(dry.output.substr(at, next == std::string::npos ? next : next - at));
+    at = next;
+  }
+  size_t training = 0, evaluations = 0, other = 0;
+  for (const std::string& script : scripts) {
+    const bool trains = script.find("'train' '--config'") != std::string::npos ||
+                        script.find("'pretrain' '--config'") != std::string::npos;
+    const bool evaluates = script.find("'eval' '--model'") != std::string::npos;
+    if (trains) {
+      ++training;
+      EXPECT_NE(script.find("#SBATCH --ntasks-per-node=4\n"), std::string::npos) << script;
+      EXPECT_NE(script.find("#SBATCH --gpus-per-node=4\n"), std::string::npos) << script;
+      EXPECT_NE(script.find("srun --kill-on-bad-exit=1 "), std::string::npos) << script;
+    } else if (evaluates) {
+      ++evaluations;
+      EXPECT_NE(script.find("#SBATCH --ntasks-per-node=1\n"), std::string::npos) << script;
+      EXPECT_NE(script.find("#SBATCH --gpus-per-node=1\n"), std::string::npos) << script;
+      EXPECT_NE(script.find("'--device' 'cuda'"), std::string::npos) << script;
+      EXPECT_EQ(script.find("srun "), std::string::npos) << script;
+    } else {
+      ++other;
+      EXPECT_EQ(script.find("--gpus-per-node"), std::string::npos) << script;
+    }
+  }
+  EXPECT_EQ(training, 3u) << "pretraining and two fine-tunings\n" << dry.output;
+  EXPECT_EQ(evaluations, 2u) << dry.output;
+  EXPECT_GT(other, 2u) << dry.output;
+  // The training configs (written when the steps run) take the device from the plan: see
+  // StudyPlan.TheDeviceReachesTrainingAndEvaluation.
+}
+
 TEST(SlurmJobsCli, TheSweepRunsAsBatchJobsChainedByTheirDependencies) {
   SKIP_WITHOUT_SLURM();
   SlurmCluster cluster;
