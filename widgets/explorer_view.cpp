@@ -638,8 +638,9 @@ void ExplorerView::start_next() {
   process_ = run_lmk(
       this, arguments(running_, pooling, out, scratch_->filePath(QStringLiteral("document.txt"))),
       [this, computation, out](int code, const QString& standard_out, const QString& err) {
-        process_ = nullptr;
+        // A cancelled computation's process ends later: process_ may be the next one's then.
         if (computation != computation_ || cancelled_) return;
+        process_ = nullptr;
         process_err_ += err;
         if (code != 0) {
           queue_.clear();

@@ -461,6 +461,31 @@ class ExplorerTest : public QObject {
     const auto [ok, message] = compute(view, request);
     QVERIFY2(ok, qPrintable(message));
     QCOMPARE(view.result(view.shown_result()).text, std::string("a short text after the cancel"));
+
+    // A new computation at once after a cancel: the cancelled process's end, arriving while the
+    // new one runs, leaves the new one alone — Cancel still stops it (no lmk left running) —
+    // and the next one finishes.
+    request.text = QString::fromUtf8(long_text);
+    view.compute(request);
+    view.cancel();
+    view.compute(request);
+    QTest::qWait(1000);  // the first one's end arrives meanwhile
+    QVERIFY(view.busy());
+    view.cancel();
+    const auto running = [&view] {
+      int n = 0;
+      for (QProcess* p : view.findChildren<QProcess*>()) n += p->state() != QProcess::NotRunning;
+      return n;
+    };
+    QTRY_COMPARE_WITH_TIMEOUT(running(), 0, 10000);
+    request.text = QStringLiteral("the last text");
+    QSignalSpy last(&view, &ExplorerView::finished);
+    view.compute(request);
+    QVERIFY(view.busy());
+    QVERIFY(last.wait(120000));
+    QCOMPARE(last.front().at(0).toBool(), true);
+    QVERIFY(!view.busy());
+    QCOMPARE(view.result(view.shown_result()).text, std::string("the last text"));
   }
 
   // Bad input: a message in the view, never a crash; what was shown stays.
