@@ -261,6 +261,8 @@ void check_training_example(const TrainingExample& example, const std::string& w
   }
 }
 
+}  // namespace
+
 TrainingExample parse_training_example(json& object, const std::string& where) {
   require_object(object, where);
   TrainingExample example;
@@ -277,8 +279,6 @@ TrainingExample parse_training_example(json& object, const std::string& where) {
   example.extra = std::move(object);
   return example;
 }
-
-}  // namespace
 
 // ---- BEIR
 

@@ -115,6 +115,9 @@ struct TrainingExample {
 using TrainingVisitor = std::function<bool(TrainingExample&& example, const std::string& where)>;
 
 void for_each_training_example(const std::string& path, const TrainingVisitor& fn);
+// One training example from its JSON object (which it may move from); InputError naming
+// `where` as for_each_training_example.
+TrainingExample parse_training_example(nlohmann::json& object, const std::string& where);
 void for_each_training_example(NamedInput input, const TrainingVisitor& fn);
 
 // The JSON object of one example (for JsonlWriter); an example the reader would reject is an

@@ -172,16 +172,23 @@ std::string LineReader::where() const {
 // ---------------------------------------------------------------------------------------------
 // JSONL
 
-void for_each_jsonl(NamedInput input, const JsonVisitor& fn) {
-  LineReader reader(std::move(input));
-  std::string line;
-  while (reader.next(line)) {
-    if (is_blank_line(line)) continue;
-    const std::string where = reader.where();
-    require_valid_utf8(line, where);
-    nlohmann::json value = json_util::parse(line, where);
-    if (!fn(value, where)) return;
+bool JsonlReader::next(nlohmann::json& value, std::string& where) {
+  while (reader_.next(line_)) {
+    if (is_blank_line(line_)) continue;
+    where = reader_.where();
+    require_valid_utf8(line_, where);
+    value = json_util::parse(line_, where);
+    return true;
   }
+  return false;
+}
+
+void for_each_jsonl(NamedInput input, const JsonVisitor& fn) {
+  JsonlReader reader(std::move(input));
+  nlohmann::json value;
+  std::string where;
+  while (reader.next(value, where))
+    if (!fn(value, where)) return;
 }
 
 void for_each_jsonl(const std::string& path, const JsonVisitor& fn) {

@@ -50,6 +50,19 @@ class LineReader {
 // True when a line holds nothing but whitespace; the readers skip such lines.
 bool is_blank_line(std::string_view line);
 
+// Pulls the JSON values of a JSONL input one at a time (blank lines skipped), with the checks
+// of for_each_jsonl.
+class JsonlReader {
+ public:
+  explicit JsonlReader(NamedInput input) : reader_(std::move(input)) {}
+  // The next value and its "name:LINE"; false at the end of the input.
+  bool next(nlohmann::json& value, std::string& where);
+
+ private:
+  LineReader reader_;
+  std::string line_;
+};
+
 // Called with each JSON value (which it may move from) and "name:LINE"; returns false to stop.
 using JsonVisitor = std::function<bool(nlohmann::json& value, const std::string& where)>;
 

@@ -5,12 +5,15 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 
 #include "core/data/dataset_dir.h"
 #include "core/data/formats.h"
+#include "core/data/jsonl.h"
 #include "core/embed/embed.h"
 #include "core/embed/model_folder.h"
 #include "core/eval/retrieval.h"
@@ -50,6 +53,7 @@ const SettingsTable<ContrastiveConfig>& contrastive_settings() {
   static const SettingsTable<ContrastiveConfig> table = {
       S("data", "train", &C::train_files).one_text_or_many().path().required().recorded(),
       S("data", "dev", &C::dev_dataset).path().recorded(),
+      S("data", "stream", &C::stream).recorded(),
       S("train", "pooling", &C::pooling).checked(check_pooling).recorded(),
       S("train", "train_landmarks", &C::train_landmarks).checked(check_landmarks).recorded(),
       S("train", "eval_landmarks", &C::eval_landmarks).checked(check_landmarks).recorded(),
@@ -84,6 +88,52 @@ json config_json(const ContrastiveConfig& c) {
   add_settings_json(j, contrastive_settings(), c);
   return j;
 }
+
+// The training files' examples in file order, one at a time (plain or gzip): a streamed run
+// holds one global batch, never the whole file.
+class ExampleStream {
+ public:
+  explicit ExampleStream(std::vector<std::string> files) : files_(std::move(files)) {}
+
+  // Every example of the files (a pass that keeps none).
+  int64_t count() const {
+    int64_t n = 0;
+    for (const std::string& file : files_)
+      for_each_training_example(file, [&](TrainingExample&&, const std::string&) {
+        ++n;
+        return true;
+      });
+    return n;
+  }
+  // Goes to the n-th example of the files (from their start).
+  void seek(int64_t n) {
+    file_ = 0;
+    open();
+    for (int64_t i = 0; i < n; ++i) next();
+  }
+  // The next example; the files are read again from the start after the last one.
+  TrainingExample next() {
+    nlohmann::json value;
+    std::string where;
+    for (size_t tried = 0; tried <= files_.size(); ++tried) {
+      if (reader_ && reader_->next(value, where)) return parse_training_example(value, where);
+      file_ = reader_ ? (file_ + 1) % files_.size() : 0;
+      open();
+    }
+    throw input_error(files_.front(), "no training examples");
+  }
+
+ private:
+  void open() {
+    reader_.reset();
+    in_ = std::make_unique<std::ifstream>(open_input(files_[file_]));
+    reader_ = std::make_unique<JsonlReader>(NamedInput{*in_, files_[file_]});
+  }
+  std::vector<std::string> files_;
+  size_t file_ = 0;
+  std::unique_ptr<std::ifstream> in_;
+  std::unique_ptr<JsonlReader> reader_;
+};
 
 // One micro-batch: queries, passages (group per query), teacher scores when every example has them.
 struct MicroBatch {
@@ -173,22 +223,34 @@ TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, boo
   model.encoder->to(device);  // before the loop: its optimizer follows the parameters
   model.encoder->set_recompute_layers(config.recompute_layers);
 
+  // Every example in memory (shuffled per epoch), or streamed in file order.
   std::vector<TrainingExample> examples;
-  for (const std::string& file : config.train_files)
-    for_each_training_example(file, [&](TrainingExample&& e, const std::string&) {
-      examples.push_back(std::move(e));
-      return true;
-    });
+  ExampleStream stream(config.train_files);
+  int64_t example_count = 0;
+  if (config.stream) {
+    example_count = stream.count();
+  } else {
+    for (const std::string& file : config.train_files)
+      for_each_training_example(file, [&](TrainingExample&& e, const std::string&) {
+        examples.push_back(std::move(e));
+        return true;
+      });
+    example_count = static_cast<int64_t>(examples.size());
+  }
   // Data parallel: a micro-batch is global_batch examples of the seeded order, of which this
   // process takes the rank-th batch_size; every seeded draw is keyed by the global example and
   // row, so N processes see exactly the batches of one process with N x batch_size.
   const int64_t global_batch = config.batch_size * dist.world_size();
   const int64_t first_local = config.batch_size * dist.rank();  // within the global batch
-  if (examples.size() < static_cast<size_t>(std::max<int64_t>(2, global_batch)))
+  if (example_count < std::max<int64_t>(2, global_batch))
     throw input_error(config.train_files.front(),
-                      "fewer examples (" + std::to_string(examples.size()) +
-                          ") than one batch of " + std::to_string(global_batch));
-  const int64_t micro_per_epoch = static_cast<int64_t>(examples.size()) / global_batch;
+                      "fewer examples (" + std::to_string(example_count) + ") than one batch of " +
+                          std::to_string(global_batch));
+  if (config.stream && global_batch < 2)
+    throw input_error("[data] stream",
+                      "needs a global batch of 2 or more (a batch's other examples stand in for "
+                      "missing hard negatives)");
+  const int64_t micro_per_epoch = example_count / global_batch;
   const int64_t steps_per_epoch = std::max<int64_t>(1, micro_per_epoch / config.accumulation);
   const int64_t group = 1 + config.negatives;
 
@@ -226,26 +288,45 @@ TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, boo
   };
   std::vector<size_t> order;  // the example order of epoch order_epoch
   int64_t order_epoch = -1;
+  int64_t stream_at = -1;               // streamed: the micro-batch the stream stands before
+  std::vector<TrainingExample> window;  // streamed: the global batch read last
   loop.run(
       [&](int64_t step) {
         double step_loss = 0;
         for (int64_t micro = 0; micro < config.accumulation; ++micro) {
           const int64_t index = step * config.accumulation + micro;  // micro-batch, over epochs
           const int64_t epoch = index / micro_per_epoch, within = index % micro_per_epoch;
-          if (epoch != order_epoch) {
-            order = shuffled_order(examples.size(), config.seed, epoch);
-            order_epoch = epoch;
+          const uint64_t batch_seed =
+              config.seed ^ static_cast<uint64_t>(index) * 0xC2B2AE3D27D4EB4FULL;
+          MicroBatch batch;
+          if (config.stream) {
+            // The global batch `within` of the file order (every epoch the same order); a new
+            // epoch, or a resumed run, starts reading where that batch is.
+            if (stream_at != index || within == 0) stream.seek(within * global_batch);
+            window.clear();
+            for (int64_t i = 0; i < global_batch; ++i) window.push_back(stream.next());
+            stream_at = index + 1;
+            const bool with_teacher = std::all_of(window.begin(), window.end(), [&](const auto& e) {
+              return has_teacher_scores(e, config.negatives);
+            });
+            std::vector<size_t> picked;
+            for (int64_t i = 0; i < config.batch_size; ++i)
+              picked.push_back(static_cast<size_t>(first_local + i));
+            batch = assemble(window, picked, config.negatives, batch_seed, with_teacher);
+          } else {
+            if (epoch != order_epoch) {
+              order = shuffled_order(examples.size(), config.seed, epoch);
+              order_epoch = epoch;
+            }
+            const auto global_begin = order.begin() + within * global_batch;
+            const bool with_teacher =
+                std::all_of(global_begin, global_begin + global_batch, [&](size_t example) {
+                  return has_teacher_scores(examples[example], config.negatives);
+                });
+            const std::vector<size_t> picked(global_begin + first_local,
+                                             global_begin + first_local + config.batch_size);
+            batch = assemble(examples, picked, config.negatives, batch_seed, with_teacher);
           }
-          const auto global_begin = order.begin() + within * global_batch;
-          const bool with_teacher =
-              std::all_of(global_begin, global_begin + global_batch, [&](size_t example) {
-                return has_teacher_scores(examples[example], config.negatives);
-              });
-          const std::vector<size_t> picked(global_begin + first_local,
-                                           global_begin + first_local + config.batch_size);
-          const MicroBatch batch = assemble(
-              examples, picked, config.negatives,
-              config.seed ^ static_cast<uint64_t>(index) * 0xC2B2AE3D27D4EB4FULL, with_teacher);
           // Row seeds (variable granularity) of the global batch: queries first_local + i,
           // passages first_local * group + i after the micro-batch's first row.
           const auto row =

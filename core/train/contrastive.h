@@ -19,6 +19,9 @@ namespace lmk {
 struct ContrastiveConfig : TrainingSettings {
   std::vector<std::string> train_files;  // [data] train: FlagEmbedding jsonl (one or an array)
   std::string dev_dataset;               // [data] dev: BEIR folder with qrels/dev.tsv (optional)
+  // [data] stream: read the examples in file order, one global batch at a time, instead of
+  // loading them all and shuffling (files of hundreds of thousands of rows: pre-shuffle them).
+  bool stream = false;
   // [train]
   std::string pooling;          // default: the model folder's
   std::string train_landmarks;  // LandmarkSpec text; default: the folder's train setting
