@@ -125,7 +125,8 @@ std::vector<StudyStep> plan_cell(const StudyConfig& c, const std::string& experi
   };
   // Per source: evaluation datasets from its dev and test documents (passages; windows of each
   // length), training pairs from its train documents, its length histogram (paper, Figure 2).
-  std::vector<std::string> pair_files, pair_deps;
+  // Training files of your own replace the sources' pairs.
+  std::vector<std::string> pair_files = c.train_files, pair_deps;
   for (const StudySource& source : c.sources) {
     const std::string& f = folder[source.name];
     if (benchmark("passages") || benchmark("documents")) {
@@ -147,16 +148,18 @@ std::vector<StudyStep> plan_cell(const StudyConfig& c, const std::string& experi
       }
       add(step);
     }
-    add({"pairs/" + source.name,
-         {"data", "pairs", "--source", f, "--out", "@OUT@/pairs.jsonl", "--seed", seed,
-          "--negatives", std::to_string(c.negatives), "--examples-per-document",
-          std::to_string(c.examples_per_document)},
-         {},
-         {"@OUT@/pairs.jsonl"},
-         "",
-         source_dep[source.name]});
-    pair_files.push_back(out("pairs/" + source.name) + "/pairs.jsonl");
-    pair_deps.push_back("pairs/" + source.name);
+    if (c.train_files.empty()) {
+      add({"pairs/" + source.name,
+           {"data", "pairs", "--source", f, "--out", "@OUT@/pairs.jsonl", "--seed", seed,
+            "--negatives", std::to_string(c.negatives), "--examples-per-document",
+            std::to_string(c.examples_per_document)},
+           {},
+           {"@OUT@/pairs.jsonl"},
+           "",
+           source_dep[source.name]});
+      pair_files.push_back(out("pairs/" + source.name) + "/pairs.jsonl");
+      pair_deps.push_back("pairs/" + source.name);
+    }
     StudyStep stats{"stats/" + source.name,
                     {"data", "stats", f, "--tokenizer", tokenizer, "--db", c.db, "--name",
                      source.name + "-documents"},
@@ -296,12 +299,16 @@ std::vector<StudyStep> plan_cell(const StudyConfig& c, const std::string& experi
              "\ntemperature = " + number_text(c.temperature) + "\n" +
              schedule(c.finetune_steps, c.finetune_epochs) + "seed = " + seed +
              "\ncheckpoint_every = 100\nlog_every = 10\n" + device_line;
+    // Written only when set, so that a study without them keeps its steps' keys.
+    if (c.warmup_ratio > 0) train += "warmup_ratio = " + number_text(c.warmup_ratio) + "\n";
+    if (c.recompute_layers) train += "recompute_layers = true\n";
+    const std::string stream = c.stream ? "stream = true\n" : "";
     add({"finetune/" + v.label,
          {"train", "--config", "@OUT@.toml", "--auto-resume"},
          {{"@OUT@.toml",
            "# written by lmk study (its folder is this step's inputs)\n[model]\ninit = " +
-               quoted(start) + "\n[data]\ntrain = " + quoted_list(pair_files) + "\n" + train +
-               "[output]\ndir = \"@OUT@\"\n" + output + "run_name = \"@RUN@\"\n"}},
+               quoted(start) + "\n[data]\ntrain = " + quoted_list(pair_files) + "\n" + stream +
+               train + "[output]\ndir = \"@OUT@\"\n" + output + "run_name = \"@RUN@\"\n"}},
          {"@OUT@/last/config.json"},
          "finetune/" + v.label,
          with(start_dep, pair_deps)});
@@ -322,7 +329,8 @@ std::vector<StudyStep> plan_cell(const StudyConfig& c, const std::string& experi
                      {},
                      {},
                      v.label + "/" + name + suffix,
-                     {"finetune/" + v.label, data_dep}};
+                     {"finetune/" + v.label}};
+      if (!data_dep.empty()) step.deps.push_back(data_dep);
       if (reads)
         step.args.insert(step.args.end(), {"--granularity", std::to_string(c.granularity)});
       if (max_length > 0)
@@ -352,6 +360,11 @@ std::vector<StudyStep> plan_cell(const StudyConfig& c, const std::string& experi
       if (benchmark(task))
         eval_step(task, out("data/" + task), 0, c.attention_docs, "data/" + task, "");
     }
+    // Datasets of your own, on their default split.
+    for (size_t i = 0; i < c.datasets.size(); ++i)
+      eval_step(fs::path(c.datasets[i]).filename().string(), c.datasets[i],
+                c.dataset_max_lengths[c.dataset_max_lengths.size() == 1 ? 0 : i], c.attention_docs,
+                "", "");
   }
   return steps;
 }

@@ -8,8 +8,9 @@
 // fine-tuning of every pooling from the same start (at a short length), evaluation of each —
 // run as `lmk` child processes, each step's completion recorded under the study folder so that
 // a re-run reuses what is done. `[model] init` starts fine-tuning from an existing model folder
-// instead (no tokenizer, init or pretraining steps). Everything measured lands in the results
-// store; study_table() reads it back as pooling x task @ length tables.
+// instead (no tokenizer, init or pretraining steps); `[finetune] train` and `[eval] datasets`
+// take training and evaluation data of your own (then a study needs no corpus). Everything measured
+// lands in the results store; study_table() reads it back as pooling x task @ length tables.
 //
 #include <cstdint>
 #include <functional>
@@ -73,6 +74,12 @@ struct StudyConfig {
   // fine-tuning length (another seed than the evaluation's), added to the corpus pairs; 0: none.
   int64_t synthetic_pairs = 0;
   double finetune_lr = 1e-4, temperature = 0.05;
+  // Training files of your own (lmk train's JSONL, e.g. MS MARCO with teacher scores) instead
+  // of pairs from the sources; `stream`: read them in order, one global batch at a time.
+  std::vector<std::string> train_files;
+  bool stream = false;
+  double warmup_ratio = 0;        // lmk train's [train] warmup_ratio
+  bool recompute_layers = false;  // lmk train's [train] recompute_layers (long passages)
   // [eval]
   std::vector<std::string> benchmarks = {"passages", "documents", "passkey", "needle"};
   // documents: windows of these lengths (default: 1x, 4x and 16x the fine-tuning length);
@@ -90,6 +97,11 @@ struct StudyConfig {
   // "dev": the [sweep] over eval.granularity is chosen per pooling and task on the dev split,
   // and reported on test (the oracle best on test shown apart, labelled); "none".
   std::string select = "none";
+  // Evaluation datasets of your own (BEIR folders, or folders of per-length BEIR folders, e.g.
+  // MLDR-en, LongEmbed's tasks), each named by its folder and read on its default split,
+  // documents cut at max_lengths tokens (one per dataset, or one for all; 0: whole).
+  std::vector<std::string> datasets;
+  std::vector<int64_t> dataset_max_lengths = {0};
   std::string granularity_label;  // eval.granularity's label in the sweep cells ("" unswept)
   // [slurm]: how lmk submit --executor slurm submits the steps (the same in every cell)
   SlurmOptions slurm;

@@ -60,7 +60,7 @@ void check_select(const std::string& select, const std::string& where) {
 // and folders of .txt files, each a named source.
 std::vector<StudySource> read_sources(const TomlConfig& toml) {
   std::vector<std::string> entries = {"manpages"};
-  toml.text_or_texts("study", "corpus", entries);
+  toml.text_or_texts("study", "corpus", entries, /*empty_ok=*/true);
   std::vector<StudySource> sources;
   std::set<std::string> names;
   for (const std::string& entry : entries) {
@@ -120,6 +120,59 @@ StudyVariant parse_variant(const std::string& text, const std::string& where) {
     v.label += "-" + (mode == "fixed" ? values : mode == "variable" ? std::string("var") : mode);
   }
   return v;
+}
+
+// [finetune] train and [eval] datasets (data of your own), and what a study without a corpus
+// cannot do.
+void check_own_data(const TomlConfig& toml, StudyConfig& c) {
+  std::error_code ec;
+  for (std::string& file : c.train_files) {
+    file = fs::absolute(file).lexically_normal().string();
+    if (!fs::is_regular_file(file, ec))
+      throw input_error(toml.where("finetune", "train"), "no such training file '" + file + "'");
+  }
+  if (c.stream && c.train_files.empty())
+    throw input_error(toml.where("finetune", "stream"),
+                      "streams the files of [finetune] train, and there are none");
+  // The names of the built-in tasks' runs, which a dataset's name may not take.
+  auto benchmark = [&](const std::string& b) {
+    return std::find(c.benchmarks.begin(), c.benchmarks.end(), b) != c.benchmarks.end();
+  };
+  std::set<std::string> names;
+  for (const char* task : {"code", "passkey", "needle"})
+    if (benchmark(task)) names.insert(task);
+  for (const StudySource& source : c.sources)
+    for (const char* kind : {"passages", "documents"})
+      if (benchmark(kind)) names.insert(source.name + "-" + kind);
+  for (std::string& folder : c.datasets) {
+    folder = fs::absolute(folder).lexically_normal().string();
+    if (!fs::is_directory(folder, ec))
+      throw input_error(toml.where("eval", "datasets"),
+                        "'" + folder + "' is not a folder (a BEIR folder, or a folder of them)");
+    const std::string name = fs::path(folder).filename().string();
+    if (!names.insert(name).second)
+      throw input_error(toml.where("eval", "datasets"),
+                        "two evaluations would be named '" + name + "': rename the folder");
+  }
+  if (c.dataset_max_lengths.size() != 1 && c.dataset_max_lengths.size() != c.datasets.size())
+    throw input_error(toml.where("eval", "max_lengths"),
+                      "holds one length for all datasets or one per dataset (" +
+                          std::to_string(c.datasets.size()) + "), not " +
+                          std::to_string(c.dataset_max_lengths.size()));
+  if (c.sources.empty()) {
+    auto needs = [&](const char* section, const char* key, const std::string& what) {
+      throw input_error(toml.where(section, key),
+                        what + " needs a corpus, and [study] corpus is empty");
+    };
+    if (c.init.empty()) needs("model", "init", "a model trained here (no [model] init)");
+    if (c.train_files.empty()) needs("finetune", "train", "fine-tuning on pairs from the sources");
+    if (c.synthetic_pairs > 0) needs("finetune", "synthetic_pairs", "the needle pairs' haystack");
+    for (const char* b : {"passages", "documents", "needle"})
+      if (benchmark(b)) needs("eval", "benchmarks", std::string("the ") + b + " benchmark");
+  }
+  if (c.benchmarks.empty() && c.datasets.empty())
+    throw input_error(toml.where("eval", "benchmarks"),
+                      "nothing to evaluate: no benchmark and no [eval] datasets");
 }
 
 StudyConfig read_cell(const TomlConfig& toml, const std::string& path, const std::string& profile,
@@ -189,6 +242,7 @@ StudyConfig read_cell(const TomlConfig& toml, const std::string& path, const std
                         "\"dev\" needs a benchmark with a dev split (passages, documents, code); "
                         "passkey and needle have none");
   }
+  check_own_data(toml, c);
   read_slurm_options(toml, c.slurm);
   return c;
 }
@@ -260,7 +314,14 @@ const SettingsTable<StudyConfig>& study_settings() {
           .at_least(1)
           .form("Pairs per document"),
       S("finetune", "synthetic_pairs", &C::synthetic_pairs).at_least(0),
-      S("eval", "benchmarks", &C::benchmarks).checked(check_benchmark).form("Benchmarks"),
+      S("finetune", "train", &C::train_files).one_text_or_many().path(),
+      S("finetune", "stream", &C::stream),
+      S("finetune", "warmup_ratio", &C::warmup_ratio).range(0, 1),
+      S("finetune", "recompute_layers", &C::recompute_layers),
+      S("eval", "benchmarks", &C::benchmarks)
+          .may_be_empty()
+          .checked(check_benchmark)
+          .form("Benchmarks"),
       S("eval", "lengths").form("Document lengths", "1×, 4×, 16× the fine-tuning length"),
       S("eval", "queries_per_document", &C::queries_per_document)
           .at_least(1)
@@ -275,6 +336,8 @@ const SettingsTable<StudyConfig>& study_settings() {
       S("eval", "needle_keys", &C::needle_keys).at_least(1),
       S("eval", "attention_docs", &C::attention_docs).at_least(0).form("Attention profile docs"),
       S("eval", "select", &C::select).checked(check_select),
+      S("eval", "datasets", &C::datasets).one_text_or_many().may_be_empty().path(),
+      S("eval", "max_lengths", &C::dataset_max_lengths).at_least(0),
   };
   return table;
 }

@@ -3,6 +3,7 @@
 // [eval] select = "dev", the granularity chosen on dev and reported on test.
 #include <algorithm>
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -21,7 +22,8 @@ namespace {
 // where in the run's results it is.
 struct StudyColumn {
   std::string header, run, metric, group_kind, group_value;
-  bool has_dev = false;  // the task has a dev split (granularity can be chosen on it)
+  bool has_dev = false;    // the task has a dev split (granularity can be chosen on it)
+  bool any_split = false;  // a dataset of your own: the split its evaluation read
 };
 
 struct StudyTableSpec {
@@ -38,8 +40,8 @@ std::vector<StudyTableSpec> table_specs(const StudyConfig& c) {
   };
   std::vector<StudyTableSpec> specs;
   for (const StudySource& source : c.sources) {
-    StudyTableSpec spec{source.name + ": nDCG@10 (passages; documents of each length, read whole)",
-                        {}, ""};
+    StudyTableSpec spec{
+        source.name + ": nDCG@10 (passages; documents of each length, read whole)", {}, ""};
     if (benchmark("passages"))
       spec.columns.push_back({"passages@" + std::to_string(c.passage_length),
                               source.name + "-passages", "ndcg_at_10", "all", "", true});
@@ -51,10 +53,18 @@ std::vector<StudyTableSpec> table_specs(const StudyConfig& c) {
     if (!spec.columns.empty()) specs.push_back(std::move(spec));
   }
   if (benchmark("code"))
-    specs.push_back({"code: nDCG@10 (docstring -> function, Python standard library)",
-                     {{"code@" + std::to_string(c.pretrain_length), "code", "ndcg_at_10", "all", "",
-                       true}},
-                     ""});
+    specs.push_back(
+        {"code: nDCG@10 (docstring -> function, Python standard library)",
+         {{"code@" + std::to_string(c.pretrain_length), "code", "ndcg_at_10", "all", "", true}},
+         ""});
+  if (!c.datasets.empty()) {
+    StudyTableSpec spec{"your datasets: nDCG@10 (each on its default split)", {}, ""};
+    for (const std::string& folder : c.datasets) {
+      const std::string name = std::filesystem::path(folder).filename().string();
+      spec.columns.push_back({name, name, "ndcg_at_10", "all", "", false, true});
+    }
+    specs.push_back(std::move(spec));
+  }
   for (const std::string task : {"passkey", "needle"}) {
     if (!benchmark(task)) continue;
     StudyTableSpec spec{task + ": nDCG@1 per document length (all depths)", {}, task};
@@ -79,8 +89,8 @@ ComparisonCell read_cell(const ResultsStore& store, const LatestRuns& latest,
   if (id == latest.end()) return {};
   const std::vector<EvalResult> results = store.eval_results(id->second);
   for (const EvalResult& r : results) {
-    if (r.split == split && r.metric == column.metric && r.group_kind == column.group_kind &&
-        r.group_value == column.group_value)
+    if ((column.any_split || r.split == split) && r.metric == column.metric &&
+        r.group_kind == column.group_kind && r.group_value == column.group_value)
       return stored_cell(store, id->second, results,
                          {r.dataset, r.split, r.metric, r.group_kind, r.group_value});
   }
@@ -119,8 +129,8 @@ std::string needle_maps(const StudyCell& cell, const LatestRuns& latest, const R
     maps.emplace_back(v.label, std::move(map));
   }
   if (maps.empty()) return "";
-  const std::string n = fewest == most ? std::to_string(most)
-                                       : std::to_string(fewest) + "-" + std::to_string(most);
+  const std::string n =
+      fewest == most ? std::to_string(most) : std::to_string(fewest) + "-" + std::to_string(most);
   return spec.map + ": nDCG@1 by document length (rows) and needle depth (columns), " + n +
          " queries per cell\n" + render_needle_maps(maps);
 }
@@ -149,10 +159,12 @@ std::string cell_tables(const StudyCell& cell, const LatestRuns& latest,
       c.synthetic_pairs > 0 ? ", and on " + std::to_string(c.synthetic_pairs) +
                                   " synthetic passkey and as many needle pairs (in-domain data)"
                             : "";
-  const std::string start = c.init.empty()
-                                ? "pretrained at " + std::to_string(c.pretrain_length)
-                                : "from the model folder " + c.init;
-  return out + "(fine-tuned at " + std::to_string(c.passage_length) + " tokens" + synthetic +
+  std::string own;
+  for (const std::string& file : c.train_files)
+    own += (own.empty() ? ", on " : ", ") + std::filesystem::path(file).filename().string();
+  const std::string start = c.init.empty() ? "pretrained at " + std::to_string(c.pretrain_length)
+                                           : "from the model folder " + c.init;
+  return out + "(fine-tuned at " + std::to_string(c.passage_length) + " tokens" + own + synthetic +
          ", " + start +
          "; documents@L: windows of at least L tokens, evidence inside; passkey and needle: "
          "documents of exactly L tokens)\n";
@@ -167,7 +179,8 @@ std::string dev_selection(const StudyPlan& plan, const LatestRuns& latest,
   for (const StudyCell& cell : plan.cells) {
     std::string key;
     for (const auto& [label, value] : cell.config.cell)
-      if (label != cell.config.granularity_label) key += (key.empty() ? "" : ",") + label + "=" + value;
+      if (label != cell.config.granularity_label)
+        key += (key.empty() ? "" : ",") + label + "=" + value;
     groups[key].push_back(&cell);
   }
   std::string out;
@@ -208,9 +221,8 @@ std::string dev_selection(const StudyPlan& plan, const LatestRuns& latest,
             const ComparisonCell test = read_cell(store, latest, candidate->run_names,
                                                   v.label + "/" + col.run, col, "test");
             auto better = [&](double score, double best, const StudyCell* holder) {
-              return score > best ||
-                     (score == best && holder &&
-                      candidate->config.granularity < holder->config.granularity);
+              return score > best || (score == best && holder &&
+                                      candidate->config.granularity < holder->config.granularity);
             };
             if (dev.present && better(dev.stored_mean, dev_score, best_dev))
               dev_score = dev.stored_mean, best_dev = candidate;
@@ -223,17 +235,18 @@ std::string dev_selection(const StudyPlan& plan, const LatestRuns& latest,
           oracle.back().push_back(best_test ? read_cell(store, latest, best_test->run_names,
                                                         v.label + "/" + col.run, col, "test")
                                             : ComparisonCell{});
-          choice += (choice.empty() ? "" : ", ") + col.header + " g=" +
-                    (best_dev ? std::to_string(best_dev->config.granularity) : "?") +
-                    " (oracle g=" +
-                    (best_test ? std::to_string(best_test->config.granularity) : "?") + ")";
+          choice +=
+              (choice.empty() ? "" : ", ") + col.header +
+              " g=" + (best_dev ? std::to_string(best_dev->config.granularity) : "?") +
+              " (oracle g=" + (best_test ? std::to_string(best_test->config.granularity) : "?") +
+              ")";
         }
         if (reads) choices.push_back("  " + v.label + ": " + choice);
       }
       const std::string where = group.empty() ? "" : " [" + group + "]";
       out += (out.empty() ? "" : "\n") +
-             render_table(spec.title + where + ", granularity chosen on dev, scored on test",
-                          rows, headers, chosen, cls, true);
+             render_table(spec.title + where + ", granularity chosen on dev, scored on test", rows,
+                          headers, chosen, cls, true);
       out += "chosen on the dev split (highest mean; ties: the smaller g):\n";
       for (const std::string& line : choices) out += line + "\n";
       out += "\n" + render_table("oracle" + where +

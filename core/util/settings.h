@@ -43,7 +43,8 @@ struct Setting {
   const char* key;
   Member member;            // monostate: read by the config's own reader
   double min = 0, max = 0;  // integers: the least value; numbers: the range
-  bool is_recorded = false, is_path = false, is_required = false, one_or_many = false;
+  bool is_recorded = false, is_path = false, is_required = false, one_or_many = false,
+       empty_ok = false;
   Check check = nullptr;
   const char* label = nullptr;  // the designer's label; none: not in the form
   const char* hint = nullptr;   // the designer's placeholder; none: the default value
@@ -70,6 +71,10 @@ struct Setting {
   // A list of texts that may also be written as one text (recorded as one text then).
   Setting one_text_or_many() const {
     return with([](Setting& s) { s.one_or_many = true; });
+  }
+  // A list that may be empty ([]: none); lists are non-empty otherwise.
+  Setting may_be_empty() const {
+    return with([](Setting& s) { s.empty_ok = true; });
   }
   Setting checked(Check c) const {
     return with([&](Setting& s) { s.check = c; });
@@ -126,9 +131,9 @@ void read_value(const TomlConfig& toml, const Setting<Config>& s, bool& out) {
 template <class Config>
 void read_value(const TomlConfig& toml, const Setting<Config>& s, std::vector<std::string>& out) {
   if (s.one_or_many)
-    toml.text_or_texts(s.section, s.key, out);
+    toml.text_or_texts(s.section, s.key, out, s.empty_ok);
   else
-    toml.texts(s.section, s.key, out);
+    toml.texts(s.section, s.key, out, s.empty_ok);
   for (std::string& value : out) {
     if (s.is_path) value = toml.resolve(value);
     if (s.check) s.check(value, toml.where(s.section, s.key));

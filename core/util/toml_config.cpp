@@ -21,7 +21,7 @@ struct TomlConfig::Impl {
   std::vector<toml::table> cells;  // per cell: [section] key = value
   std::vector<std::string> cell_names;
   std::vector<std::vector<std::pair<std::string, std::string>>> cell_values;
-  std::map<std::string, std::string> cell_keys;  // "section.key" -> "sweep..." for messages
+  std::map<std::string, std::string> cell_keys;     // "section.key" -> "sweep..." for messages
   std::map<std::string, std::string> sweep_labels;  // "section.key" -> its label in cell names
   int cell = -1;
 
@@ -286,11 +286,13 @@ void TomlConfig::boolean(const char* section, const char* key, bool& out) const 
   out = node.value<bool>().value();
 }
 
-void TomlConfig::texts(const char* section, const char* key, std::vector<std::string>& out) const {
+void TomlConfig::texts(const char* section, const char* key, std::vector<std::string>& out,
+                       bool empty_ok) const {
   const auto node = impl_->find(section, key);
   if (!node) return;
-  if (!node.is_array() || node.as_array()->empty())
-    throw input_error(where(section, key), "must be a non-empty array of strings");
+  if (!node.is_array() || (node.as_array()->empty() && !empty_ok))
+    throw input_error(where(section, key), empty_ok ? "must be an array of strings"
+                                                    : "must be a non-empty array of strings");
   std::vector<std::string> values;
   for (const auto& item : *node.as_array()) {
     if (!item.is_string()) throw input_error(where(section, key), "must hold strings only");
@@ -335,8 +337,8 @@ void TomlConfig::numbers(const char* section, const char* key, std::vector<doubl
   out = std::move(values);
 }
 
-void TomlConfig::text_or_texts(const char* section, const char* key,
-                               std::vector<std::string>& out) const {
+void TomlConfig::text_or_texts(const char* section, const char* key, std::vector<std::string>& out,
+                               bool empty_ok) const {
   const auto node = impl_->find(section, key);
   if (!node) return;
   if (node.is_string()) {
@@ -345,7 +347,7 @@ void TomlConfig::text_or_texts(const char* section, const char* key,
   }
   if (!node.is_array())
     throw input_error(where(section, key), "must be a string or an array of strings");
-  texts(section, key, out);
+  texts(section, key, out, empty_ok);
 }
 
 void TomlConfig::text(const char* section, const char* key, std::string& out) const {

@@ -44,13 +44,15 @@ class TomlConfig {
   void integer(const char* section, const char* key, int64_t& out, int64_t min) const;
   void number(const char* section, const char* key, double& out, double min, double max) const;
   void boolean(const char* section, const char* key, bool& out) const;
-  // Arrays: every element must have the type (an empty array is an error).
-  void texts(const char* section, const char* key, std::vector<std::string>& out) const;
+  // Arrays: every element must have the type (an empty array is an error, unless empty_ok).
+  void texts(const char* section, const char* key, std::vector<std::string>& out,
+             bool empty_ok = false) const;
   void integers(const char* section, const char* key, std::vector<int64_t>& out, int64_t min) const;
   void numbers(const char* section, const char* key, std::vector<double>& out, double min,
                double max) const;
-  // A string or a non-empty array of strings (one path, or several).
-  void text_or_texts(const char* section, const char* key, std::vector<std::string>& out) const;
+  // A string or a non-empty array of strings (one path, or several; [] too when empty_ok).
+  void text_or_texts(const char* section, const char* key, std::vector<std::string>& out,
+                     bool empty_ok = false) const;
   // A path relative to the config's folder (absolute ones and "" are kept).
   std::string resolve(const std::string& path) const;
   // "file: section.key", for messages about a value.

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "core/jobs/executor.h"
+#include "core/jobs/study.h"
 #include "core/store/results_store.h"
 #include "core/util/file.h"
 #include "tests/support/job_tests.h"
@@ -45,6 +46,17 @@ size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
+// The batch scripts lmk submit --dry-run prints, each from its shebang to the next.
+std::vector<std::string> scripts_of(const std::string& output) {
+  std::vector<std::string> scripts;
+  for (size_t at = output.find("#!/bin/bash"); at != std::string::npos;) {
+    const size_t next = output.find("#!/bin/bash", at + 1);
+    scripts.push_back(output.substr(at, next == std::string::npos ? next : next - at));
+    at = next;
+  }
+  return scripts;
+}
+
 #define SKIP_WITHOUT_SLURM()                                              \
   do {                                                                    \
     const std::string why = SlurmCluster::unavailable();                  \
@@ -67,13 +79,7 @@ TEST(SlurmJobsCli, AGpuStudyGivesTrainingEveryGpuAndEvaluationOne) {
   const Result dry = run_lmk("submit " + config + " --executor slurm --dry-run --dir " +
                              (dir.path() / "study").string());
   ASSERT_EQ(dry.code, 0) << dry.output;
-  // One script per step, each from its shebang to the next.
-  std::vector<std::string> scripts;
-  for (size_t at = dry.output.find("#!/bin/bash"); at != std::string::npos;) {
-    const size_t next = dry.output.find("#!/bin/bash", at + 1);
-    scripts.push_back(dry.output.substr(at, next == std::string::npos ? next : next - at));
-    at = next;
-  }
+  const std::vector<std::string> scripts = scripts_of(dry.output);
   size_t training = 0, evaluations = 0, other = 0;
   for (const std::string& script : scripts) {
     const bool trains = script.find("'train' '--config'") != std::string::npos ||
@@ -102,6 +108,74 @@ TEST(SlurmJobsCli, AGpuStudyGivesTrainingEveryGpuAndEvaluationOne) {
   // StudyPlan.TheDeviceReachesTrainingAndEvaluation.
 }
 
+// The shipped H100 recipe (experiments/lmk-modernbert-msmarco-h100.toml), as a user runs it:
+// the file copied beside stand-ins for the paths it names (a model folder, the training file,
+// the dataset folders), lmk submit --dry-run: fine-tuning on all 8 GPUs of one node under srun
+// with the paper's settings, each dataset evaluated on one GPU, nothing else.
+TEST(SlurmJobsCli, TheH100RecipeGivesTrainingEveryGpuOfTheNode) {
+  TempDir dir;
+  const std::string recipe =
+      read_file(std::string(LMK_SOURCE_DIR) + "/experiments/lmk-modernbert-msmarco-h100.toml");
+  const std::string config = dir.write("recipe.toml", recipe);
+  std::filesystem::create_directories(dir.path() / "models" / "ModernBERT-base");
+  dir.write("models/ModernBERT-base/config.json", "{}");
+  std::filesystem::create_directories(dir.path() / "data");
+  dir.write("data/msmarco-train.jsonl.gz", "");
+  const std::vector<std::string> datasets = {"mldr-en", "passkey",  "needle",        "narrativeqa",
+                                             "qmsum",   "2wikimqa", "summ_screen_fd"};
+  for (const std::string& name : datasets)
+    std::filesystem::create_directories(dir.path() / "data" /
+                                        (name == "mldr-en" ? name : "longembed/" + name));
+  const Result dry = run_lmk("submit " + config + " --executor slurm --dry-run --dir " +
+                             (dir.path() / "study").string());
+  ASSERT_EQ(dry.code, 0) << dry.output;
+  size_t training = 0;
+  std::map<std::string, size_t> evaluated;  // dataset -> evaluations
+  for (const std::string& script : scripts_of(dry.output)) {
+    if (script.find("'train' '--config'") != std::string::npos) {
+      ++training;
+      EXPECT_NE(script.find("#SBATCH --nodes=1\n"), std::string::npos) << script;
+      EXPECT_NE(script.find("#SBATCH --ntasks-per-node=8\n"), std::string::npos) << script;
+      EXPECT_NE(script.find("#SBATCH --gpus-per-node=8\n"), std::string::npos) << script;
+      EXPECT_NE(script.find("srun --kill-on-bad-exit=1 "), std::string::npos) << script;
+      continue;
+    }
+    ASSERT_NE(script.find("'eval' '--model'"), std::string::npos)
+        << "only fine-tuning and evaluation: " << script;
+    EXPECT_NE(script.find("#SBATCH --gpus-per-node=1\n"), std::string::npos) << script;
+    EXPECT_NE(script.find("'--device' 'cuda'"), std::string::npos) << script;
+    EXPECT_EQ(script.find("srun "), std::string::npos) << script;
+    for (const std::string& name : datasets) {
+      if (script.find("/" + name + "' '--pooling'") == std::string::npos) continue;
+      ++evaluated[name];
+      EXPECT_EQ(script.find("'--max-length' '8192'") != std::string::npos, name == "mldr-en")
+          << script;
+    }
+    if (script.find("'--pooling' 'lmk'") != std::string::npos)
+      EXPECT_NE(script.find("'--granularity' '32'"), std::string::npos) << script;
+  }
+  EXPECT_EQ(training, 2u) << "CLS and LMK\n" << dry.output;
+  for (const std::string& name : datasets) EXPECT_EQ(evaluated[name], 2u) << name;
+  // The training configs the steps write: the paper's settings, on the GPU.
+  const StudyPlan plan = plan_study(read_study_config(config, "full"));
+  for (const StudyStep& step : plan.steps) {
+    if (step.kind != "train") continue;
+    const std::string toml = step.files.at(0).second;
+    for (const std::string& line :
+         {"init = \"" + (dir.path() / "models/ModernBERT-base").string() + "\"",
+          "train = [\"" + (dir.path() / "data/msmarco-train.jsonl.gz").string() + "\"]",
+          std::string("stream = true"), std::string("query_max_length = 128"),
+          std::string("passage_max_length = 512"), std::string("batch_size = 256"),
+          std::string("learning_rate = 2e-05"), std::string("warmup_ratio = 0.05"),
+          std::string("max_steps = 5000"), std::string("temperature = 0.02"),
+          std::string("device = \"cuda\"")})
+      EXPECT_NE(toml.find(line + "\n"), std::string::npos) << line << " in\n" << toml;
+    if (step.id == "finetune/lmk-var")
+      EXPECT_NE(toml.find("train_landmarks = \"variable:32,64,128,256\"\n"), std::string::npos)
+          << toml;
+  }
+}
+
 TEST(SlurmJobsCli, TheSweepRunsAsBatchJobsChainedByTheirDependencies) {
   SKIP_WITHOUT_SLURM();
   SlurmCluster cluster;
@@ -126,7 +200,8 @@ TEST(SlurmJobsCli, TheSweepRunsAsBatchJobsChainedByTheirDependencies) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_EQ(r.code, 0) << r.output << "\n" << cluster.logs();
   for (const std::string cell : {"16", "32", "64", "128"})
-    EXPECT_NE(r.output.find("granularity=" + cell + ":\nmanpages: "), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("granularity=" + cell + ":\nmanpages: "), std::string::npos)
+        << r.output;
   const ResultsStore store(db, ResultsStore::OpenMode::Existing);
   const std::vector<JobRecord> jobs = store.jobs(study);
   ASSERT_EQ(jobs.size(), 27u);

@@ -312,6 +312,132 @@ TEST(StudyPlan, SyntheticPairsJoinTheFineTuningData) {
   EXPECT_NE(joined(find_step(plan, "data/passkey").args).find("--seed 42"), std::string::npos);
 }
 
+// [finetune] train and [eval] datasets: a study of your own data (the H100 recipe's form). No
+// corpus, tokenizer, pairs or pretraining steps; the training config reads the files (streamed,
+// with warmup and recomputation); each dataset is evaluated per pooling at its own length cut.
+TEST(StudyPlan, DataOfYourOwnTrainsAndIsEvaluatedWithoutACorpus) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path() / "hf");
+  std::filesystem::create_directories(dir.path() / "sets" / "mldr");
+  std::filesystem::create_directories(dir.path() / "sets" / "qmsum");
+  dir.write("hf/config.json", "{}");
+  dir.write("train.jsonl", "{}\n");
+  const std::string own =
+      "[study]\nname = \"own\"\ncorpus = []\n[model]\ninit = \"hf\"\n"
+      "[finetune]\ntrain = \"train.jsonl\"\nstream = true\nwarmup_ratio = 0.05\n"
+      "recompute_layers = true\npassage_max_length = 512\npoolings = [\"cls\", \"lmk:fixed:32\"]\n"
+      "[eval]\nbenchmarks = [\"passkey\"]\ndatasets = [\"sets/mldr\", \"sets/qmsum\"]\n";
+  const StudyConfig c =
+      read_study_config(dir.write("own.toml", own + "max_lengths = [8192, 0]\n"), "full");
+  EXPECT_TRUE(c.sources.empty());
+  const StudyPlan plan = plan_study(c);
+  std::set<std::string> ids;
+  for (const StudyStep& step : plan.steps) ids.insert(step.id);
+  EXPECT_EQ(
+      ids, (std::set<std::string>{"data/passkey", "finetune/cls", "finetune/lmk-32",
+                                  "eval/cls/passkey", "eval/cls/mldr", "eval/cls/qmsum",
+                                  "eval/lmk-32/passkey", "eval/lmk-32/mldr", "eval/lmk-32/qmsum"}));
+  const std::string toml = find_step(plan, "finetune/lmk-32").files[0].second;
+  for (const std::string& line :
+       {"train = [\"" + (dir.path() / "train.jsonl").string() + "\"]\nstream = true\n",
+        std::string("warmup_ratio = 0.05\n"), std::string("recompute_layers = true\n")})
+    EXPECT_NE(toml.find(line), std::string::npos) << line << " in\n" << toml;
+  EXPECT_TRUE(find_step(plan, "finetune/cls").deps.empty());
+  const StudyStep& mldr = find_step(plan, "eval/lmk-32/mldr");
+  EXPECT_EQ(mldr.deps, (std::vector<std::string>{"finetune/lmk-32"}));
+  EXPECT_NE(joined(mldr.args).find("--dataset " + (dir.path() / "sets/mldr").string() + " "),
+            std::string::npos);
+  EXPECT_NE(joined(mldr.args).find("--max-length 8192"), std::string::npos) << joined(mldr.args);
+  EXPECT_EQ(joined(find_step(plan, "eval/cls/qmsum").args).find("--max-length"), std::string::npos);
+  EXPECT_EQ(mldr.store_run, "lmk-32/mldr");
+  // One length for every dataset.
+  const StudyPlan one =
+      plan_study(read_study_config(dir.write("one.toml", own + "max_lengths = [4096]\n"), "full"));
+  EXPECT_NE(joined(find_step(one, "eval/cls/qmsum").args).find("--max-length 4096"),
+            std::string::npos);
+  // A study of the built-in corpus writes none of the new keys (its steps keep their keys).
+  const StudyPlan builtin = plan_study(read_study_config(dir.write("b.toml", kBase), "full"));
+  for (const char* key : {"stream", "warmup_ratio", "recompute_layers"})
+    EXPECT_EQ(find_step(builtin, "finetune/cls").files[0].second.find(key), std::string::npos);
+
+  // What such a study cannot do, each error naming its key.
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {own + "max_lengths = [4096]\n[profile.quick.model]\ninit = \"\"\n", "model.init"},
+      {"[study]\ncorpus = []\n[model]\ninit = \"hf\"\n[eval]\nbenchmarks = [\"passkey\"]\n",
+       "finetune.train"},
+      {own + "[profile.quick.eval]\nbenchmarks = [\"documents\"]\n", "eval.benchmarks"},
+      {own + "[profile.quick.finetune]\nsynthetic_pairs = 10\n", "finetune.synthetic_pairs"},
+      {own + "[profile.quick.eval]\nmax_lengths = [1, 2, 3]\n", "eval.max_lengths"},
+      {own + "[profile.quick.eval]\nmax_lengths = [-1]\n", "eval.max_lengths"},
+      {own + "[profile.quick.finetune]\ntrain = \"missing.jsonl\"\n", "finetune.train"},
+      {own + "[profile.quick.eval]\ndatasets = [\"sets/mldr\", \"sets/nowhere\"]\n",
+       "eval.datasets"},
+      {own + "[profile.quick.eval]\ndatasets = [\"sets/mldr\", \"sets/../sets/mldr\"]\n",
+       "eval.datasets"},
+      {own + "[profile.quick.eval]\nbenchmarks = []\ndatasets = []\n", "eval.benchmarks"},
+      {std::string(kBase) + "[profile.quick.finetune]\nstream = true\n", "finetune.stream"},
+      {std::string(kBase) + "[profile.quick.finetune]\nwarmup_ratio = 2\n",
+       "finetune.warmup_ratio"},
+  };
+  for (size_t i = 0; i < bad.size(); ++i) {
+    const std::string path = dir.write("bad" + std::to_string(i) + ".toml", bad[i].first);
+    EXPECT_NE(expect_input_error(path, "quick").find(bad[i].second), std::string::npos)
+        << i << ": " << bad[i].first;
+  }
+  // A dataset named like a built-in task's run is refused only when that task runs.
+  std::filesystem::create_directories(dir.path() / "sets" / "passkey");
+  EXPECT_NE(expect_input_error(dir.write("clash.toml", own + "[profile.quick.eval]\ndatasets = "
+                                                             "[\"sets/passkey\"]\n"),
+                               "quick")
+                .find("named 'passkey'"),
+            std::string::npos);
+  EXPECT_NO_THROW(read_study_config(
+      dir.write("free.toml", own + "[profile.quick.eval]\nbenchmarks = []\ndatasets = "
+                                   "[\"sets/passkey\"]\n"),
+      "quick"));
+}
+
+// A dataset of your own is read on whichever split its evaluation used (here dev).
+TEST(StudyTable, YourDatasetsHaveATableOfTheirOwn) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path() / "hf");
+  std::filesystem::create_directories(dir.path() / "msmarco");
+  dir.write("hf/config.json", "{}");
+  dir.write("train.jsonl", "{}\n");
+  const StudyPlan plan = plan_study(read_study_config(
+      dir.write(
+          "own.toml",
+          "[study]\nname = \"own\"\ncorpus = []\n[model]\ninit = \"hf\"\n"
+          "[finetune]\ntrain = \"train.jsonl\"\npassage_max_length = 64\n"
+          "poolings = [\"cls\", \"mean\"]\n[eval]\nbenchmarks = []\ndatasets = \"msmarco\"\n"),
+      "full", (dir.path() / "r.db").string()));
+  ResultsStore store(plan.config.db);
+  const int64_t experiment = store.get_or_create_experiment(plan.experiment);
+  for (const auto& [label, value] : {std::pair<std::string, double>{"cls", 0.25}, {"mean", 0.75}}) {
+    const int64_t run = store.create_run(
+        experiment, {plan.cells[0].run_names.at(label + "/msmarco"), "eval", {}, {}});
+    store.add_eval_results(run, {{"msmarco", "dev", "ndcg_at_10", value, "all", ""}});
+    std::vector<QueryResult> queries;
+    for (int q = 0; q < 40; ++q)
+      queries.push_back({"msmarco",
+                         "dev",
+                         "",
+                         "q" + std::to_string(q),
+                         std::nullopt,
+                         std::nullopt,
+                         {{"ndcg_at_10", q % 4 < value * 4 ? 1.0 : 0.0}}});
+    store.add_query_results(run, queries);
+    store.set_run_status(run, RunStatus::Finished);
+  }
+  const std::string table = study_table(plan, store);
+  EXPECT_NE(table.find("your datasets: nDCG@10"), std::string::npos) << table;
+  const size_t mean = table.find("b  mean");
+  ASSERT_NE(mean, std::string::npos) << table;
+  EXPECT_NE(table.substr(mean, table.find('\n', mean + 1) - mean).find("0.750"), std::string::npos)
+      << table;
+  EXPECT_NE(table.find("on train.jsonl"), std::string::npos) << table;
+}
+
 TEST(StudyPlan, ChoosingTheGranularityOnDevNeedsASweepOverItAndADevSplit) {
   TempDir dir;
   EXPECT_NE(expect_input_error(

@@ -31,6 +31,7 @@ struct Example {
   std::vector<int64_t> sizes = {1, 2};
   std::vector<double> depths;
   int64_t unrecorded = 7;
+  std::vector<std::string> optional_list = {"default"};
 };
 
 void no_x(const std::string& value, const std::string& where) {
@@ -51,6 +52,7 @@ const SettingsTable<Example>& table() {
       S("b", "depths", &Example::depths).range(0, 1).recorded(),
       S("b", "unrecorded", &Example::unrecorded).at_least(0),
       S("b", "custom"),  // read by the config's own code
+      S("b", "optional_list", &Example::optional_list).one_text_or_many().may_be_empty(),
   };
   return t;
 }
@@ -118,6 +120,13 @@ TEST_F(SettingsTest, RangesRequiredKeysChecksAndUnknownKeysAreErrorsNamingFileAn
   EXPECT_NE(checked.find("a.name"), std::string::npos) << checked;
   EXPECT_NE(checked.find("has an x"), std::string::npos) << checked;
   EXPECT_NE(error_of("[a]\nnope = 1\n[b]\nfiles = \"f\"\n").find("nope"), std::string::npos);
+  // A list is non-empty unless the setting says it may be empty.
+  EXPECT_NE(error_of("[b]\nfiles = []\n").find("b.files: must be a non-empty array"),
+            std::string::npos);
+  EXPECT_TRUE(read("[b]\nfiles = \"f\"\noptional_list = []\n").optional_list.empty());
+  EXPECT_EQ(read("[b]\nfiles = \"f\"\n").optional_list, std::vector<std::string>{"default"});
+  EXPECT_NE(error_of("[b]\nfiles = \"f\"\noptional_list = [1]\n").find("b.optional_list"),
+            std::string::npos);
 }
 
 TEST_F(SettingsTest, TheRecordedJsonHoldsTheRecordedKeysAndOneFileAsAText) {
