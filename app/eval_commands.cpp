@@ -15,11 +15,13 @@
 #include "app/commands.h"
 #include "core/data/dataset_dir.h"
 #include "core/data/formats.h"
+#include "core/embed/model_folder.h"
 #include "core/eval/attention_profile.h"
 #include "core/eval/classify.h"
 #include "core/eval/retrieval.h"
-#include "core/embed/model_folder.h"
 #include "core/store/results_store.h"
+#include "core/train/distributed.h"
+#include "core/train/loop.h"
 #include "core/util/error.h"
 #include "core/util/file.h"
 #include "core/util/json_util.h"
@@ -293,6 +295,18 @@ int run_eval(const EvalArgs& args) {
     throw InputError("LMK_RUN_ID is set but the command has no results store (--db)");
   const DatasetInfo dataset = read_dataset_info(args.dataset);
   const std::string split = args.split.empty() ? dataset.split : args.split;
+  // Under a launcher (torchrun, srun) the processes share the encoding (RetrievalOptions::dist):
+  // each takes its GPU (plain cuda: cuda:LOCAL_RANK), rank 0 alone prints, records and writes.
+  const DistributedEnv env = read_distributed_env();
+  std::string device = args.device;
+  if (env.world_size > 1) {
+    if (dataset.type == "classification")
+      throw input_error(args.dataset,
+                        "a classification evaluation runs in one process, not under a launcher "
+                        "(WORLD_SIZE / SLURM_NTASKS " +
+                            std::to_string(env.world_size) + ")");
+    device = training_device(args.device, "--device").str();
+  }
   const LoadedModel model = load_model_folder(args.model);
   const auto tokenizer = load_tokenizer(args.model);
   RetrievalOptions options;
@@ -302,7 +316,7 @@ int run_eval(const EvalArgs& args) {
   options.encode.max_length = args.max_length;
   options.encode.batch_size = args.batch_size;
   options.encode.normalize = model.pooling.normalize;
-  options.encode.device = args.device;
+  options.encode.device = device;
   options.query_max_length = args.query_max_length;
   options.min_target_length = args.min_target_length;
   options.ks.clear();
@@ -313,16 +327,17 @@ int run_eval(const EvalArgs& args) {
   const PoolingPlan plan = plan_pooling(options.encode, model);
   const int granularity = plan.granularity;
   json config = {{"model", fs::absolute(args.model).lexically_normal().string()},
-                       {"dataset", fs::absolute(args.dataset).lexically_normal().string()},
-                       {"task", dataset.task},
-                       {"split", split},
-                       {"max_length", args.max_length},
-                       {"query_max_length", args.query_max_length},
-                       {"device", args.device},
-                       {"architecture", architecture_name(model.encoder->config().architecture)},
-                       {"layers", model.encoder->config().num_layers},
-                       {"hidden_size", model.encoder->config().hidden_size}};
+                 {"dataset", fs::absolute(args.dataset).lexically_normal().string()},
+                 {"task", dataset.task},
+                 {"split", split},
+                 {"max_length", args.max_length},
+                 {"query_max_length", args.query_max_length},
+                 {"device", args.device},
+                 {"architecture", architecture_name(model.encoder->config().architecture)},
+                 {"layers", model.encoder->config().num_layers},
+                 {"hidden_size", model.encoder->config().hidden_size}};
   config.update(plan.record());
+  if (env.world_size > 1) config["processes"] = env.world_size;
 
   const std::string default_name = fs::path(args.model).lexically_normal().filename().string() +
                                    "-" + pooling_name(options.encode.pooling) +
@@ -330,10 +345,23 @@ int run_eval(const EvalArgs& args) {
                                    "-" + dataset.task;
   if (!args.save_run.empty() && dataset.type == "classification")
     throw input_error("--save-run", "a classification dataset has no ranking to save");
+  // The processes meet here, each with its model loaded and its options checked.
+  const DistributedContext dist = DistributedContext::join(env, c10::Device(device).is_cuda());
+  options.dist = &dist;
+  if (dist.is_main() && dist.is_distributed())
+    std::cerr << "lmk eval: " << dist.world_size()
+              << " processes share the encoding (each its share of the texts, on " << device
+              << " in rank 0)\n";
+  if (!dist.is_main()) {
+    options.show_progress = false;
+    std::cout.setstate(std::ios::failbit);  // the results are rank 0's to print
+  }
   // The run is recorded first, so a failure is stored as FAILED with its message.
   std::optional<ResultsStore> store;
   int64_t run_id = 0;
-  if (adopted_run) {
+  if (!dist.is_main()) {
+    // Rank 0's store, files and run.
+  } else if (adopted_run) {
     store.emplace(args.db);
     adopt_run(*store, *adopted_run, "eval", config);
     run_id = *adopted_run;
@@ -346,7 +374,7 @@ int run_eval(const EvalArgs& args) {
     run_id = store->create_run(store->get_or_create_experiment(args.experiment), run);
   }
   if (store) {
-    store->set_run_info(run_id, host_name(), args.device, code_revision());
+    store->set_run_info(run_id, host_name(), device, code_revision());
     store->set_run_status(run_id, RunStatus::Running);
   }
   try {
@@ -360,6 +388,7 @@ int run_eval(const EvalArgs& args) {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::cout << "time: " << format_value(seconds) << " s (" << outcome.timing_text << ")\n";
+    if (!dist.is_main()) return 0;
     if (!args.mteb_out.empty()) {
       fs::create_directories(args.mteb_out);
       const json result = {

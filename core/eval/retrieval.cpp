@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <numeric>
 
+#include "core/train/distributed.h"
 #include "core/util/error.h"
 #include "core/util/progress.h"
 
@@ -27,6 +29,41 @@ at::Tensor encode_with_progress(const LoadedModel& model, const Tokenizer& token
   return out;
 }
 
+// The texts' embeddings, rows in the texts' order. With other processes (dist), this one
+// encodes its share: the texts sorted by length (characters, longest first) dealt round-robin,
+// so every process gets a like mix of lengths; the shares, padded to one row count, are gathered
+// and put back in order. Fewer texts than processes: each encodes them all.
+at::Tensor encode_shared(const LoadedModel& model, const Tokenizer& tokenizer,
+                         const std::vector<std::string>& texts, const EncodeOptions& options,
+                         const std::string& label, bool show_progress,
+                         const DistributedContext* dist) {
+  const size_t world = dist ? static_cast<size_t>(dist->world_size()) : 1;
+  if (world == 1 || texts.size() < world)
+    return encode_with_progress(model, tokenizer, texts, options, label, show_progress);
+  const size_t rank = static_cast<size_t>(dist->rank());
+  std::vector<size_t> order(texts.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return texts[a].size() > texts[b].size(); });
+  std::vector<std::string> share;
+  for (size_t i = rank; i < order.size(); i += world) share.push_back(texts[order[i]]);
+  const int64_t rows = static_cast<int64_t>((texts.size() + world - 1) / world);
+  const at::Tensor mine =
+      encode_with_progress(model, tokenizer, share, options, label + " (this process's share)",
+                           show_progress && dist->is_main());
+  // NCCL gathers tensors on the GPU, Gloo on the CPU.
+  const c10::Device where =
+      options.device == "cpu" ? c10::Device(c10::kCPU) : c10::Device(options.device);
+  at::Tensor padded = at::zeros({rows, mine.size(1)}, mine.options().device(where));
+  padded.narrow(0, 0, mine.size(0)).copy_(mine);
+  const at::Tensor all = dist->all_gather(padded).to(at::kCPU);  // [world * rows, H]
+  // Process p's j-th row is text order[j * world + p].
+  std::vector<int64_t> source(texts.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    source[order[i]] = static_cast<int64_t>((i % world) * static_cast<size_t>(rows) + i / world);
+  return all.index_select(0, at::tensor(source, at::kLong));
+}
+
 }  // namespace
 
 RunResults exact_search(const at::Tensor& queries, const std::vector<std::string>& query_ids,
@@ -41,7 +78,8 @@ RunResults exact_search(const at::Tensor& queries, const std::vector<std::string
   const int64_t k = std::min<int64_t>(static_cast<int64_t>(top_k), D);
   at::NoGradGuard no_grad;
   // Running best k per query: scores [Q, k] and document rows [Q, k].
-  at::Tensor best_scores = at::full({Q, 0}, 0.0f), best_rows = at::zeros({Q, 0}, at::kLong);
+  at::Tensor best_scores = at::zeros({Q, 0}, queries.options()),
+             best_rows = at::zeros({Q, 0}, queries.options().dtype(at::kLong));
   for (int64_t start = 0; start < D; start += chunk) {
     const int64_t n = std::min(chunk, D - start);
     const at::Tensor scores = at::matmul(queries, documents.narrow(0, start, n).t());  // [Q, n]
@@ -117,16 +155,21 @@ SplitEvaluation evaluate_retrieval(const LoadedModel& model, const Tokenizer& to
     }
   }
   auto start = std::chrono::steady_clock::now();
-  const at::Tensor documents = encode_with_progress(
-      model, tokenizer, document_texts, options.encode, "documents", options.show_progress);
+  at::Tensor documents = encode_shared(model, tokenizer, document_texts, options.encode,
+                                       "documents", options.show_progress, options.dist);
   out.timing.encode_documents = seconds_since(start);
   start = std::chrono::steady_clock::now();
   EncodeOptions query_options = options.encode;
   if (options.query_max_length > 0) query_options.max_length = options.query_max_length;
-  const at::Tensor queries = encode_with_progress(model, tokenizer, query_texts, query_options,
-                                                  "queries", options.show_progress);
+  at::Tensor queries = encode_shared(model, tokenizer, query_texts, query_options, "queries",
+                                     options.show_progress, options.dist);
   out.timing.encode_queries = seconds_since(start);
   start = std::chrono::steady_clock::now();
+  // The search runs where the encoding did (a GPU's matrix products when there is one).
+  if (options.encode.device != "cpu") {
+    documents = documents.to(c10::Device(options.encode.device));
+    queries = queries.to(c10::Device(options.encode.device));
+  }
   const int max_k =
       options.ks.empty() ? 10 : *std::max_element(options.ks.begin(), options.ks.end());
   out.run = exact_search(queries, query_ids, documents, document_ids,

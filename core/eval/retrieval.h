@@ -1,8 +1,9 @@
 #pragma once
 
 // Retrieval evaluation of an encoder: encode the corpus and the queries (length-bucketed
-// batches, progress with ETA), exact top-k by chunked matrix products, metrics with trec_eval's
-// definitions, broken down by evidence position.
+// batches, progress with ETA), exact top-k by chunked matrix products (on the encoding device),
+// metrics with trec_eval's definitions, broken down by evidence position. Under a launcher
+// several processes share the encoding: each encodes its share, all gather the embeddings.
 
 #include <ATen/core/Tensor.h>
 
@@ -17,6 +18,8 @@
 
 namespace lmk {
 
+class DistributedContext;  // core/train/distributed.h
+
 struct RetrievalOptions {
   EncodeOptions encode;  // pooling, granularity, lengths, device
   std::vector<int> ks = {1, 3, 5, 10, 100};
@@ -28,6 +31,10 @@ struct RetrievalOptions {
   // L, a column of long-document retrieval then holds only targets at least L long.
   size_t min_target_length = 0;
   bool show_progress = true;  // bars on stderr while encoding
+  // Data parallel evaluation (processes of one launcher): each encodes every world_size-th text
+  // of the corpus and the queries in length order, the embeddings are gathered, and every
+  // process then holds the whole split's results. Null or a world of one: this process alone.
+  const DistributedContext* dist = nullptr;
 };
 
 // Seconds spent in each stage of one split's evaluation.

@@ -43,12 +43,13 @@ bool being_requeued(const JobRecord& job) {
 std::pair<SlurmOptions, SlurmJobSpec> slurm_job(const JobRecord& job, const std::string& kind,
                                                 const SlurmOptions& options) {
   SlurmOptions step = options;
-  if (kind != "train" && kind != "pretrain") {
-    // Data preparation and evaluation are one process: several tasks would race on outputs.
-    // An evaluation uses one GPU at most; data preparation none.
+  if (kind != "train" && kind != "pretrain" && kind != "eval") {
+    // Data preparation is one process without a GPU: several tasks would race on its outputs.
+    // Training and evaluation run one task per GPU under srun (an evaluation's processes share
+    // the encoding, and rank 0 records: core/eval/retrieval.h).
     step.nodes = 1;
     step.ntasks_per_node = 1;
-    step.gpus_per_node = kind == "eval" ? std::min<int64_t>(step.gpus_per_node, 1) : 0;
+    step.gpus_per_node = 0;
   }
   SlurmJobSpec spec;
   spec.name =

@@ -24,9 +24,9 @@ void submit_slurm_jobs(const StudyPlan& plan, ResultsStore& store, SlurmClient& 
 // others' progress from their logs). Returns the runs it ended.
 std::vector<int64_t> poll_slurm_jobs(ResultsStore& store, SlurmClient& slurm,
                                      const std::string& study_dir = "");
-// The batch job of a job whose run is of `kind`, and the options it is submitted with (steps
-// that are not training run as one task whatever the options say; an evaluation gets one GPU
-// at most, data preparation none). run_id 0: a dry run.
+// The batch job of a job whose run is of `kind`, and the options it is submitted with
+// (training and evaluation take the options' tasks and GPUs; data preparation runs as one task
+// without a GPU whatever the options say). run_id 0: a dry run.
 std::pair<SlurmOptions, SlurmJobSpec> slurm_job(const JobRecord& job, const std::string& kind,
                                                 const SlurmOptions& options);
 

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <sstream>
 #include <thread>
 
 #include "core/model/safetensors.h"
@@ -332,6 +333,92 @@ TEST_F(DistributedCliTest, ASignalToOneProcessStopsBothAfterTheSameStep) {
   ASSERT_EQ(resumed[0].code, 0) << resumed[0].output;
   ASSERT_EQ(resumed[1].code, 0) << resumed[1].output;
   EXPECT_EQ(losses(path("stopped/last")).size(), 40u);
+}
+
+// lmk eval on three processes: each encodes its share of the corpus and the queries, the
+// embeddings are gathered; the rankings and per-query metrics are the single process's (float
+// rounding of other batch compositions aside), and rank 0 alone prints, records and writes.
+TEST_F(DistributedCliTest, EvalOnThreeProcessesRanksAsOneProcessAndRankZeroRecords) {
+  ASSERT_EQ(run_lmk("model init --preset tiny --pooling lmk --tokenizer " + tokenizer_ + " --out " +
+                    path("model"))
+                .code,
+            0);
+  // 14 documents of 3..130 words (3 does not divide 14: padded shares), 8 queries.
+  fs::create_directories(dir_.path() / "beir" / "qrels");
+  std::string corpus, queries, qrels = "query-id\tcorpus-id\tscore\n";
+  uint64_t state = 7;
+  auto word = [&] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return "w" + std::to_string(10 + (state >> 33) % 80);
+  };
+  for (int d = 0; d < 14; ++d) {
+    std::string text;
+    for (int w = 0; w < 3 + d * d * 2 / 3; ++w) text += word() + " ";
+    corpus += json{{"_id", "d" + std::to_string(d)}, {"text", text}}.dump() + "\n";
+  }
+  for (int q = 0; q < 8; ++q) {
+    queries +=
+        json{{"_id", "q" + std::to_string(q)}, {"text", word() + " " + word()}}.dump() + "\n";
+    qrels += "q" + std::to_string(q) + "\td" + std::to_string((q * 5) % 14) + "\t1\n";
+  }
+  dir_.write("beir/corpus.jsonl", corpus);
+  dir_.write("beir/queries.jsonl", queries);
+  dir_.write("beir/qrels/test.tsv", qrels);
+  const std::string common =
+      "eval --model " + path("model") + " --dataset " + path("beir") + " --batch-size 4";
+  const Result one = run_lmk(common + " --db " + path("one.db") + " --save-run " + path("one.trec"),
+                             "", "LMK_THREADS=1");
+  ASSERT_EQ(one.code, 0) << one.output;
+  const std::vector<Result> three = run_lmk_processes(
+      3, common + " --db " + path("three.db") + " --save-run " + path("three.trec"), "");
+  for (const Result& r : three) ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(three[0].output.find("dataset "), std::string::npos) << three[0].output;
+  EXPECT_NE(three[0].output.find("3 processes share the encoding"), std::string::npos)
+      << three[0].output;
+  for (size_t rank = 1; rank < 3; ++rank)
+    EXPECT_EQ(three[rank].output.find("dataset "), std::string::npos) << three[rank].output;
+
+  // The same rankings: document ids in order, scores to float rounding.
+  auto run_lines = [](const std::string& file) {
+    std::vector<std::vector<std::string>> lines;
+    std::istringstream in(read_file(file));
+    for (std::string line; std::getline(in, line);) {
+      std::istringstream fields(line);
+      lines.emplace_back();
+      for (std::string field; fields >> field;) lines.back().push_back(field);
+    }
+    return lines;
+  };
+  const auto a = run_lines(path("one.trec")), b = run_lines(path("three.trec"));
+  ASSERT_EQ(a.size(), 8u * 14u);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a[i].size(), 6u);
+    ASSERT_EQ(b[i].size(), 6u);
+    EXPECT_EQ(a[i][0], b[i][0]) << "line " << i;
+    EXPECT_NEAR(std::stod(a[i][4]), std::stod(b[i][4]), 1e-5) << "line " << i;
+    // Equal-scored documents may swap; the rank's score is the same either way.
+    if (std::fabs(std::stod(a[i][4]) - std::stod(a[std::min(i + 1, a.size() - 1)][4])) > 1e-5 &&
+        (i == 0 || std::fabs(std::stod(a[i][4]) - std::stod(a[i - 1][4])) > 1e-5))
+      EXPECT_EQ(a[i][2], b[i][2]) << "line " << i;
+  }
+  // One run, in rank 0's store, with the single process's per-query metrics.
+  const ResultsStore store_one(path("one.db"), ResultsStore::OpenMode::Existing);
+  const ResultsStore store_three(path("three.db"), ResultsStore::OpenMode::Existing);
+  const auto runs = store_three.list_runs();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].status, RunStatus::Finished);
+  EXPECT_EQ(store_three.get_run(runs[0].id).config.value("processes", 0), 3);
+  const auto per_query_one = store_one.query_results(store_one.list_runs()[0].id);
+  const auto per_query_three = store_three.query_results(runs[0].id);
+  ASSERT_EQ(per_query_one.size(), 8u);
+  ASSERT_EQ(per_query_three.size(), per_query_one.size());
+  for (size_t i = 0; i < per_query_one.size(); ++i) {
+    EXPECT_EQ(per_query_one[i].query_id, per_query_three[i].query_id);
+    EXPECT_EQ(per_query_one[i].target_length, per_query_three[i].target_length);
+    for (const auto& [metric, value] : per_query_one[i].metrics)
+      EXPECT_NEAR(per_query_three[i].metrics.at(metric), value, 1e-6) << metric;
+  }
 }
 
 TEST_F(DistributedCliTest, BadLauncherVariablesExitTwoNamingTheVariable) {

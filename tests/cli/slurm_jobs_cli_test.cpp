@@ -64,10 +64,10 @@ std::vector<std::string> scripts_of(const std::string& output) {
     if (::geteuid() != 0) GTEST_SKIP() << "the Slurm fixture needs root"; \
   } while (0)
 
-// A GPU study's batch scripts, without a cluster or a GPU (lmk submit --dry-run): training
-// runs one task per GPU under srun, evaluation one process on one GPU with --device, data
-// preparation without a GPU.
-TEST(SlurmJobsCli, AGpuStudyGivesTrainingEveryGpuAndEvaluationOne) {
+// A GPU study's batch scripts, without a cluster or a GPU (lmk submit --dry-run): training and
+// evaluation run one task per GPU under srun (evaluation with --device), data preparation one
+// process without a GPU.
+TEST(SlurmJobsCli, AGpuStudyGivesTrainingAndEvaluationEveryGpu) {
   TempDir dir;
   const std::string config = dir.write(
       "gpu.toml",
@@ -85,20 +85,18 @@ TEST(SlurmJobsCli, AGpuStudyGivesTrainingEveryGpuAndEvaluationOne) {
     const bool trains = script.find("'train' '--config'") != std::string::npos ||
                         script.find("'pretrain' '--config'") != std::string::npos;
     const bool evaluates = script.find("'eval' '--model'") != std::string::npos;
-    if (trains) {
-      ++training;
+    if (trains || evaluates) {
+      training += trains;
+      evaluations += evaluates;
       EXPECT_NE(script.find("#SBATCH --ntasks-per-node=4\n"), std::string::npos) << script;
       EXPECT_NE(script.find("#SBATCH --gpus-per-node=4\n"), std::string::npos) << script;
       EXPECT_NE(script.find("srun --kill-on-bad-exit=1 "), std::string::npos) << script;
-    } else if (evaluates) {
-      ++evaluations;
-      EXPECT_NE(script.find("#SBATCH --ntasks-per-node=1\n"), std::string::npos) << script;
-      EXPECT_NE(script.find("#SBATCH --gpus-per-node=1\n"), std::string::npos) << script;
-      EXPECT_NE(script.find("'--device' 'cuda'"), std::string::npos) << script;
-      EXPECT_EQ(script.find("srun "), std::string::npos) << script;
+      if (evaluates) EXPECT_NE(script.find("'--device' 'cuda'"), std::string::npos) << script;
     } else {
       ++other;
+      EXPECT_NE(script.find("#SBATCH --ntasks-per-node=1\n"), std::string::npos) << script;
       EXPECT_EQ(script.find("--gpus-per-node"), std::string::npos) << script;
+      EXPECT_EQ(script.find("srun "), std::string::npos) << script;
     }
   }
   EXPECT_EQ(training, 3u) << "pretraining and two fine-tunings\n" << dry.output;
@@ -110,9 +108,9 @@ TEST(SlurmJobsCli, AGpuStudyGivesTrainingEveryGpuAndEvaluationOne) {
 
 // The shipped H100 recipe (experiments/lmk-modernbert-msmarco-h100.toml), as a user runs it:
 // the file copied beside stand-ins for the paths it names (a model folder, the training file,
-// the dataset folders), lmk submit --dry-run: fine-tuning on all 8 GPUs of one node under srun
-// with the paper's settings, each dataset evaluated on one GPU, nothing else.
-TEST(SlurmJobsCli, TheH100RecipeGivesTrainingEveryGpuOfTheNode) {
+// the dataset folders), lmk submit --dry-run: fine-tuning with the paper's settings and each
+// dataset's evaluation on all 8 GPUs of one node under srun, nothing else.
+TEST(SlurmJobsCli, TheH100RecipeTrainsAndEvaluatesOnEveryGpuOfTheNode) {
   TempDir dir;
   const std::string recipe =
       read_file(std::string(LMK_SOURCE_DIR) + "/experiments/lmk-modernbert-msmarco-h100.toml");
@@ -142,9 +140,10 @@ TEST(SlurmJobsCli, TheH100RecipeGivesTrainingEveryGpuOfTheNode) {
     }
     ASSERT_NE(script.find("'eval' '--model'"), std::string::npos)
         << "only fine-tuning and evaluation: " << script;
-    EXPECT_NE(script.find("#SBATCH --gpus-per-node=1\n"), std::string::npos) << script;
+    EXPECT_NE(script.find("#SBATCH --ntasks-per-node=8\n"), std::string::npos) << script;
+    EXPECT_NE(script.find("#SBATCH --gpus-per-node=8\n"), std::string::npos) << script;
     EXPECT_NE(script.find("'--device' 'cuda'"), std::string::npos) << script;
-    EXPECT_EQ(script.find("srun "), std::string::npos) << script;
+    EXPECT_NE(script.find("srun --kill-on-bad-exit=1 "), std::string::npos) << script;
     for (const std::string& name : datasets) {
       if (script.find("/" + name + "' '--pooling'") == std::string::npos) continue;
       ++evaluated[name];
@@ -281,8 +280,17 @@ TEST(SlurmJobsCli, ATwoTaskTrainingJobStoppedBeforeItsTimeLimitIsRequeuedAndResu
       read_file(pretrain_config.substr(0, pretrain_config.size() - 5) + "/checkpoint/state.json");
   EXPECT_TRUE(std::regex_search(state, std::regex("\"world_size\": *2\\b")))
       << state.substr(0, 400);
-  for (const JobRecord& j : store.jobs(study))
-    EXPECT_EQ(store.get_run(j.run_id).status, RunStatus::Finished) << j.step;
+  size_t evaluations = 0;
+  for (const JobRecord& j : store.jobs(study)) {
+    const RunRecord step_run = store.get_run(j.run_id);
+    EXPECT_EQ(step_run.status, RunStatus::Finished) << j.step << ": " << step_run.error_text;
+    // The evaluation ran as two tasks under srun as well, sharing the encoding; rank 0 recorded.
+    if (step_run.kind != "eval") continue;
+    ++evaluations;
+    EXPECT_EQ(step_run.config.value("processes", 0), 2) << step_run.config.dump();
+    EXPECT_FALSE(store.eval_results(j.run_id).empty());
+  }
+  EXPECT_EQ(evaluations, 1u);
 
   // Cancelling a running job: scancel, the run KILLED, what depends on it never runs.
   const std::string long_config = small_study(dir, "long", 200000, "[slurm]\nsignal_seconds = 0\n");
