@@ -112,10 +112,10 @@ PoolingPlan plan_pooling(const EncodeOptions& options, const LoadedModel& model)
 at::Tensor embed_batch(const LoadedModel& model, const Batch& batch, const PoolingPlan& plan,
                        const c10::Device& device) {
   const auto [ids, mask] = batch_tensors(batch);
-  // [B, L, H], back on the CPU in float32 for pooling (a no-op there).
-  const at::Tensor hidden =
-      model.encoder->forward(ids.to(device), mask.to(device)).to(at::kCPU, at::kFloat);
-  return pool(plan.pooling, hidden, mask, batch.pool_positions, plan.options);
+  // [B, L, H] in float32, pooled where it was computed (a GPU copies back [B, H] only).
+  const at::Tensor on_device = mask.to(device);
+  const at::Tensor hidden = model.encoder->forward(ids.to(device), on_device).to(at::kFloat);
+  return pool(plan.pooling, hidden, on_device, batch.pool_positions, plan.options).to(at::kCPU);
 }
 
 LandmarkTokenizer input_tokenizer(const Tokenizer& tokenizer, const PoolingPlan& plan,

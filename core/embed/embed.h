@@ -90,7 +90,8 @@ PoolingPlan plan_pooling(const EncodeOptions& options, const LoadedModel& model)
 LandmarkTokenizer input_tokenizer(const Tokenizer& tokenizer, const PoolingPlan& plan,
                                   const EncodeOptions& options);
 
-// One padded batch through the encoder on `device` and the pooling: [B, H] float32 on the CPU.
+// One padded batch through the encoder and the pooling (fp32) on `device`: [B, H] float32 on
+// the CPU.
 // With gradients enabled (training) the result carries them.
 at::Tensor embed_batch(const LoadedModel& model, const Batch& batch, const PoolingPlan& plan,
                        const c10::Device& device = c10::Device(c10::kCPU));

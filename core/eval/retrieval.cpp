@@ -51,12 +51,9 @@ at::Tensor encode_shared(const LoadedModel& model, const Tokenizer& tokenizer,
   const at::Tensor mine =
       encode_with_progress(model, tokenizer, share, options, label + " (this process's share)",
                            show_progress && dist->is_main());
-  // NCCL gathers tensors on the GPU, Gloo on the CPU.
-  const c10::Device where =
-      options.device == "cpu" ? c10::Device(c10::kCPU) : c10::Device(options.device);
-  at::Tensor padded = at::zeros({rows, mine.size(1)}, mine.options().device(where));
+  at::Tensor padded = at::zeros({rows, mine.size(1)}, mine.options());
   padded.narrow(0, 0, mine.size(0)).copy_(mine);
-  const at::Tensor all = dist->all_gather(padded).to(at::kCPU);  // [world * rows, H]
+  const at::Tensor all = dist->all_gather(padded);  // [world * rows, H]
   // Process p's j-th row is text order[j * world + p].
   std::vector<int64_t> source(texts.size());
   for (size_t i = 0; i < order.size(); ++i)

@@ -32,7 +32,8 @@ at::Tensor pool(Pooling pooling, const at::Tensor& hidden, const at::Tensor& mas
     case Pooling::MultiCls: {
       if (static_cast<int64_t>(pool_positions.size()) != B)
         throw InputError("pool: one pool-position list per row needed");
-      // weights[b, p] = 1 at the row's pool positions; rows without any fall back to the mask.
+      // weights[b, p] = 1 at the row's pool positions (set on the CPU, then moved to the hidden
+      // states' device); rows without any fall back to the mask.
       at::Tensor weights = at::zeros({B, L}, at::kFloat);
       auto accessor = weights.accessor<float, 2>();
       for (int64_t b = 0; b < B; ++b) {
@@ -43,7 +44,7 @@ at::Tensor pool(Pooling pooling, const at::Tensor& hidden, const at::Tensor& mas
         }
       }
       const at::Tensor empty_rows = weights.sum(1).eq(0).unsqueeze(1);  // [B, 1]
-      weights = at::where(empty_rows, token_mask.to(at::kFloat), weights);
+      weights = at::where(empty_rows, token_mask.to(at::kCPU, at::kFloat), weights);
       embeddings = weighted_mean(hidden, weights.to(hidden.device()));
       break;
     }

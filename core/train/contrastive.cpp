@@ -192,8 +192,8 @@ at::Tensor embed(const LoadedModel& model, const LandmarkTokenizer& tokenizer,
     rows.push_back(i);
     *tokens += static_cast<int64_t>(inputs.back().ids.size());
   }
-  // The encoder runs on `device` (bf16 autocast on CUDA); pooling and the loss stay on the CPU
-  // in fp32 (embed_batch brings the hidden states back).
+  // The encoder runs on `device` (bf16 autocast on CUDA), pooling there in fp32; the pooled
+  // rows come back to the CPU, where the loss is computed in fp32 (embed_batch).
   const BfloatAutocast autocast(device.is_cuda());
   return embed_batch(model, make_batch(inputs, rows, pad), plan, device);
 }

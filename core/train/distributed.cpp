@@ -220,13 +220,18 @@ DistributedContext DistributedContext::join(const DistributedEnv& env, bool cuda
   return context;
 }
 
+// The collectives take tensors on any device: NCCL works on the GPU only, so a tensor elsewhere
+// (the CPU's flags and losses) is copied to the group's device and its result back; with Gloo
+// (the CPU) nothing is copied.
 void DistributedContext::all_reduce_sum(at::Tensor& tensor) const {
   if (!is_distributed()) return;
   TORCH_CHECK(tensor.is_contiguous(), "all_reduce_sum: a contiguous tensor expected");
+  at::Tensor work = tensor.device() == impl_->device ? tensor : tensor.to(impl_->device);
   collective("all-reduce", [&] {
-    std::vector<at::Tensor> tensors = {tensor};
+    std::vector<at::Tensor> tensors = {work};
     impl_->group->allreduce(tensors)->wait();
   });
+  if (!work.is_same(tensor)) tensor.copy_(work);
 }
 
 double DistributedContext::sum(double value) const {
@@ -241,19 +246,21 @@ void DistributedContext::broadcast(std::vector<at::Tensor>& tensors) const {
   collective("broadcast", [&] {
     for (at::Tensor& tensor : tensors) {
       TORCH_CHECK(tensor.is_contiguous(), "broadcast: contiguous tensors expected");
-      std::vector<at::Tensor> one = {tensor};
+      at::Tensor work = tensor.device() == impl_->device ? tensor : tensor.to(impl_->device);
+      std::vector<at::Tensor> one = {work};
       impl_->group->broadcast(one)->wait();
+      if (!work.is_same(tensor)) tensor.copy_(work);
     }
   });
 }
 
 at::Tensor DistributedContext::all_gather(const at::Tensor& tensor) const {
   if (!is_distributed()) return tensor;
-  std::vector<at::Tensor> inputs = {tensor.contiguous()};
+  std::vector<at::Tensor> inputs = {tensor.to(impl_->device).contiguous()};
   std::vector<std::vector<at::Tensor>> outputs(1);
   for (int r = 0; r < world_size_; ++r) outputs[0].push_back(at::empty_like(inputs[0]));
   collective("all-gather", [&] { impl_->group->allgather(outputs, inputs)->wait(); });
-  return at::cat(outputs[0], 0);
+  return at::cat(outputs[0], 0).to(tensor.device());  // where the tensor was
 }
 
 void DistributedContext::barrier() const {
