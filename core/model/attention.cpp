@@ -3,9 +3,14 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/functions/utils.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <utility>
 
 #include "core/model/attention_kernel.h"
 #include "core/model/layers.h"
@@ -120,36 +125,125 @@ HeadsView heads_view(const at::Tensor& t) {
   return {t.data_ptr<float>(), t.stride(0), t.stride(1), t.stride(2)};
 }
 
-}  // namespace
+// The fused kernel's inputs: keys and values contiguous per head (every query tile streams all
+// of them, and rows 3·H floats apart, the fused qkv projection's layout, cost a TLB miss per row
+// at 32k tokens), queries with contiguous rows, the mask as bools.
+struct FusedInputs {
+  at::Tensor q, k, v, mask;
+  int64_t half_window = -1, tile = 0;  // tile 0: the kernel's defaults
 
-at::Tensor blockwise_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                               const at::Tensor& key_mask, int64_t half_window, int64_t block) {
-  // The fused kernel has no backward: training (gradients wanted) takes the tensor ops.
-  const bool training = wants_grad(q) || wants_grad(k) || wants_grad(v);
-  const bool fused = !training && q.device().is_cpu() && q.scalar_type() == at::kFloat &&
-                     k.scalar_type() == at::kFloat && v.scalar_type() == at::kFloat;
-  if (!fused) return blocked_attention_ops(q, k, v, key_mask, half_window, block);
-  const int64_t B = q.size(0), heads = q.size(1), L = q.size(2), d = q.size(3);
-  // Keys and values contiguous per head: every query tile streams all of them, and rows 3·H
-  // floats apart (the fused qkv projection's layout) cost a TLB miss per row at 32k tokens.
-  const at::Tensor qc = q.stride(3) == 1 ? q : q.contiguous(), kc = k.contiguous(),
-                   vc = v.contiguous();
-  const at::Tensor mask = key_mask.to(at::kBool).contiguous();
-  // [B, L, heads, d] in memory, so that the caller's [B, L, H] view costs no copy.
-  const at::Tensor out = at::empty({B, L, heads, d}, q.options()).transpose(1, 2);
-  FusedAttentionProblem problem;
-  problem.batch = B, problem.heads = heads, problem.length = L, problem.head_dim = d;
-  problem.q = heads_view(qc), problem.k = heads_view(kc), problem.v = heads_view(vc);
-  problem.out = heads_view(out);
-  problem.key_mask = mask.data_ptr<bool>();
-  problem.half_window = half_window;
-  problem.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
-  if (block > 0) {
-    fused_attention(problem, block, block);
+  FusedAttentionProblem problem() const {
+    FusedAttentionProblem p;
+    p.batch = q.size(0), p.heads = q.size(1), p.length = q.size(2), p.head_dim = q.size(3);
+    p.q = heads_view(q), p.k = heads_view(k), p.v = heads_view(v);
+    p.key_mask = mask.data_ptr<bool>();
+    p.half_window = half_window;
+    p.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.head_dim)));
+    return p;
+  }
+};
+
+// Runs the kernel into a [B, L, heads, d] tensor (so that the caller's [B, L, H] view costs no
+// copy); with `lse`, also each query's log-sum-exp [B, heads, L].
+at::Tensor run_fused(const FusedInputs& in, at::Tensor* lse) {
+  const int64_t B = in.q.size(0), heads = in.q.size(1), L = in.q.size(2), d = in.q.size(3);
+  const at::Tensor out = at::empty({B, L, heads, d}, in.q.options());
+  FusedAttentionProblem problem = in.problem();
+  problem.out = heads_view(out.transpose(1, 2));
+  if (lse) {
+    *lse = at::empty({B, heads, L}, in.q.options());
+    problem.lse = lse->data_ptr<float>();
+  }
+  if (in.tile > 0) {
+    fused_attention(problem, in.tile, in.tile);
   } else {
     fused_attention(problem);
   }
   return out;
+}
+
+// The fused kernel's backward (FlashAttention-2's): from the saved inputs, output and per-row
+// log-sum-exp — no probabilities, so a training step's attention memory is linear in L.
+class FusedAttentionBackward : public torch::autograd::Node {
+ public:
+  FusedAttentionBackward(FusedInputs inputs, at::Tensor out, at::Tensor lse)
+      : inputs_(std::move(inputs)), out_(std::move(out)), lse_(std::move(lse)) {}
+
+  torch::autograd::variable_list apply(torch::autograd::variable_list&& grads) override {
+    const at::Tensor& grad = grads.at(0);  // [B, L, heads, d], as the output
+    if (!grad.defined()) return {at::Tensor(), at::Tensor(), at::Tensor()};
+    const at::NoGradGuard no_grad;
+    const at::Tensor grad_out = grad.to(at::kFloat).contiguous();
+    const at::Tensor delta = (grad_out * out_).sum(-1).transpose(1, 2).contiguous();  // [B, h, L]
+    at::Tensor dq = at::zeros_like(inputs_.q, at::MemoryFormat::Contiguous),
+               dk = at::zeros_like(inputs_.k, at::MemoryFormat::Contiguous),
+               dv = at::zeros_like(inputs_.v, at::MemoryFormat::Contiguous);
+    FusedAttentionGradients g;
+    g.grad_out = heads_view(grad_out.transpose(1, 2));
+    g.lse = lse_.data_ptr<float>();
+    g.delta = delta.data_ptr<float>();
+    g.grad_q = heads_view(dq), g.grad_k = heads_view(dk), g.grad_v = heads_view(dv);
+    const FusedAttentionProblem problem = inputs_.problem();
+    if (inputs_.tile > 0) {
+      fused_attention_backward(problem, g, inputs_.tile, inputs_.tile);
+    } else {
+      fused_attention_backward(problem, g);
+    }
+    return {dq, dk, dv};
+  }
+
+  std::string name() const override { return "lmk::FusedAttentionBackward"; }
+  void release_variables() override {
+    inputs_ = {};
+    out_.reset();
+    lse_.reset();
+  }
+
+ private:
+  FusedInputs inputs_;
+  at::Tensor out_, lse_;
+};
+
+bool fused_backward = true;  // set_fused_attention_backward
+
+}  // namespace
+
+void set_fused_attention_backward(bool fused) {
+  fused_backward = fused;
+}
+
+at::Tensor blockwise_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                               const at::Tensor& key_mask, int64_t half_window, int64_t block) {
+  const bool training = wants_grad(q) || wants_grad(k) || wants_grad(v);
+  const bool fused = q.device().is_cpu() && q.scalar_type() == at::kFloat &&
+                     k.scalar_type() == at::kFloat && v.scalar_type() == at::kFloat &&
+                     (!training || fused_backward);
+  if (!fused) return blocked_attention_ops(q, k, v, key_mask, half_window, block);
+  FusedInputs inputs;
+  {
+    const at::NoGradGuard no_grad;
+    inputs.q = (q.stride(3) == 1 ? q : q.contiguous()).detach();
+    inputs.k = k.contiguous().detach();
+    inputs.v = v.contiguous().detach();
+    inputs.mask = key_mask.to(at::kBool).contiguous();
+  }
+  inputs.half_window = half_window;
+  inputs.tile = block;
+  if (!training) {
+    const at::NoGradGuard no_grad;
+    return run_fused(inputs, nullptr).transpose(1, 2);
+  }
+  // Training: the same kernel forward, keeping each row's log-sum-exp for the backward.
+  at::Tensor lse, out;
+  {
+    const at::NoGradGuard no_grad;
+    out = run_fused(inputs, &lse);
+  }
+  auto node = std::shared_ptr<FusedAttentionBackward>(new FusedAttentionBackward(inputs, out, lse),
+                                                      torch::autograd::deleteNode);
+  node->set_next_edges(torch::autograd::collect_next_edges(q, k, v));
+  torch::autograd::set_history(out, node);
+  return out.transpose(1, 2);
 }
 
 at::Tensor attention_probabilities(const at::Tensor& q, const at::Tensor& k,

@@ -51,10 +51,17 @@ at::Tensor apply_rope(const at::Tensor& x, double theta);
 // Exact attention, never forming an [L, L] matrix. q, k, v: [B, heads, L, d]; key_mask [B, L]
 // (true = attend); half_window < 0: global, else position i attends only to |i - j| <=
 // half_window. Float32 on the CPU runs the fused kernel (attention_kernel.h; block > 0 sets its
-// query and key tile, 0 its defaults), anything else blocks of queries through tensor ops.
-// Returns [B, heads, L, d]; a query that may see no key gets zeros on the CPU path.
+// query and key tile, 0 its defaults), with its own backward when gradients are wanted (only
+// the per-row log-sum-exp is kept: memory linear in L); anything else (CUDA, bf16, double)
+// blocks of queries through tensor ops. Returns [B, heads, L, d]; a query that may see no key
+// gets zeros on the CPU path.
 at::Tensor blockwise_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                const at::Tensor& key_mask, int64_t half_window, int64_t block);
+
+// Whether training on the CPU in float32 takes the fused kernel's backward (the default) or the
+// tensor ops (the formulation before it, whose memory grows with L²): lmk_train_bench's
+// --attention-backward compares them. Process-wide; not for use while a model runs.
+void set_fused_attention_backward(bool fused);
 
 // The attention probabilities of the query positions rows[b] of each batch row b to every
 // key: [B, heads (1 unless per_head), queries (1 when mean_over_rows), L], float32. Rows are

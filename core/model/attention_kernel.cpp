@@ -52,6 +52,14 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
   sgemm(&ta, &tb, &mi, &ni, &ki, &alpha, a, &ldai, b, &ldbi, &beta, c, &ldci);
 }
 
+// Row-major C [m, n] = alpha op(A) op(B) + beta C (op: transposed when trans_*), through the
+// column-major gemm: row-major C is column-major Cᵀ = op(B)ᵀ op(A)ᵀ.
+void gemm_rows(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+               const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+               int64_t ldc) {
+  gemm(trans_b, trans_a, n, m, k, alpha, b, ldb, a, lda, beta, c, ldc);
+}
+
 constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
 
 // The two row operations of the online softmax, plain and with AVX2.
@@ -150,6 +158,30 @@ struct Scratch {
         sum(static_cast<size_t>(query_tile)) {}
 };
 
+// Masks the scores of queries [i0, i0 + rows) against keys [j0, j0 + n) that a query may not
+// see (padding keys, keys outside the band) with minus infinity.
+void mask_scores(const FusedAttentionProblem& p, int64_t b, int64_t i0, int64_t rows, int64_t j0,
+                 int64_t n, bool every_key_valid, float* scores) {
+  const int64_t w = p.half_window;
+  const bool inside_band = w < 0 || ((j0 + n - 1) - i0 <= w && (i0 + rows - 1) - j0 <= w);
+  if (every_key_valid && inside_band) return;
+  const bool* mask = p.key_mask + b * p.length;
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = scores + r * n;
+    if (!every_key_valid) {
+      for (int64_t j = 0; j < n; ++j)
+        if (!mask[j0 + j]) row[j] = kMinusInfinity;
+    }
+    if (!inside_band) {
+      const int64_t i = i0 + r;
+      const int64_t first = std::clamp<int64_t>(i - w - j0, 0, n);
+      const int64_t last = std::clamp<int64_t>(i + w + 1 - j0, 0, n);
+      std::fill(row, row + first, kMinusInfinity);
+      std::fill(row + std::max(first, last), row + n, kMinusInfinity);
+    }
+  }
+}
+
 // Queries [i0, i1) of (b, h). valid_prefix[j] = number of attendable keys before j in row b;
 // keys past key_end (the last attendable key + 1) are never visited.
 void attend_tile(const FusedAttentionProblem& p, int64_t b, int64_t h, int64_t i0, int64_t i1,
@@ -164,7 +196,6 @@ void attend_tile(const FusedAttentionProblem& p, int64_t b, int64_t h, int64_t i
   std::fill(s.acc.begin(), s.acc.begin() + rows * d, 0.0f);
   std::fill(s.max.begin(), s.max.begin() + rows, kMinusInfinity);
   std::fill(s.sum.begin(), s.sum.begin() + rows, 0.0f);
-  const bool* mask = p.key_mask + b * p.length;
   const float* q = p.q.row(b, h, i0);
   for (int64_t j0 = lo; j0 < hi; j0 += key_tile) {
     const int64_t j1 = std::min(hi, j0 + key_tile), n = j1 - j0;
@@ -174,23 +205,9 @@ void attend_tile(const FusedAttentionProblem& p, int64_t b, int64_t h, int64_t i
     // Column-major view: scoresᵀ [n, rows] = K [n, d] · Qᵀ [d, rows].
     gemm(true, false, n, rows, d, p.scale, p.k.row(b, h, j0), p.k.row_stride, q, p.q.row_stride,
          0.0f, scores, n);
-    const bool every_key_valid = valid == n;
-    // Whether every (query, key) pair of the tile lies inside the band.
-    const bool inside_band = !local || ((j1 - 1) - i0 <= w && (i1 - 1) - j0 <= w);
+    mask_scores(p, b, i0, rows, j0, n, valid == n, scores);
     for (int64_t r = 0; r < rows; ++r) {
       float* row = scores + r * n;
-      if (!every_key_valid) {
-        for (int64_t j = 0; j < n; ++j)
-          if (!mask[j0 + j]) row[j] = kMinusInfinity;
-      }
-      if (!inside_band) {
-        const int64_t i = i0 + r;
-        // Keys before i - w and after i + w, in tile coordinates.
-        const int64_t first = std::clamp<int64_t>(i - w - j0, 0, n);
-        const int64_t last = std::clamp<int64_t>(i + w + 1 - j0, 0, n);
-        std::fill(row, row + first, kMinusInfinity);
-        std::fill(row + std::max(first, last), row + n, kMinusInfinity);
-      }
       const float tile_max = row_max(row, n);
       const float new_max = std::max(s.max[r], tile_max);
       if (new_max == kMinusInfinity) {
@@ -215,6 +232,78 @@ void attend_tile(const FusedAttentionProblem& p, int64_t b, int64_t h, int64_t i
     const float* acc = s.acc.data() + r * d;
     const float inverse = s.sum[r] > 0 ? 1.0f / s.sum[r] : 0.0f;
     for (int64_t c = 0; c < d; ++c) out[c] = acc[c] * inverse;
+    if (p.lse)
+      p.lse[(b * p.heads + h) * p.length + i0 + r] =
+          s.sum[r] > 0 ? s.max[r] + std::log(s.sum[r]) : kMinusInfinity;
+  }
+}
+
+// The backward's buffers of one thread: a tile of scores / probabilities, one of dP / dS, and
+// the key tile's dK and dV.
+struct BackwardScratch {
+  std::vector<float> probs, dscores, dk, dv;
+  BackwardScratch(int64_t query_tile, int64_t key_tile, int64_t head_dim)
+      : probs(static_cast<size_t>(query_tile * key_tile)),
+        dscores(static_cast<size_t>(query_tile * key_tile)),
+        dk(static_cast<size_t>(key_tile * head_dim)),
+        dv(static_cast<size_t>(key_tile * head_dim)) {}
+};
+
+// The gradients of one (b, h): key tiles outer (their dK, dV accumulate in the scratch and are
+// written once), the query tiles that may see them inner (dQ accumulates in place).
+void backward_head(const FusedAttentionProblem& p, const FusedAttentionGradients& g, int64_t b,
+                   int64_t h, int64_t query_tile, int64_t key_tile, const int32_t* valid_prefix,
+                   int64_t key_end, BackwardScratch& s) {
+  const int64_t L = p.length, d = p.head_dim, w = p.half_window;
+  const float* lse = g.lse + (b * p.heads + h) * L;
+  const float* delta = g.delta + (b * p.heads + h) * L;
+  for (int64_t j0 = 0; j0 < key_end; j0 += key_tile) {
+    const int64_t j1 = std::min(key_end, j0 + key_tile), n = j1 - j0;
+    const int32_t valid = valid_prefix[j1] - valid_prefix[j0];
+    if (valid == 0) continue;  // no query sees these keys: their gradients stay zero
+    std::fill(s.dk.begin(), s.dk.begin() + n * d, 0.0f);
+    std::fill(s.dv.begin(), s.dv.begin() + n * d, 0.0f);
+    const int64_t first_query = w >= 0 ? std::max<int64_t>(0, j0 - w) : 0;
+    const int64_t last_query = w >= 0 ? std::min<int64_t>(L, j1 + w) : L;  // exclusive
+    for (int64_t i0 = first_query; i0 < last_query; i0 += query_tile) {
+      const int64_t rows = std::min(last_query, i0 + query_tile) - i0;
+      float* P = s.probs.data();
+      float* dS = s.dscores.data();
+      // S [rows, n] = scale Q Kᵀ, masked; P = exp(S − lse) row by row.
+      gemm_rows(false, true, rows, n, d, p.scale, p.q.row(b, h, i0), p.q.row_stride,
+                p.k.row(b, h, j0), p.k.row_stride, 0.0f, P, n);
+      mask_scores(p, b, i0, rows, j0, n, valid == n, P);
+      for (int64_t r = 0; r < rows; ++r) {
+        float* row = P + r * n;
+        if (lse[i0 + r] == kMinusInfinity) {
+          std::fill(row, row + n, 0.0f);  // the query saw no key: its output was zeros
+        } else {
+          exp_sum(row, n, lse[i0 + r]);
+        }
+      }
+      const float* dO = g.grad_out.row(b, h, i0);
+      // dV [n, d] += Pᵀ dO; dP [rows, n] = dO Vᵀ.
+      gemm_rows(true, false, n, d, rows, 1.0f, P, n, dO, g.grad_out.row_stride, 1.0f, s.dv.data(),
+                d);
+      gemm_rows(false, true, rows, n, d, 1.0f, dO, g.grad_out.row_stride, p.v.row(b, h, j0),
+                p.v.row_stride, 0.0f, dS, n);
+      // dS = P ∘ (dP − delta).
+      for (int64_t r = 0; r < rows; ++r) {
+        const float* prow = P + r * n;
+        float* drow = dS + r * n;
+        const float dr = delta[i0 + r];
+        for (int64_t j = 0; j < n; ++j) drow[j] = prow[j] * (drow[j] - dr);
+      }
+      // dK [n, d] += scale dSᵀ Q; dQ [rows, d] += scale dS K.
+      gemm_rows(true, false, n, d, rows, p.scale, dS, n, p.q.row(b, h, i0), p.q.row_stride, 1.0f,
+                s.dk.data(), d);
+      gemm_rows(false, false, rows, d, n, p.scale, dS, n, p.k.row(b, h, j0), p.k.row_stride, 1.0f,
+                g.grad_q.row(b, h, i0), g.grad_q.row_stride);
+    }
+    for (int64_t j = 0; j < n; ++j) {
+      std::copy_n(s.dk.data() + j * d, d, g.grad_k.row(b, h, j0 + j));
+      std::copy_n(s.dv.data() + j * d, d, g.grad_v.row(b, h, j0 + j));
+    }
   }
 }
 
@@ -246,6 +335,28 @@ class SingleThreadedBlas {
   int previous_ = 0;
 };
 
+// Per batch row: prefix counts of attendable keys (L + 1 each), and where the last one ends.
+struct KeyCounts {
+  std::vector<int32_t> prefix;
+  std::vector<int64_t> end;
+};
+
+KeyCounts count_keys(const FusedAttentionProblem& p) {
+  const int64_t L = p.length;
+  KeyCounts counts{std::vector<int32_t>(static_cast<size_t>(p.batch * (L + 1))),
+                   std::vector<int64_t>(static_cast<size_t>(p.batch), 0)};
+  for (int64_t b = 0; b < p.batch; ++b) {
+    int32_t* row = counts.prefix.data() + b * (L + 1);
+    row[0] = 0;
+    for (int64_t j = 0; j < L; ++j) {
+      const bool valid = p.key_mask[b * L + j];
+      row[j + 1] = row[j] + (valid ? 1 : 0);
+      if (valid) counts.end[static_cast<size_t>(b)] = j + 1;
+    }
+  }
+  return counts;
+}
+
 }  // namespace
 
 void fused_attention(const FusedAttentionProblem& p, int64_t query_tile, int64_t key_tile) {
@@ -253,18 +364,9 @@ void fused_attention(const FusedAttentionProblem& p, int64_t query_tile, int64_t
   if (p.batch == 0 || p.heads == 0 || L == 0) return;
   query_tile = std::clamp<int64_t>(query_tile, 1, L);
   key_tile = std::clamp<int64_t>(key_tile, 1, L);
-  // Per batch row: prefix counts of attendable keys, and where the last one ends.
-  std::vector<int32_t> prefix(static_cast<size_t>(p.batch * (L + 1)));
-  std::vector<int64_t> key_end(static_cast<size_t>(p.batch), 0);
-  for (int64_t b = 0; b < p.batch; ++b) {
-    int32_t* row = prefix.data() + b * (L + 1);
-    row[0] = 0;
-    for (int64_t j = 0; j < L; ++j) {
-      const bool valid = p.key_mask[b * L + j];
-      row[j + 1] = row[j] + (valid ? 1 : 0);
-      if (valid) key_end[static_cast<size_t>(b)] = j + 1;
-    }
-  }
+  const KeyCounts counts = count_keys(p);
+  const std::vector<int32_t>& prefix = counts.prefix;
+  const std::vector<int64_t>& key_end = counts.end;
   const int64_t tiles = (L + query_tile - 1) / query_tile;
   const SingleThreadedBlas single_threaded_blas;
   at::parallel_for(0, p.batch * p.heads * tiles, 1, [&](int64_t begin, int64_t end) {
@@ -275,6 +377,24 @@ void fused_attention(const FusedAttentionProblem& p, int64_t query_tile, int64_t
       const int64_t i0 = tile * query_tile, i1 = std::min(L, i0 + query_tile);
       attend_tile(p, b, h, i0, i1, key_tile, prefix.data() + b * (L + 1),
                   key_end[static_cast<size_t>(b)], scratch);
+    }
+  });
+}
+
+void fused_attention_backward(const FusedAttentionProblem& p, const FusedAttentionGradients& g,
+                              int64_t query_tile, int64_t key_tile) {
+  const int64_t L = p.length;
+  if (p.batch == 0 || p.heads == 0 || L == 0) return;
+  query_tile = std::clamp<int64_t>(query_tile, 1, L);
+  key_tile = std::clamp<int64_t>(key_tile, 1, L);
+  const KeyCounts counts = count_keys(p);
+  const SingleThreadedBlas single_threaded_blas;
+  at::parallel_for(0, p.batch * p.heads, 1, [&](int64_t begin, int64_t end) {
+    BackwardScratch scratch(query_tile, key_tile, p.head_dim);
+    for (int64_t bh = begin; bh < end; ++bh) {
+      const int64_t b = bh / p.heads, h = bh % p.heads;
+      backward_head(p, g, b, h, query_tile, key_tile, counts.prefix.data() + b * (L + 1),
+                    counts.end[static_cast<size_t>(b)], scratch);
     }
   });
 }

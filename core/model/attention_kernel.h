@@ -27,11 +27,33 @@ struct FusedAttentionProblem {
   const bool* key_mask = nullptr;  // [batch, length], row-major; true = may be attended to
   int64_t half_window = -1;        // < 0: global; else query i sees keys |i - j| <= half_window
   float scale = 1.0f;
+  // When set, [batch, heads, length] contiguous: each query's log-sum-exp of its scaled, masked
+  // scores (minus infinity when it sees no key), what the backward needs instead of the
+  // probabilities.
+  float* lse = nullptr;
 };
 
 // out = softmax(scale · q kᵀ, masked) v for every query. A query that may see no key at all
 // (a padding position far from any token) gets zeros. Runs on LibTorch's intra-op threads.
 void fused_attention(const FusedAttentionProblem& problem, int64_t query_tile = 64,
                      int64_t key_tile = 256);
+
+// What the backward of fused_attention reads and writes (FlashAttention-2's backward).
+struct FusedAttentionGradients {
+  HeadsView grad_out;                // dL/d out
+  const float* lse = nullptr;        // the forward's [batch, heads, length]
+  const float* delta = nullptr;      // [batch, heads, length]: rowsum(grad_out ∘ out)
+  HeadsView grad_q, grad_k, grad_v;  // zero-filled by the caller; each (b, h) is written once
+};
+
+// dq, dk, dv of `problem` (its q, k, v, mask, band and scale; out is not read) with only the
+// per-row log-sum-exp kept from the forward: per (batch row, head) the scores are recomputed
+// tile by tile, P = exp(S − lse), and dV += Pᵀ dO, dP = dO Vᵀ, dS = P ∘ (dP − delta),
+// dK += scale dSᵀ Q, dQ += scale dS K, each product one sgemm. Local layers visit their band
+// only; memory is one tile pair per thread. Parallel over (batch row, head) pairs, so no two
+// threads write the same gradient row.
+void fused_attention_backward(const FusedAttentionProblem& problem,
+                              const FusedAttentionGradients& gradients, int64_t query_tile = 64,
+                              int64_t key_tile = 256);
 
 }  // namespace lmk

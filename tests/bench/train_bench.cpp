@@ -3,6 +3,7 @@
 //   lmk_train_bench [--preset small] [--length 512] [--batch 8] [--steps 5] [--warmup 2]
 //                   [--threads 2] [--negatives 1] [--query-length 128] [--vocab 32768]
 //                   [--runs mlm,lmk,cls,parts] [--recompute 0|1]
+//                   [--attention-backward fused|ops]
 // --recompute 1 recomputes each layer in the backward ([train] recompute_layers): compare the
 // peak RSS (the last column) of the same step with and without.
 // Three kinds of optimizer step, each run by the real TrainingLoop (core/train/loop.h: zero_grad,
@@ -48,6 +49,7 @@
 
 #include "core/embed/embed.h"
 #include "core/embed/model_folder.h"
+#include "core/model/attention.h"
 #include "core/model/encoder.h"
 #include "core/pool/pooling.h"
 #include "core/tokenize/batching.h"
@@ -70,6 +72,7 @@ struct BenchOptions {
   int steps = 5, warmup = 2, threads = 2;
   std::string runs = "mlm,lmk,cls,parts";  // what to run
   bool recompute = false;                  // --recompute 1: layers recomputed in the backward
+  bool fused_backward = true;  // --attention-backward ops: attention's tensor-op backward
 };
 
 double median(std::vector<double> v) {
@@ -392,6 +395,8 @@ int main(int argc, char** argv) {
       o.runs = value;
     else if (flag == "--recompute")
       o.recompute = value == "1";
+    else if (flag == "--attention-backward" && (value == "fused" || value == "ops"))
+      o.fused_backward = value == "fused";
     else {
       std::fprintf(stderr, "lmk_train_bench: unknown option %s\n", flag.c_str());
       return 2;
@@ -402,6 +407,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const int threads = lmk::configure_threads(o.threads);
+  lmk::set_fused_attention_backward(o.fused_backward);
   // A word-level tokenizer of vocab ids: "w<i>" is id 5 + i; [PAD] [UNK] [CLS] [SEP] [MASK] 0-4.
   lmk::testing::TempDir dir;
   const std::string tokenizer_path = dir.write(
@@ -415,12 +421,12 @@ int main(int argc, char** argv) {
   std::printf(
       "preset %s, %d threads, BLAS %s (%s), vocab %lld, batch %lld, length %lld, queries %lld, "
       "%lld hard negative(s); %d warm-up + %d measured steps (medians); layers recomputed in "
-      "the backward: %s; peak RSS after setup %ld MB\n",
+      "the backward: %s; attention backward: %s; peak RSS after setup %ld MB\n",
       o.preset.c_str(), threads, blas.library.c_str(), blas.threading.c_str(),
       static_cast<long long>(o.vocab), static_cast<long long>(o.batch),
       static_cast<long long>(o.length), static_cast<long long>(o.query_length),
       static_cast<long long>(o.negatives), o.warmup, o.steps, o.recompute ? "yes" : "no",
-      setup_rss);
+      o.fused_backward ? "fused" : "tensor ops", setup_rss);
   std::fflush(stdout);
   auto wanted = [&](const std::string& run) {
     return ("," + o.runs + ",").find("," + run + ",") != std::string::npos;

@@ -1,10 +1,12 @@
-// Attention and RoPE: the band of a local layer, padding, the fused kernel and the tensor-op
-// path against the dense formula, gradients, and the probabilities AttentionCapture reads.
+// Attention and RoPE: the band of a local layer, padding, the fused kernel (forward and backward)
+// and the tensor-op path against the dense formula, gradients, and the probabilities
+// AttentionCapture reads.
 #include "core/model/attention.h"
 
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
+#include <torch/csrc/autograd/function.h>
 
 #include <cmath>
 #include <functional>
@@ -135,7 +137,7 @@ TEST(AttentionTest, FusedKernelMatchesTheDenseFormulaAtHeadSize64) {
 }
 
 TEST(AttentionTest, GradientsFlowThroughAttentionWhenTraining) {
-  // The fused kernel has no backward: with gradients wanted the tensor ops run, same values.
+  // With gradients wanted the fused kernel keeps its log-sum-exp and has its own backward.
   at::manual_seed(8);
   const at::Tensor q = at::randn({1, 2, 40, 8}).requires_grad_(),
                    k = at::randn({1, 2, 40, 8}).requires_grad_(),
@@ -143,6 +145,8 @@ TEST(AttentionTest, GradientsFlowThroughAttentionWhenTraining) {
   const at::Tensor mask = at::ones({1, 40}, at::kBool);
   const at::Tensor out = blockwise_attention(q, k, v, mask, 5, 7);
   ASSERT_TRUE(out.requires_grad());
+  ASSERT_TRUE(out.grad_fn());
+  EXPECT_EQ(out.grad_fn()->next_edges().at(0).function->name(), "lmk::FusedAttentionBackward");
   out.pow(2).sum().backward();
   EXPECT_GT(q.grad().abs().sum().item<float>(), 0.0f);
   EXPECT_GT(v.grad().abs().sum().item<float>(), 0.0f);
@@ -151,32 +155,89 @@ TEST(AttentionTest, GradientsFlowThroughAttentionWhenTraining) {
 }
 
 TEST(AttentionTest, TrainingGradientsEqualTheDenseFormula) {
-  // The tensor-op path's blocks (default, and chosen) give the dense formula's gradients.
-  const auto [q0, k0, v0, mask] = random_heads(9, 2, 150, 120);
-  // Upstream gradient; zero on row 1's padding queries, whose output is unused.
-  at::Tensor upstream = at::randn({2, 2, 150, 8});
-  upstream[1].narrow(1, 120, 30).zero_();
-  auto gradients = [&](const std::function<at::Tensor(at::Tensor, at::Tensor, at::Tensor)>& f) {
-    const at::Tensor q = q0.clone().requires_grad_(), k = k0.clone().requires_grad_(),
-                     v = v0.clone().requires_grad_();
-    (f(q, k, v) * upstream).sum().backward();
-    return std::vector<at::Tensor>{q.grad(), k.grad(), v.grad()};
-  };
-  for (int64_t half_window : {-1, 5, 40}) {
-    const auto dense = gradients([&](at::Tensor q, at::Tensor k, at::Tensor v) {
-      return dense_attention(q, k, v, mask, half_window).first;
-    });
-    for (int64_t block : {0, 7, 64}) {
-      const auto blockwise = gradients([&](at::Tensor q, at::Tensor k, at::Tensor v) {
-        return blockwise_attention(q, k, v, mask, half_window, block);
+  // The fused backward (float32) and the tensor-op path (here in double, as on other devices
+  // and dtypes), for their tiles (default, and chosen), give the dense formula's gradients.
+  for (const at::ScalarType dtype : {at::kFloat, at::kDouble}) {
+    const auto [q0f, k0f, v0f, mask] = random_heads(9, 2, 150, 120);
+    const at::Tensor q0 = q0f.to(dtype), k0 = k0f.to(dtype), v0 = v0f.to(dtype);
+    // Upstream gradient; zero on row 1's padding queries, whose output is unused.
+    at::Tensor upstream = at::randn({2, 2, 150, 8}).to(dtype);
+    upstream[1].narrow(1, 120, 30).zero_();
+    auto gradients = [&](const std::function<at::Tensor(at::Tensor, at::Tensor, at::Tensor)>& f) {
+      const at::Tensor q = q0.clone().requires_grad_(), k = k0.clone().requires_grad_(),
+                       v = v0.clone().requires_grad_();
+      (f(q, k, v) * upstream).sum().backward();
+      return std::vector<at::Tensor>{q.grad(), k.grad(), v.grad()};
+    };
+    for (int64_t half_window : {-1, 5, 40}) {
+      const auto dense = gradients([&](at::Tensor q, at::Tensor k, at::Tensor v) {
+        return dense_attention(q, k, v, mask, half_window).first;
       });
-      for (size_t i = 0; i < 3; ++i) {
-        EXPECT_TRUE(at::allclose(blockwise[i], dense[i], 1e-4, 1e-5))
-            << "window " << half_window << " block " << block << " gradient "
-            << "qkv"[i];
+      for (int64_t block : {0, 7, 64}) {
+        const auto blockwise = gradients([&](at::Tensor q, at::Tensor k, at::Tensor v) {
+          return blockwise_attention(q, k, v, mask, half_window, block);
+        });
+        for (size_t i = 0; i < 3; ++i) {
+          EXPECT_TRUE(at::allclose(blockwise[i], dense[i], 1e-4, 1e-5))
+              << "window " << half_window << " block " << block << " gradient "
+              << "qkv"[i] << " dtype " << dtype;
+        }
       }
     }
   }
+}
+
+// The fused backward on the encoder's layout (q, k, v strided views of one [B, L, 3, heads, d]
+// projection), head size 64, a padding tail and a hole, global and local layers, tiles that do
+// and do not divide the length: the dense formula's gradients (in double) within float
+// rounding; a wrong mask or a missed tile is off by ~0.1.
+TEST(AttentionTest, FusedBackwardMatchesTheDenseFormulaOnTheEncodersLayout) {
+  at::manual_seed(12);
+  const int64_t B = 2, heads = 2, L = 300, d = 64;
+  const at::Tensor qkv0 = at::randn({B, L, 3, heads, d});
+  at::Tensor mask = at::ones({B, L}, at::kBool);
+  mask[1].narrow(0, 200, 100).fill_(false);
+  mask[1][17] = false;
+  at::Tensor upstream = at::randn({B, heads, L, d});
+  upstream[1].narrow(1, 200, 100).zero_();  // padding queries' outputs are unused
+  auto gradient = [&](const at::Tensor& qkv_in, int64_t half_window, int64_t block, bool dense) {
+    const at::Tensor qkv = qkv_in.clone().requires_grad_();
+    const at::Tensor q = qkv.select(2, 0).transpose(1, 2), k = qkv.select(2, 1).transpose(1, 2),
+                     v = qkv.select(2, 2).transpose(1, 2);
+    const at::Tensor out = dense ? dense_attention(q, k, v, mask, half_window).first
+                                 : blockwise_attention(q, k, v, mask, half_window, block);
+    (out * upstream.to(out.scalar_type())).sum().backward();
+    return qkv.grad().to(at::kDouble);
+  };
+  for (int64_t half_window : {-1, 64, 3}) {
+    const at::Tensor reference = gradient(qkv0.to(at::kDouble), half_window, 0, true);
+    for (int64_t block : {0, 5, 64, 1000}) {
+      const at::Tensor fused = gradient(qkv0, half_window, block, false);
+      const double diff = (fused - reference).abs().max().item<double>();
+      EXPECT_LT(diff, 1e-4) << "window " << half_window << " block " << block;
+      EXPECT_GT(reference.abs().max().item<double>(), 0.1);
+    }
+  }
+}
+
+TEST(AttentionTest, AQueryThatSeesNoKeyAddsNoGradient) {
+  // Query 8 sees only padding (window 1, keys 3.. padding): its output is zeros whatever its
+  // upstream gradient, so the gradients are those of the other queries alone, and finite.
+  at::manual_seed(13);
+  const at::Tensor x0 = at::randn({1, 1, 9, 4});
+  at::Tensor mask = at::zeros({1, 9}, at::kBool);
+  mask[0].narrow(0, 0, 3).fill_(true);
+  auto gradient = [&](bool upstream_on_8) {
+    const at::Tensor x = x0.clone().requires_grad_();
+    at::Tensor upstream = at::ones({1, 1, 9, 4});
+    if (!upstream_on_8) upstream[0][0][8].zero_();
+    (blockwise_attention(x, x, x, mask, 1, 2) * upstream).sum().backward();
+    return x.grad();
+  };
+  const at::Tensor with = gradient(true), without = gradient(false);
+  EXPECT_FALSE(at::isnan(with).any().item<bool>());
+  EXPECT_TRUE(at::allclose(with, without));
+  EXPECT_GT(with.abs().sum().item<float>(), 0.0f);
 }
 
 TEST(AttentionTest, AQueryThatSeesNoKeyGetsZeros) {
