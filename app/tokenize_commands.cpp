@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <thread>
 
 #include "app/commands.h"
 #include "core/data/jsonl.h"
@@ -37,7 +38,12 @@ struct TokenizeArgs {
   std::string invalid_utf8 = "error";
   uint64_t seed = 0;
   int64_t landmark_token = -1;
+  int threads = 1;  // 0: every core
 };
+
+// Lines tokenized together with --threads: enough to keep the threads busy, few enough that
+// output follows input closely.
+constexpr size_t kThreadedChunk = 2048;
 
 // Reads the text of one input line: the line itself, or its "text" field with --jsonl.
 std::string text_of_line(const std::string& line, const TokenizeArgs& args,
@@ -76,7 +82,11 @@ int run_tokenize(const TokenizeArgs& args) {
   if (args.landmark_token >= 0) options.landmark_token = static_cast<int32_t>(args.landmark_token);
   const LandmarkTokenizer landmarks(*tokenizer, options);
 
-  auto emit = [&](const TokenizedText& t) {
+  if (args.threads < 0) throw input_error("--threads", "must be >= 0 (0: every core)");
+  const size_t threads = args.threads > 0
+                             ? static_cast<size_t>(args.threads)
+                             : std::max<size_t>(1, std::thread::hardware_concurrency());
+  auto format = [&](const TokenizedText& t) {
     std::string out;
     if (args.format == "ids") {
       append_ids(out, t.ids);
@@ -96,6 +106,10 @@ int run_tokenize(const TokenizeArgs& args) {
       out = j.dump();
     }
     out.push_back('\n');
+    return out;
+  };
+  auto emit = [&](const TokenizedText& t) {
+    const std::string out = format(t);
     std::fwrite(out.data(), 1, out.size(), stdout);
   };
   auto tokenize_text = [&](const std::string& text, uint64_t row, const std::string& where) {
@@ -130,13 +144,72 @@ int run_tokenize(const TokenizeArgs& args) {
   if (input_size > 0) progress.emplace("lmk tokenize", input_size, "B");
   std::string line;
   uint64_t row = 0, bytes_read = 0;
-  while (lines.next(line)) {
-    const std::string where = lines.where();
-    emit(tokenize_text(text_of_line(line, args, where), row, where));
-    // Gzip input: the bar counts text against the compressed size, so it stops at the end.
+  // Gzip input: the bar counts text against the compressed size, so it stops at the end.
+  auto count_line = [&] {
     bytes_read = std::min<uint64_t>(input_size, bytes_read + line.size() + 1);
     if (progress && row % 256 == 0) progress->update(bytes_read);
     ++row;
+  };
+  if (threads == 1) {
+    while (lines.next(line)) {
+      const std::string where = lines.where();
+      emit(tokenize_text(text_of_line(line, args, where), row, where));
+      count_line();
+    }
+  } else {
+    // Chunks of lines, each line tokenized and formatted by one of the threads, written in
+    // input order: the output is the one thread's, and so is a bad line's error (the lines
+    // before it are written first).
+    struct Item {
+      std::string text, where, out, error;
+      uint64_t row = 0;
+    };
+    std::vector<Item> chunk;
+    bool more = true;
+    while (more) {
+      chunk.clear();
+      while (chunk.size() < kThreadedChunk) {
+        try {
+          more = lines.next(line);
+        } catch (const InputError& e) {  // the input itself (a broken gzip stream): after the
+          chunk.push_back({"", "", "", e.what(), row});  // lines read so far
+          break;
+        }
+        if (!more) break;
+        Item item;
+        item.where = lines.where();
+        item.row = row;
+        try {
+          item.text = text_of_line(line, args, item.where);
+        } catch (const InputError& e) {
+          item.error = e.what();
+        }
+        chunk.push_back(std::move(item));
+        count_line();
+      }
+      std::vector<std::thread> workers;
+      for (size_t t = 0; t < threads; ++t) {
+        workers.emplace_back([&, t] {
+          for (size_t i = t; i < chunk.size(); i += threads) {
+            Item& item = chunk[i];
+            if (!item.error.empty()) continue;
+            try {
+              item.out = format(tokenize_text(item.text, item.row, item.where));
+            } catch (const std::exception& e) {
+              item.error = e.what();
+            }
+          }
+        });
+      }
+      for (std::thread& worker : workers) worker.join();
+      for (const Item& item : chunk) {
+        if (!item.error.empty()) {
+          std::fflush(stdout);
+          throw InputError(item.error);
+        }
+        std::fwrite(item.out.data(), 1, item.out.size(), stdout);
+      }
+    }
   }
   if (progress) progress->update(bytes_read);
   std::fflush(stdout);
@@ -194,6 +267,9 @@ Runner add_tokenize_command(CLI::App& app) {
   cmd->add_option("--seed", args->seed, "seed of the per-text granularity draw (variable)");
   cmd->add_option("--landmark-token", args->landmark_token,
                   "id of the landmark token (default: [SEP], else EOS)");
+  cmd->add_option("--threads", args->threads,
+                  "tokenize lines on N threads (0: every core); the output is the same")
+      ->capture_default_str();
   return [args] { return run_tokenize(*args); };
 }
 

@@ -1,8 +1,9 @@
 // Runs the real lmk binary: outputs of `lmk tokenize`, exit code 2 with a message naming the
 // file / line / field on bad input, and the slow-BLAS warning.
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
+
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <map>
@@ -68,6 +69,42 @@ TEST_F(LmkCliTest, TokenizeFormats) {
   r = run_lmk("tokenize --jsonl --tokenizer " + tokenizer_ + " --input " + gz);
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_EQ(r.output, "2 5 6 7 3\n2 8 3\n");
+}
+
+// --threads N: the lines of a chunk tokenized on N threads, written in input order: the same
+// bytes as one thread (variable landmarks drawn per row, JSON output, several chunks), and a
+// bad line's error after the lines before it.
+TEST_F(LmkCliTest, TokenizeOnThreadsWritesWhatOneThreadWrites) {
+  std::string input;
+  for (int i = 0; i < 5000; ++i) {
+    for (int w = 0; w <= i % 37; ++w) input += "w" + std::to_string((i * 7 + w) % 90) + " ";
+    input += "\n";
+  }
+  // On stdin: no progress lines on stderr to differ between runs.
+  const std::string base =
+      "tokenize --landmark variable:2,3,5 --seed 9 --format json --tokenizer " + tokenizer_;
+  const Result one = run_lmk(base, input);
+  ASSERT_EQ(one.code, 0) << one.output.substr(0, 500);
+  EXPECT_EQ(std::count(one.output.begin(), one.output.end(), '\n'), 5000);
+  for (const char* threads : {"2", "3", "0"}) {
+    const Result many = run_lmk(base + " --threads " + threads, input);
+    ASSERT_EQ(many.code, 0) << threads;
+    EXPECT_TRUE(many.output == one.output) << "--threads " << threads;
+  }
+  // Line 3001 is empty: lines 1..3000 come out, then the error naming it.
+  std::string bad = input;
+  size_t at = 0;
+  for (int i = 0; i < 3000; ++i) at = bad.find('\n', at) + 1;
+  bad.replace(at, bad.find('\n', at) - at, "");
+  for (const char* threads : {"1", "2"}) {
+    const Result r = run_lmk("tokenize --tokenizer " + tokenizer_ + " --threads " + threads, bad);
+    EXPECT_EQ(r.code, 2) << threads;
+    EXPECT_NE(r.output.find("stdin:3001: empty text"), std::string::npos) << threads;
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 3001) << threads;
+  }
+  const Result negative = run_lmk("tokenize --tokenizer " + tokenizer_ + " --threads -1", "w0\n");
+  EXPECT_EQ(negative.code, 2);
+  EXPECT_NE(negative.output.find("--threads"), std::string::npos) << negative.output;
 }
 
 TEST_F(LmkCliTest, BadInputExitsTwoWithAClearMessage) {
