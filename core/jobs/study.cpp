@@ -41,6 +41,31 @@ std::string hash_text(const std::string& text) {
   return out.str();
 }
 
+// "path size mtime" of a file, or of every file under a folder (sorted): what tells a step
+// that a file of your own changed under the same path. Reading the contents of a several-GB
+// training file at every plan would cost minutes.
+std::string file_stamps(const std::string& path) {
+  std::error_code ec;
+  std::vector<std::string> stamps;
+  auto stamp = [&](const fs::path& file) {
+    std::error_code size_error, time_error;
+    const auto size = fs::file_size(file, size_error);
+    const auto time = fs::last_write_time(file, time_error).time_since_epoch().count();
+    stamps.push_back(file.string() + " " + std::to_string(size_error ? 0 : size) + " " +
+                     std::to_string(time_error ? 0 : time));
+  };
+  if (fs::is_directory(path, ec)) {
+    for (fs::recursive_directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec))
+      if (it->is_regular_file(ec)) stamp(it->path());
+  } else {
+    stamp(path);
+  }
+  std::sort(stamps.begin(), stamps.end());
+  std::string text;
+  for (const std::string& s : stamps) text += s + "\n";
+  return text;
+}
+
 // One cell's steps. Placeholders: @OUT@ is the step's own folder (DIR/ID/KEY, known once its
 // key is), @RUN@ the name of the run it records (known once the cells are merged); neither
 // enters the key, so a step's key is the same in every cell that has it.
@@ -55,6 +80,7 @@ std::vector<StudyStep> plan_cell(const StudyConfig& c, const std::string& experi
     for (const std::string& a : step.args) text += a + '\x1f';
     for (const auto& [file, content] : step.files) text += file + '\x1e' + content + '\x1f';
     for (const std::string& o : step.outputs) text += o + '\x1c';
+    for (const std::string& input : step.inputs) text += file_stamps(input) + '\x1b';
     for (const std::string& dep : step.deps) {
       const auto it =
           std::find_if(steps.begin(), steps.end(), [&](const StudyStep& s) { return s.id == dep; });
@@ -303,15 +329,18 @@ std::vector<StudyStep> plan_cell(const StudyConfig& c, const std::string& experi
     if (c.warmup_ratio > 0) train += "warmup_ratio = " + number_text(c.warmup_ratio) + "\n";
     if (c.recompute_layers) train += "recompute_layers = true\n";
     const std::string stream = c.stream ? "stream = true\n" : "";
-    add({"finetune/" + v.label,
-         {"train", "--config", "@OUT@.toml", "--auto-resume"},
-         {{"@OUT@.toml",
-           "# written by lmk study (its folder is this step's inputs)\n[model]\ninit = " +
-               quoted(start) + "\n[data]\ntrain = " + quoted_list(pair_files) + "\n" + stream +
-               train + "[output]\ndir = \"@OUT@\"\n" + output + "run_name = \"@RUN@\"\n"}},
-         {"@OUT@/last/config.json"},
-         "finetune/" + v.label,
-         with(start_dep, pair_deps)});
+    StudyStep finetune{
+        "finetune/" + v.label,
+        {"train", "--config", "@OUT@.toml", "--auto-resume"},
+        {{"@OUT@.toml",
+          "# written by lmk study (its folder is this step's inputs)\n[model]\ninit = " +
+              quoted(start) + "\n[data]\ntrain = " + quoted_list(pair_files) + "\n" + stream +
+              train + "[output]\ndir = \"@OUT@\"\n" + output + "run_name = \"@RUN@\"\n"}},
+        {"@OUT@/last/config.json"},
+        "finetune/" + v.label,
+        with(start_dep, pair_deps)};
+    finetune.inputs = c.train_files;
+    add(finetune);
   }
   for (const StudyVariant& v : c.variants) {
     const std::string model = out("finetune/" + v.label) + "/last";
@@ -331,6 +360,7 @@ std::vector<StudyStep> plan_cell(const StudyConfig& c, const std::string& experi
                      v.label + "/" + name + suffix,
                      {"finetune/" + v.label}};
       if (!data_dep.empty()) step.deps.push_back(data_dep);
+      if (data_dep.empty()) step.inputs = {dataset};  // a dataset of your own
       if (reads)
         step.args.insert(step.args.end(), {"--granularity", std::to_string(c.granularity)});
       if (max_length > 0)

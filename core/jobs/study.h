@@ -139,11 +139,14 @@ struct StudyStep {
   std::string store_run;             // a run of this name the step leaves in the store
   std::vector<std::string> deps;     // ids of steps whose results it reads
   std::string store_histogram = "";  // a length histogram of this name it leaves in the store
-  std::string key = "";              // hash of all of the above and the deps' keys (plan_study)
+  std::string key = "";              // hash of the above, the deps' keys and `inputs`' stamps
   std::string dir = "";              // DIR/ID/KEY: where it writes (its folder or files in it)
   std::string kind = "";             // "train", "pretrain", "eval" (commands that record a run
                                      // of that kind), else "step"
   std::vector<size_t> cells = {};    // indices of the sweep cells that use it
+  // Files of your own the step reads ([finetune] train, [eval] datasets): their sizes and
+  // modification times enter the key, so a file replaced under the same path runs it again.
+  std::vector<std::string> inputs = {};
 };
 
 // A sweep cell's view of a plan: its config and the store run name of each of its steps'

@@ -350,6 +350,20 @@ TEST(StudyPlan, DataOfYourOwnTrainsAndIsEvaluatedWithoutACorpus) {
   EXPECT_NE(joined(mldr.args).find("--max-length 8192"), std::string::npos) << joined(mldr.args);
   EXPECT_EQ(joined(find_step(plan, "eval/cls/qmsum").args).find("--max-length"), std::string::npos);
   EXPECT_EQ(mldr.store_run, "lmk-32/mldr");
+  // A file of your own replaced under the same path runs what reads it again.
+  dir.write("train.jsonl", "{}\n{}\n");
+  const StudyPlan retrained = plan_study(c);
+  EXPECT_NE(find_step(retrained, "finetune/lmk-32").key, find_step(plan, "finetune/lmk-32").key);
+  EXPECT_NE(find_step(retrained, "eval/lmk-32/qmsum").key,
+            find_step(plan, "eval/lmk-32/qmsum").key);  // through its dependency
+  dir.write("sets/qmsum/corpus.jsonl", "{}\n");
+  const StudyPlan redone = plan_study(c);
+  EXPECT_EQ(find_step(redone, "finetune/lmk-32").key, find_step(retrained, "finetune/lmk-32").key);
+  EXPECT_EQ(find_step(redone, "eval/lmk-32/mldr").key,
+            find_step(retrained, "eval/lmk-32/mldr").key);
+  EXPECT_NE(find_step(redone, "eval/lmk-32/qmsum").key,
+            find_step(retrained, "eval/lmk-32/qmsum").key);
+  EXPECT_EQ(plan_study(c).steps.size(), plan.steps.size());
   // One length for every dataset.
   const StudyPlan one =
       plan_study(read_study_config(dir.write("one.toml", own + "max_lengths = [4096]\n"), "full"));
