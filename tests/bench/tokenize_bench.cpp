@@ -1,26 +1,35 @@
-// Tokenizer throughput of lmk's tokenizers, single-threaded, in the format of
-// tests/parity/oracle.mjs --bench, so tests/bench/tokenize_bench.sh can compare both:
-//   lmk_tokenize_bench --tokenizer FILE --input corpus.jsonl
+// Tokenizer throughput of lmk's tokenizers, in the format of tests/parity/oracle.mjs --bench,
+// so tests/bench/tokenize_bench.sh can compare both:
+//   lmk_tokenize_bench --tokenizer FILE --input corpus.jsonl [--threads N]
+// --threads N (default 1): the texts of each pass shared by N threads (every N-th text each,
+// as lmk tokenize --threads), to compare with oracle.mjs --bench-batch (encodeBatch).
 // Times encode + special tokens (Hugging Face's encode(text)) over every text, after one
 // warm-up pass, and prints {"texts":N,"tokens":T,"bytes":B,"seconds":S,"tokens_per_s":R,
 // "cold_tokens_per_s":C} (C: the warm-up pass, with an empty word cache).
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <thread>
+#include <vector>
 
 #include "core/tokenize/tokenizer.h"
 #include "core/util/error.h"
 
 int main(int argc, char** argv) {
   std::string tokenizer_path, input_path;
+  size_t threads = 1;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--tokenizer")
       tokenizer_path = argv[i + 1];
     else if (flag == "--input")
       input_path = argv[i + 1];
+    else if (flag == "--threads")
+      threads = std::max(1, std::atoi(argv[i + 1]));
   }
   if (tokenizer_path.empty() || input_path.empty()) {
     std::cerr << "usage: lmk_tokenize_bench --tokenizer FILE --input corpus.jsonl\n";
@@ -40,9 +49,16 @@ int main(int argc, char** argv) {
     // One timed pass over every text: its token count and seconds.
     auto timed_pass = [&](double& seconds) {
       const auto start = std::chrono::steady_clock::now();
+      std::vector<size_t> counts(threads, 0);
+      std::vector<std::thread> workers;
+      for (size_t w = 0; w < threads; ++w)
+        workers.emplace_back([&, w] {
+          for (size_t i = w; i < texts.size(); i += threads)
+            counts[w] += tokenizer->add_special_tokens(tokenizer->encode(texts[i])).ids.size();
+        });
+      for (std::thread& worker : workers) worker.join();
       size_t count = 0;
-      for (const auto& t : texts)
-        count += tokenizer->add_special_tokens(tokenizer->encode(t)).ids.size();
+      for (size_t c : counts) count += c;
       seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       return count;
     };
@@ -56,7 +72,8 @@ int main(int argc, char** argv) {
                              {"bytes", bytes},
                              {"seconds", seconds},
                              {"tokens_per_s", static_cast<double>(tokens) / seconds},
-                             {"cold_tokens_per_s", static_cast<double>(tokens) / cold_seconds}};
+                             {"cold_tokens_per_s", static_cast<double>(tokens) / cold_seconds},
+                             {"threads", threads}};
     std::cout << result.dump() << "\n";
     return 0;
   } catch (const std::exception& e) {

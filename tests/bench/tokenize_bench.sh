@@ -9,7 +9,9 @@
 #   {"texts":N,"tokens":T,"bytes":B,"seconds":S,"tokens_per_s":...}
 # (same as `node tests/parity/oracle.mjs --bench`). If LMK_BENCH_BINARY is not an executable
 # the lmk column shows n/a. WORK_DIR is shared with tests/parity/run_parity.sh (oracle/, corpus/).
-# Env: LMK_BENCH_ONLY="gpt2 bert-base-uncased" restricts the tokenizers.
+# Env: LMK_BENCH_ONLY="gpt2 bert-base-uncased" restricts the tokenizers; LMK_BENCH_BATCH=1
+# compares batch against batch: HF's encodeBatch (oracle --bench-batch) against lmk on every
+# core (LMK_BENCH_BINARY --threads $(nproc)).
 set -euo pipefail
 
 die() { echo "tokenize_bench: error: $*" >&2; exit 2; }
@@ -37,6 +39,14 @@ if [ ! -x "$BENCH" ]; then
   have_lmk=0
 fi
 
+hf_mode=--bench
+lmk_threads=1
+if [ "${LMK_BENCH_BATCH:-0}" = 1 ]; then
+  hf_mode=--bench-batch
+  lmk_threads="$(nproc)"
+fi
+export LMK_BENCH_THREADS="$lmk_threads"
+
 names=(gemma3 llama3 bert-base-uncased gpt2)
 if [ -n "${LMK_BENCH_ONLY:-}" ]; then read -r -a names <<<"$LMK_BENCH_ONLY"; fi
 
@@ -46,11 +56,11 @@ for name in "${names[@]}"; do
   [ -f "$tok" ] || die "no tokenizer file $tok"
   echo "tokenize_bench: $name: HF" >&2
   hf="$(node "$PARITY/oracle.mjs" --oracle-dir "$ORACLE" --tokenizer "$tok" \
-             --input "$CORPUS/corpus.jsonl" --jsonl --bench)" || die "oracle --bench failed for $name"
+             --input "$CORPUS/corpus.jsonl" --jsonl "$hf_mode")" || die "oracle $hf_mode failed for $name"
   lmk="{}"
   if [ "$have_lmk" -eq 1 ]; then
     echo "tokenize_bench: $name: lmk" >&2
-    if ! lmk="$("$BENCH" --tokenizer "$tok" --input "$CORPUS/corpus.jsonl" | tail -n 1)"; then
+    if ! lmk="$("$BENCH" --tokenizer "$tok" --input "$CORPUS/corpus.jsonl" --threads "$lmk_threads" | tail -n 1)"; then
       echo "tokenize_bench: warning: $BENCH failed for $name" >&2
       lmk="{}"
     fi
@@ -76,6 +86,10 @@ for (let i = 0; i < a.length; i += 3) {
     notes.push(`${name}: token counts differ (HF ${hf.tokens}, lmk ${lmk.tokens}): run tests/parity/run_parity.sh`);
 }
 if (corpus && corpus.texts)
-  console.log(`\nCorpus: ${corpus.texts} texts, ${(corpus.bytes / 1e6).toFixed(2)} MB; single thread; HF = npm tokenizers (Rust), encode() awaited one text at a time, timed after a warm-up pass; lmk cold = first pass (empty word cache), warm = second pass.`);
+  console.log(`\nCorpus: ${corpus.texts} texts, ${(corpus.bytes / 1e6).toFixed(2)} MB; ` +
+    (process.env.LMK_BENCH_THREADS > 1
+      ? `batch: HF = npm tokenizers (Rust), one encodeBatch() over every text, lmk on ${process.env.LMK_BENCH_THREADS} threads`
+      : 'single thread; HF = npm tokenizers (Rust), encode() awaited one text at a time') +
+    '; timed after a warm-up pass; lmk cold = first pass (empty word cache), warm = second pass.');
 for (const n of notes) console.log(`\nNote: ${n}`);
 EOF

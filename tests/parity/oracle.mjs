@@ -2,7 +2,7 @@
 // Hugging Face tokenizers oracle: encodes texts with the npm package `tokenizers` (HF's Rust
 // library through its Node binding) and prints one line of space-separated ids per text.
 //
-//   node oracle.mjs --tokenizer FILE --input FILE [--jsonl] [--out FILE] [--bench]
+//   node oracle.mjs --tokenizer FILE --input FILE [--jsonl] [--out FILE] [--bench | --bench-batch]
 //                   [--oracle-dir DIR]
 //
 // Input: with --jsonl each line is a JSON object whose "text" field is the text; otherwise the
@@ -14,6 +14,8 @@
 // --bench: encode every text once (warm-up), then time the encode calls of a second pass
 // (one text at a time, awaited in sequence) and print one JSON line
 // {"texts":N,"tokens":T,"bytes":B,"seconds":S,"tokens_per_s":...}.
+// --bench-batch: the same, the second pass one encodeBatch call over every non-empty text (the
+// Rust library spreads it over the cores).
 // The `tokenizers` package is looked up in --oracle-dir, $LMK_ORACLE_DIR, the directory above
 // the tokenizer file (setup_oracle.sh's layout: OUT/tokenizers/x.json, OUT/node_modules), then
 // $NODE_PATH and next to this script.
@@ -41,8 +43,9 @@ function parseArgs(argv) {
     else if (k === '--oracle-dir') a.oracleDir = val();
     else if (k === '--jsonl') a.jsonl = true;
     else if (k === '--bench') a.bench = true;
+    else if (k === '--bench-batch') a.bench = a.batch = true;
     else if (k === '-h' || k === '--help') {
-      process.stdout.write('usage: node oracle.mjs --tokenizer FILE --input FILE [--jsonl] [--out FILE] [--bench] [--oracle-dir DIR]\n');
+      process.stdout.write('usage: node oracle.mjs --tokenizer FILE --input FILE [--jsonl] [--out FILE] [--bench | --bench-batch] [--oracle-dir DIR]\n');
       process.exit(0);
     } else die(`unknown argument ${k}`);
   }
@@ -97,7 +100,15 @@ async function ids(text) {
 if (args.bench) {
   for (const t of texts) if (t.length) await ids(t);            // warm-up
   let ns = 0n, tokens = 0, bytes = 0;
-  for (const t of texts) {
+  if (args.batch) {
+    const nonEmpty = texts.filter((t) => t.length);
+    const t0 = process.hrtime.bigint();
+    const encodings = await tok.encodeBatch(nonEmpty, opts);
+    ns = process.hrtime.bigint() - t0;
+    for (const enc of encodings) tokens += enc.getLength();
+    for (const t of nonEmpty) bytes += Buffer.byteLength(t, 'utf8');
+  }
+  for (const t of args.batch ? [] : texts) {
     if (!t.length) continue;
     const t0 = process.hrtime.bigint();
     const enc = await tok.encode(t, null, opts);
