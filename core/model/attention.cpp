@@ -220,25 +220,19 @@ at::Tensor blockwise_attention(const at::Tensor& q, const at::Tensor& k, const a
                      (!training || fused_backward);
   if (!fused) return blocked_attention_ops(q, k, v, key_mask, half_window, block);
   FusedInputs inputs;
+  inputs.half_window = half_window;
+  inputs.tile = block;
+  // Training runs the same kernel forward, keeping each row's log-sum-exp for the backward.
+  at::Tensor lse, out;
   {
     const at::NoGradGuard no_grad;
     inputs.q = (q.stride(3) == 1 ? q : q.contiguous()).detach();
     inputs.k = k.contiguous().detach();
     inputs.v = v.contiguous().detach();
     inputs.mask = key_mask.to(at::kBool).contiguous();
+    out = run_fused(inputs, training ? &lse : nullptr);
   }
-  inputs.half_window = half_window;
-  inputs.tile = block;
-  if (!training) {
-    const at::NoGradGuard no_grad;
-    return run_fused(inputs, nullptr).transpose(1, 2);
-  }
-  // Training: the same kernel forward, keeping each row's log-sum-exp for the backward.
-  at::Tensor lse, out;
-  {
-    const at::NoGradGuard no_grad;
-    out = run_fused(inputs, &lse);
-  }
+  if (!training) return out.transpose(1, 2);
   auto node = std::shared_ptr<FusedAttentionBackward>(new FusedAttentionBackward(inputs, out, lse),
                                                       torch::autograd::deleteNode);
   node->set_next_edges(torch::autograd::collect_next_edges(q, k, v));

@@ -226,7 +226,7 @@ DistributedContext DistributedContext::join(const DistributedEnv& env, bool cuda
 void DistributedContext::all_reduce_sum(at::Tensor& tensor) const {
   if (!is_distributed()) return;
   TORCH_CHECK(tensor.is_contiguous(), "all_reduce_sum: a contiguous tensor expected");
-  at::Tensor work = tensor.device() == impl_->device ? tensor : tensor.to(impl_->device);
+  at::Tensor work = tensor.to(impl_->device);  // the tensor itself when it is there
   collective("all-reduce", [&] {
     std::vector<at::Tensor> tensors = {work};
     impl_->group->allreduce(tensors)->wait();
@@ -246,7 +246,7 @@ void DistributedContext::broadcast(std::vector<at::Tensor>& tensors) const {
   collective("broadcast", [&] {
     for (at::Tensor& tensor : tensors) {
       TORCH_CHECK(tensor.is_contiguous(), "broadcast: contiguous tensors expected");
-      at::Tensor work = tensor.device() == impl_->device ? tensor : tensor.to(impl_->device);
+      at::Tensor work = tensor.to(impl_->device);
       std::vector<at::Tensor> one = {work};
       impl_->group->broadcast(one)->wait();
       if (!work.is_same(tensor)) tensor.copy_(work);
