@@ -10,6 +10,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "app/commands.h"
@@ -246,10 +247,17 @@ EvalOutcome evaluate_retrieval_dataset(const EvalArgs& args, const DatasetInfo& 
 // Reads a classification split: jsonl lines with "text" and "label" (string or number).
 LabelledTexts read_labelled(const std::string& path) {
   LabelledTexts out;
+  std::set<std::string> seen;
   for_each_jsonl(path, [&](json& line, const std::string& where) {
     out.texts.push_back(json_util::get<std::string>(line, "text", where));
     const json& label = json_util::required(line, "label", where);
     out.labels.push_back(label.is_string() ? label.get<std::string>() : label.dump());
+    const auto id = line.find("id");
+    out.ids.push_back(id == line.end()  ? std::to_string(out.texts.size())
+                      : id->is_string() ? id->get<std::string>()
+                                        : id->dump());
+    if (!seen.insert(out.ids.back()).second)
+      throw input_error(where, "id " + out.ids.back() + " appears twice");
     return true;
   });
   if (out.texts.empty()) throw input_error(path, "no texts");
@@ -269,6 +277,16 @@ EvalOutcome evaluate_classification_dataset(const EvalArgs& args, const DatasetI
   for (const auto& [label, f1] : result.report.f1_per_class)
     outcome.rows.push_back(
         {dataset.task, "test", "f1", f1, "label", result.labels[static_cast<size_t>(label)]});
+  // Accuracy is the mean of one 0 / 1 per test text: those are its per-query results (macro-F1
+  // is not a mean over texts and has none).
+  for (size_t i = 0; i < result.truth.size(); ++i)
+    outcome.queries.push_back({dataset.task,
+                               "test",
+                               "",
+                               test.ids[i],
+                               std::nullopt,
+                               std::nullopt,
+                               {{"accuracy", result.truth[i] == result.predicted[i] ? 1.0 : 0.0}}});
   outcome.mteb_scores["test"] =
       json::array({{{"hf_subset", "default"},
                     {"languages", {"eng-Latn"}},

@@ -128,8 +128,15 @@ ComparedPair read_compared(const QSqlDatabase& db, qint64 a, qint64 b, const QSt
 }
 
 // The (dataset, split) pairs both runs have per-query results on.
+// Runs that evaluated different dataset folders (which may share a task name) have no queries
+// in common, as lmk compare says.
+bool different_folders(const ComparableRun& a, const ComparableRun& b) {
+  return !a.dataset_path.isEmpty() && !b.dataset_path.isEmpty() && a.dataset_path != b.dataset_path;
+}
+
 QVector<QPair<QString, QString>> shared_datasets(const ComparableRun& a, const ComparableRun& b) {
   QVector<QPair<QString, QString>> shared;
+  if (different_folders(a, b)) return shared;
   for (const auto& dataset : a.datasets)
     if (b.datasets.contains(dataset)) shared.append(dataset);
   return shared;
@@ -271,7 +278,14 @@ void CompareView::runs_changed() {
       std::max(0, static_cast<int>(datasets.indexOf(qMakePair(kept.value(0), kept.value(1))))));
   if (datasets.isEmpty()) {
     pair_ = RunPair();
-    show_message(tr("These two runs share no evaluated dataset: choose runs of the same one"));
+    show_message(
+        different_folders(runs_[a], runs_[b])
+            ? tr("Runs #%1 and #%2 evaluated different dataset folders (%3; %4): their "
+                 "queries cannot be paired")
+                  .arg(runs_[a].id)
+                  .arg(runs_[b].id)
+                  .arg(runs_[a].dataset_path, runs_[b].dataset_path)
+            : tr("These two runs share no evaluated dataset: choose runs of the same one"));
     emit loaded();
     return;
   }

@@ -52,7 +52,9 @@ ClassificationEvaluation evaluate_classification(const LoadedModel& model,
   const int classes = static_cast<int>(index.size());
   const LinearClassifier classifier =
       train_linear_classifier(x_train, classes_of(train.labels), classes);
-  out.report = macro_f1(classes_of(test.labels), predict(classifier, x_test), classes);
+  out.truth = classes_of(test.labels);
+  out.predicted = predict(classifier, x_test);
+  out.report = macro_f1(out.truth, out.predicted, classes);
   out.fit_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
 }

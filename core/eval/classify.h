@@ -6,18 +6,20 @@
 #include <string>
 #include <vector>
 
-#include "core/eval/classification.h"
 #include "core/embed/embed.h"
+#include "core/eval/classification.h"
 
 namespace lmk {
 
 struct LabelledTexts {
   std::vector<std::string> texts, labels;
+  std::vector<std::string> ids;  // per text: its "id", else its position in the file from 1
 };
 
 struct ClassificationEvaluation {
   ClassificationReport report;
-  std::vector<std::string> labels;  // class index -> label (train labels sorted, then unseen)
+  std::vector<std::string> labels;    // class index -> label (train labels sorted, then unseen)
+  std::vector<int> truth, predicted;  // per test text, class indices: the per-item results
   size_t train = 0, test = 0;
   double encode_seconds = 0, fit_seconds = 0;
 };

@@ -37,7 +37,13 @@ ComparisonCell stored_cell(const ResultsStore& store, int64_t run_id,
   std::vector<QueryScore> scores =
       select_query_group(store.query_scores(run_id, column.dataset, column.split, column.metric),
                          column.group_kind, column.group_value);
-  if (!scores.empty()) cell.scores = std::move(scores);
+  if (!scores.empty()) {
+    cell.scores = std::move(scores);
+  } else if (store.has_query_results(run_id)) {
+    cell.why_no_scores = "run " + std::to_string(run_id) + ": " + column.metric + " on " +
+                         column.dataset + " has no per-query values (not a mean over queries, " +
+                         "as macro-F1): its mean is shown without an interval or test";
+  }
   return cell;
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -92,7 +93,8 @@ TEST_F(DataEvalCliTest, RecordedGranularityIsTheOneTheEncodingUsed) {
   const auto ranking = [&](const std::string& name) {  // the TREC lines without the run's tag
     std::istringstream lines(read_file(path(name + ".trec")));
     std::string out;
-    for (std::string line; std::getline(lines, line);) out += line.substr(0, line.rfind(' ')) + "\n";
+    for (std::string line; std::getline(lines, line);)
+      out += line.substr(0, line.rfind(' ')) + "\n";
     EXPECT_FALSE(out.empty()) << name;
     return out;
   };
@@ -231,8 +233,7 @@ TEST_F(DataEvalCliTest, PasskeyEvaluatedIntoTheStoreAndMteb) {
                   " --pooling cls --min-target-length 100000",
               "", testing::kQuickEnv);
   EXPECT_EQ(r.code, 2) << r.output;
-  EXPECT_NE(r.output.find("every query's target is shorter than 100000 tokens"),
-            std::string::npos)
+  EXPECT_NE(r.output.find("every query's target is shorter than 100000 tokens"), std::string::npos)
       << r.output;
 }
 
@@ -296,6 +297,56 @@ TEST_F(DataEvalCliTest, CorpusPairsAndStats) {
   EXPECT_EQ(metrics, (std::set<std::string>{"accuracy:all", "f1:all", "f1:label"}));
   const auto mteb = nlohmann::json::parse(read_file(path("mteb/pages-classification.json")));
   EXPECT_EQ(mteb["scores"]["test"][0]["main_score"], mteb["scores"]["test"][0]["accuracy"]);
+  // Accuracy is stored per test text (0 or 1), and its mean is the stored accuracy; macro-F1
+  // has no per-text values.
+  const std::string task = info["task"];
+  const auto per_text = store.query_scores(runs[0].id, task, "test", "accuracy");
+  size_t test_texts = 0;
+  {
+    std::istringstream lines(read_file(path("corpus/classification/test.jsonl")));
+    for (std::string line; std::getline(lines, line);) test_texts += line.empty() ? 0 : 1;
+  }
+  ASSERT_EQ(per_text.size(), test_texts);
+  double correct = 0;
+  for (const QueryScore& s : per_text) {
+    EXPECT_TRUE(s.value == 0.0 || s.value == 1.0) << s.value;
+    correct += s.value;
+  }
+  for (const EvalResult& e : store.eval_results(runs[0].id))
+    if (e.metric == "accuracy") EXPECT_NEAR(correct / double(test_texts), e.value, 1e-12);
+  EXPECT_TRUE(store.query_scores(runs[0].id, task, "test", "f1").empty());
+  // So two classification runs compare with intervals and a paired test on accuracy.
+  r = run_lmk("eval --model " + path("model") + " --dataset " + path("corpus/classification") +
+              " --pooling cls --db " + path("stats.db"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  r = run_lmk("compare --db " + path("stats.db") +
+              " 1 2 --baseline 1 --metric accuracy --metric f1");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("Fisher"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("±"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("f1 on " + task + " has no per-query values"), std::string::npos)
+      << r.output;
+  // A test file naming one id twice is refused with its line: the run is recorded as failed
+  // with that message (as every evaluation's failure is), the two before it kept.
+  {
+    std::ofstream bad(path("corpus/classification/test.jsonl"), std::ios::app);
+    bad << R"({"id": "x", "text": "a", "label": "1"})"
+        << "\n"
+        << R"({"id": "x", "text": "b", "label": "1"})"
+        << "\n";
+  }
+  r = run_lmk("eval --model " + path("model") + " --dataset " + path("corpus/classification") +
+              " --db " + path("stats.db"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("test.jsonl:" + std::to_string(test_texts + 2) + ": id x appears twice"),
+            std::string::npos)
+      << r.output;
+  const auto after = store.list_runs();
+  ASSERT_EQ(after.size(), 3u);
+  EXPECT_EQ(after[2].status, RunStatus::Failed);
+  EXPECT_NE(after[2].error_text.find("id x appears twice"), std::string::npos);
+  EXPECT_EQ(after[0].status, RunStatus::Finished);
+  EXPECT_EQ(after[1].status, RunStatus::Finished);
 }
 
 // --lengths: documents/ holds one part per length, windows of at least that many tokens; with
@@ -345,9 +396,9 @@ TEST_F(DataEvalCliTest, CorpusWindowsOfFixedLengths) {
 
 // --pairs-out: the generated task as training pairs instead of a dataset.
 TEST_F(DataEvalCliTest, SyntheticTrainingPairs) {
-  Result r = run_lmk("data passkey --tokenizer " + tokenizer_ + " --pairs-out " +
-                     path("synthetic.jsonl") +
-                     " --lengths 64 --queries 5 --documents 5 --negatives 2 --seed 7");
+  Result r =
+      run_lmk("data passkey --tokenizer " + tokenizer_ + " --pairs-out " + path("synthetic.jsonl") +
+              " --lengths 64 --queries 5 --documents 5 --negatives 2 --seed 7");
   ASSERT_EQ(r.code, 0) << r.output;
   size_t examples = 0;
   for_each_training_example(path("synthetic.jsonl"), [&](TrainingExample&& e, const std::string&) {

@@ -263,18 +263,20 @@ class QueryResultsCliTest : public ::testing::Test {
     add_run(store, experiment, "lmk-32/other", "lmk", "/data/other", values_[2]);
     add_run(store, experiment, "lmk-32/part", "lmk", "/data/corpus",
             std::vector<double>(values_[2].begin(), values_[2].begin() + 30));
+    add_run(store, experiment, "lmk-32/one", "lmk", "/data/corpus", {values_[2][0]});
+    add_run(store, experiment, "lmk-32/passkey", "lmk", "/data/passkey", values_[2], "passkey");
   }
 
   void add_run(ResultsStore& store, int64_t experiment, const std::string& name,
                const std::string& pooling, const std::string& folder,
-               const std::vector<double>& values) {
+               const std::vector<double>& values, const std::string& dataset = "corpus-documents") {
     const int64_t run = store.create_run(
         experiment, {name, "eval", json{{"pooling", pooling}, {"dataset", folder}}});
     double sum = 0;
     std::vector<QueryResult> queries;
     for (size_t q = 0; q < values.size(); ++q) {
       sum += values[q];
-      queries.push_back({"corpus-documents",
+      queries.push_back({dataset,
                          "test",
                          "",
                          "q" + std::to_string(q),
@@ -282,8 +284,8 @@ class QueryResultsCliTest : public ::testing::Test {
                          1000 + static_cast<int64_t>(q),
                          {{"ndcg_at_10", values[q]}}});
     }
-    store.add_eval_results(run, {{"corpus-documents", "test", "ndcg_at_10",
-                                  sum / static_cast<double>(values.size())}});
+    store.add_eval_results(
+        run, {{dataset, "test", "ndcg_at_10", sum / static_cast<double>(values.size())}});
     store.add_query_results(run, queries);
     store.set_run_status(run, RunStatus::Finished);
   }
@@ -420,6 +422,20 @@ TEST_F(QueryResultsCliTest, CompareRefusesRunsThatCannotBePaired) {
   r = lmk("compare --db " + db_ + " 1 5 --intersection");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("compared on the 30 shared queries"), std::string::npos) << r.out;
+  // One shared query is too few for a paired test, even on the intersection.
+  r = lmk("compare --db " + db_ + " 1 6 --intersection --baseline 1");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.err.find("#6 lmk-32/one"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("1 shared"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+  // Runs with no dataset and metric in common.
+  r = lmk("compare --db " + db_ + " 3 7");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("runs 3 and 7 share no evaluated dataset and metric (#3 "
+                       "lmk-32/corpus@512: corpus-documents/test; #7 lmk-32/passkey: "
+                       "passkey/test)"),
+            std::string::npos)
+      << r.err;
   for (const std::string bad : {"--alpha 0", "--alpha 1.5", "--test wilcoxon", "--confidence 1",
                                 "--resamples 0", "--format yaml"}) {
     r = lmk("compare --db " + db_ + " 1 2 " + bad);
@@ -442,6 +458,39 @@ TEST_F(QueryResultsCliTest, ExportsThePivotInLatex) {
   r = lmk("export --db " + db_ + " --run 1 --format latex --out - --baseline lmk");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--baseline: no row 'lmk' (rows: cls)"), std::string::npos) << r.err;
+  for (const std::string bad : {"--test wilcoxon", "--alpha 0"}) {
+    r = lmk("export --db " + db_ + " --run 1 --run 2 --format latex --out - " + bad);
+    EXPECT_EQ(r.code, 2) << bad;
+    EXPECT_NE(r.err.find(bad.substr(0, bad.find(' '))), std::string::npos) << bad << ": " << r.err;
+  }
+}
+
+TEST_F(QueryResultsCliTest, ExportsSavedRankingsAsTrec) {
+  // Rankings saved by lmk eval --save-run (recorded as artifacts) come back byte for byte, the
+  // judgments beside them; several runs go into a folder, one file each.
+  const std::string ranking = dir_.write("saved.trec", "q0 Q0 d3 1 0.9 lmk\nq0 Q0 d1 2 0.5 lmk\n"),
+                    judgments = dir_.write("saved.qrels", "q0 0 d3 1\n");
+  {
+    ResultsStore store(db_, ResultsStore::OpenMode::Existing);
+    store.add_artifact(3, "trec-run", ranking);
+    store.add_artifact(3, "trec-qrels", judgments);
+    store.add_artifact(1, "trec-run", ranking);
+  }
+  const std::string one = (dir_.path() / "one.trec").string();
+  Output r = lmk("export --db " + db_ + " --run 3 --format trec --out " + one);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(read_file(one), read_file(ranking));
+  EXPECT_EQ(read_file(one + ".qrels"), read_file(judgments));
+  r = lmk("export --db " + db_ + " --run 3 --format trec --out -");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, read_file(ranking));
+  const fs::path folder = dir_.path() / "rankings";
+  r = lmk("export --db " + db_ + " --run 1 --run 3 --format trec --out " + folder.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(read_file((folder / "lmk-32_corpus_512.trec").string()), read_file(ranking)) << r.err;
+  EXPECT_TRUE(fs::exists(folder / "cls_corpus_512.trec")) << r.err;
+  EXPECT_FALSE(fs::exists(folder / "cls_corpus_512.trec.qrels"));
+  EXPECT_TRUE(fs::exists(folder / "lmk-32_corpus_512.trec.qrels"));
 }
 
 }  // namespace

@@ -827,6 +827,33 @@ class PlotsTest : public QObject {
     QVERIFY(csv.open(QIODevice::ReadOnly));
     QCOMPARE(QString(csv.readAll()).count("\r\n"), pair.pairs.size() + 1);
     check_exports(view, dir.path(), "compare");
+
+    // Runs of different dataset folders (here the same task name) are not paired, as lmk
+    // compare refuses them: the view says why and shows no pair.
+    const QString copy = dir.filePath("other-folder.db");
+    lmk::widgets::testing::copy_fixture_store(copy);
+    {
+      QSqlDatabase db = QSqlDatabase::addDatabase("QSQLITE", "other-folder");
+      db.setDatabaseName(copy);
+      QVERIFY(db.open());
+      QSqlQuery q(db);
+      QVERIFY(
+          q.prepare("UPDATE params SET value = '/elsewhere/manpages-passages' "
+                    "WHERE run_id = ? AND key = 'dataset'"));
+      q.addBindValue(lmk);
+      QVERIFY(q.exec());
+      QCOMPARE(q.numRowsAffected(), 1);
+      db.close();
+    }
+    QSqlDatabase::removeDatabase("other-folder");
+    CompareView refused;
+    QVERIFY(loads(refused, [&] { refused.set_store(copy); }));
+    QVERIFY(loads(refused, [&] { refused.set_runs(cls, lmk); }));
+    QVERIFY2(refused.message().contains("evaluated different dataset folders"),
+             qPrintable(refused.message()));
+    QVERIFY2(refused.message().contains("/elsewhere/manpages-passages"),
+             qPrintable(refused.message()));
+    QVERIFY(refused.pair().pairs.isEmpty());
   }
 
   void an_empty_store_shows_what_to_do() {
