@@ -7,7 +7,11 @@
 #include <csignal>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
+#include <mutex>
+#include <set>
+#include <thread>
 
 namespace lmk {
 namespace {
@@ -47,6 +51,23 @@ TEST(RuntimeTest, SetsTheThreadCount) {
   ::setenv("LOCAL_WORLD_SIZE", "2", 1);
   EXPECT_EQ(configure_threads(0), std::max(1, all / 2));
   ::unsetenv("LOCAL_WORLD_SIZE");
+}
+
+// at::parallel_for is inline (`#pragma omp parallel` in ATen's header): it runs on the threads
+// configure_threads sets only where lmk's own code is compiled with OpenMP (core/CMakeLists.txt).
+// This test is compiled as the attention kernels are; without the flag every range ran on the
+// calling thread.
+TEST(RuntimeTest, ParallelForInLmksOwnCodeRunsOnTheConfiguredThreads) {
+  ASSERT_EQ(configure_threads(2), 2);
+  std::mutex mutex;
+  std::set<std::thread::id> threads;
+  at::parallel_for(0, 2, 1, [&](int64_t, int64_t) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const std::lock_guard<std::mutex> lock(mutex);
+    threads.insert(std::this_thread::get_id());
+  });
+  EXPECT_EQ(threads.size(), 2u);
+  configure_threads(0);
 }
 
 // The signal tests run in child processes (death tests fork): the handlers and the flag are
