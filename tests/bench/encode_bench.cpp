@@ -2,6 +2,9 @@
 // same run:
 //   lmk_encode_bench [--preset small | --model DIR] [shape options of lmk model init]
 //                    [--lengths 512,2048,8192] [--repeats 2] [--parts-only]
+//                    [--attention-products micro|blas]
+//   lmk_encode_bench [--preset small | --model DIR] --corpus DIR --tokenizer FILE
+//                    [--max-length 4096] [--documents 200]
 // The encoder is a preset (random weights) reshaped by the same flags as `lmk model init`
 // (--architecture, --hidden-size, --layers, ...), or a model folder's (--model), so an engine
 // can be compared on exactly the shape it runs. For each length: one document of random ids,
@@ -9,23 +12,36 @@
 // and the fraction of matmul GFLOP/s, plus the process's peak RSS so far. Markdown table on
 // stdout. Then the parts: the attention kernel alone (global and local layers) and one layer's
 // projections (at::linear), each at the longest length asked for, so that a slow figure can be
-// traced to its part. Bad options exit 2 with a message naming the option.
+// traced to its part. With --corpus: batches of real documents instead (the first --documents
+// .txt files of the folder by name, LMK g = 32 input cut at --max-length), encoded three ways —
+// one document per forward (the single-document rate for the same lengths), lmk's length
+// buckets (core/tokenize/batching.h, as lmk eval and encode batch: sorted, at most 16 rows and
+// 32768 padded tokens), and batches of 16 in file order — each with its padding waste (padded
+// positions / real positions − 1) and its rate of real tokens against the single-document one.
+// Bad options exit 2 with a message naming the option.
 #include <ATen/ATen.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <iostream>
 #include <memory>
 #include <string>
 
 #include "app/shape_options.h"
-#include "core/eval/retrieval.h"
+#include "core/embed/embed.h"
 #include "core/embed/model_folder.h"
+#include "core/eval/retrieval.h"
+#include "core/model/attention_kernel.h"
 #include "core/model/encoder.h"
+#include "core/tokenize/batching.h"
+#include "core/tokenize/landmark.h"
+#include "core/tokenize/tokenizer.h"
 #include "core/util/error.h"
+#include "core/util/file.h"
 #include "core/util/runtime.h"
 #include "tests/bench/bench_util.h"
 
@@ -41,6 +57,9 @@ struct Options {
   std::vector<int64_t> lengths = {512, 2048, 8192};
   int repeats = 2;
   bool parts_only = false;
+  std::string products = "micro";  // the attention kernel's products: micro-kernel or BLAS
+  std::string corpus, tokenizer;   // --corpus mode: a folder of .txt files, its tokenizer
+  int64_t max_length = 4096, documents = 200;
 };
 
 int run(const Options& options);
@@ -65,6 +84,25 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   app.add_flag("--parts-only", options.parts_only, "only the parts at the longest length");
+  app.add_option("--attention-products", options.products,
+                 "the attention kernel's products: micro (its own micro-kernel where it applies) "
+                 "or blas (sgemm per tile)")
+      ->check(CLI::IsMember({"micro", "blas"}))
+      ->capture_default_str();
+  auto* corpus = app.add_option("--corpus", options.corpus,
+                                "a folder of .txt documents: batches of real documents instead")
+                     ->check(CLI::ExistingDirectory);
+  app.add_option("--tokenizer", options.tokenizer, "the corpus's tokenizer (file)")
+      ->needs(corpus)
+      ->check(CLI::ExistingFile);
+  app.add_option("--max-length", options.max_length, "--corpus: tokens per document at most")
+      ->needs(corpus)
+      ->check(CLI::Range(int64_t{8}, int64_t{1} << 20))
+      ->capture_default_str();
+  app.add_option("--documents", options.documents, "--corpus: documents encoded")
+      ->needs(corpus)
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
+      ->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -81,11 +119,102 @@ int main(int argc, char** argv) {
 
 namespace {
 
+// --corpus: the documents' tokens/s under three batch policies (see the top of the file).
+int run_corpus(const Options& options, lmk::Encoder& encoder, double matmul) {
+  if (options.tokenizer.empty()) throw lmk::InputError("--corpus needs --tokenizer");
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(options.corpus))
+    if (entry.is_regular_file() && entry.path().extension() == ".txt")
+      files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  const std::unique_ptr<lmk::Tokenizer> tokenizer = lmk::load_tokenizer(options.tokenizer);
+  if (static_cast<int64_t>(tokenizer->vocab_size()) > encoder.config().vocab_size)
+    throw lmk::input_error("--tokenizer", "its " + std::to_string(tokenizer->vocab_size()) +
+                                              " ids do not fit the model's vocabulary of " +
+                                              std::to_string(encoder.config().vocab_size));
+  lmk::LandmarkOptions landmark_options;
+  landmark_options.spec = lmk::LandmarkSpec::parse("fixed:32");
+  landmark_options.max_length = static_cast<size_t>(options.max_length);
+  const lmk::LandmarkTokenizer landmarks(*tokenizer, landmark_options);
+  std::vector<lmk::TokenizedText> inputs;
+  std::vector<size_t> lengths;
+  for (const auto& file : files) {
+    if (static_cast<int64_t>(inputs.size()) == options.documents) break;
+    const std::string text = lmk::read_file(file.string());
+    if (text.empty()) continue;
+    inputs.push_back(landmarks.tokenize(text, inputs.size()));
+    lengths.push_back(inputs.back().ids.size());
+  }
+  if (inputs.empty())
+    throw lmk::input_error("--corpus", options.corpus + " holds no non-empty .txt file");
+  std::vector<size_t> sorted = lengths;
+  std::sort(sorted.begin(), sorted.end());
+  size_t real = 0;
+  for (const size_t n : lengths) real += n;
+  std::printf(
+      "%zu documents of %s, LMK g=32 input cut at %lld tokens: %zu tokens, median %zu, "
+      "%zu at the cut\n\n",
+      inputs.size(), options.corpus.c_str(), static_cast<long long>(options.max_length), real,
+      sorted[sorted.size() / 2],
+      static_cast<size_t>(
+          std::count(lengths.begin(), lengths.end(), static_cast<size_t>(options.max_length))));
+  const int32_t pad = tokenizer->special_tokens().pad.value_or(0);
+  std::vector<std::vector<size_t>> single, arrival;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    single.push_back({i});
+    if (i % 16 == 0) arrival.emplace_back();
+    arrival.back().push_back(i);
+  }
+  const std::pair<const char*, std::vector<std::vector<size_t>>> policies[] = {
+      {"one document per forward", single},
+      {"length buckets (<= 16 rows, <= 32768 padded tokens)",
+       lmk::bucket_by_length(lengths, 16, 32768)},
+      {"16 rows in file order", arrival}};
+  std::printf(
+      "| batch policy | batches | padded tokens | padding waste | seconds | real tokens/s | "
+      "GFLOP/s (real) | of matmul | of one per forward |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  {  // warm-up
+    const auto [ids, mask] = lmk::batch_tensors(lmk::make_batch(inputs, {0}, pad));
+    encoder.forward(ids, mask);
+  }
+  double single_rate = 0;
+  for (const auto& [name, batches] : policies) {
+    size_t padded = 0;
+    double flops = 0;
+    for (const auto& rows : batches) {
+      size_t longest = 0;
+      for (const size_t r : rows) longest = std::max(longest, lengths[r]);
+      padded += longest * rows.size();
+    }
+    for (const size_t n : lengths)
+      flops += lmk::bench::encoder_forward_flops(encoder.config(), static_cast<int64_t>(n));
+    const auto start = std::chrono::steady_clock::now();
+    for (const auto& rows : batches) {
+      const lmk::Batch batch = lmk::make_batch(inputs, rows, pad);
+      const auto [ids, mask] = lmk::batch_tensors(batch);
+      encoder.forward(ids, mask);
+    }
+    const double seconds = seconds_since(start);
+    const double rate = static_cast<double>(real) / seconds;
+    if (single_rate == 0) single_rate = rate;
+    std::printf("| %s | %zu | %zu | %.1f%% | %.1f | %.0f | %.1f | %.0f%% | %.0f%% |\n", name,
+                batches.size(), padded,
+                100.0 * (static_cast<double>(padded) / static_cast<double>(real) - 1.0), seconds,
+                rate, flops / seconds / 1e9, 100.0 * flops / seconds / 1e9 / matmul,
+                100.0 * rate / single_rate);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
 int run(const Options& options) {
   const lmk::ShapeOverrides& shape = options.shape;
   if (!options.model.empty() && shape.reshapes())
     throw lmk::InputError("--model: the shape options apply to a preset, not a model folder");
   const int threads = lmk::configure_threads();
+  lmk::set_attention_products(options.products == "blas" ? lmk::AttentionProducts::Blas
+                                                         : lmk::AttentionProducts::MicroKernel);
   at::NoGradGuard no_grad;
   std::unique_ptr<lmk::Encoder> loaded;
   if (!options.model.empty()) {
@@ -96,11 +225,15 @@ int run(const Options& options) {
   lmk::Encoder& encoder = *loaded;
   const int64_t vocab = encoder.config().vocab_size;
   const double matmul = matmul_gflops();
-  std::printf("%s: %s, %d threads, BLAS %s, fp32 matmul 2048^2: %.1f GFLOP/s\n\n",
-              options.model.empty() ? ("preset " + options.preset).c_str() : options.model.c_str(),
-              encoder.config().describe().c_str(), threads,
-              (lmk::detect_blas().library + " (" + lmk::detect_blas().threading + ")").c_str(),
-              matmul);
+  const bool micro =
+      lmk::attention_products(encoder.config().head_dim()) == lmk::AttentionProducts::MicroKernel;
+  std::printf(
+      "%s: %s, %d threads, BLAS %s, attention products %s, fp32 matmul 2048^2: %.1f GFLOP/s\n\n",
+      options.model.empty() ? ("preset " + options.preset).c_str() : options.model.c_str(),
+      encoder.config().describe().c_str(), threads,
+      (lmk::detect_blas().library + " (" + lmk::detect_blas().threading + ")").c_str(),
+      micro ? "micro-kernel" : "BLAS sgemm", matmul);
+  if (!options.corpus.empty()) return run_corpus(options, encoder, matmul);
   std::printf("| tokens | input | seconds | tokens/s | GFLOP/s | of matmul | peak RSS MB |\n");
   std::printf("|---:|---|---:|---:|---:|---:|---:|\n");
   for (const int64_t content : options.lengths) {

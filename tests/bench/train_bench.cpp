@@ -3,7 +3,7 @@
 //   lmk_train_bench [--preset small] [--length 512] [--batch 8] [--steps 5] [--warmup 2]
 //                   [--threads 2] [--negatives 1] [--query-length 128] [--vocab 32768]
 //                   [--runs mlm,lmk,cls,parts] [--recompute 0|1]
-//                   [--attention-backward fused|ops]
+//                   [--attention-backward fused|ops] [--attention-products micro|blas]
 // --recompute 1 recomputes each layer in the backward ([train] recompute_layers): compare the
 // peak RSS (the last column) of the same step with and without.
 // Three kinds of optimizer step, each run by the real TrainingLoop (core/train/loop.h: zero_grad,
@@ -28,9 +28,9 @@
 //       P = masked positions (the head runs only there)
 //   + contrastive: 2·Q·(Q·group)·H for the InfoNCE scores (pooling is not counted).
 // The vocabulary counts: V = 32768 puts a third of the MLM step's FLOPs in the decoder.
-// Local layers: training takes the tensor-op attention path, which scores blocks of queries
-// against the band around them (2·half_window queries, about twice the window's keys), so the
-// count above is what the model needs, not every multiply the step makes.
+// Local layers: the fused kernels (forward and backward) score tiles of queries against the key
+// tiles that overlap their band (about 1.5-2x the window's keys), so the count above is what the
+// model needs, not every multiply the step makes.
 // Warm-up steps are excluded; seconds and the parts are medians over the measured steps,
 // "fastest s" the quickest measured step (the two cores are shared: other load only slows).
 // Then the parts (print_parts) and a Markdown table on stdout.
@@ -50,6 +50,7 @@
 #include "core/embed/embed.h"
 #include "core/embed/model_folder.h"
 #include "core/model/attention.h"
+#include "core/model/attention_kernel.h"
 #include "core/model/encoder.h"
 #include "core/pool/pooling.h"
 #include "core/tokenize/batching.h"
@@ -73,6 +74,7 @@ struct BenchOptions {
   std::string runs = "mlm,lmk,cls,parts";  // what to run
   bool recompute = false;                  // --recompute 1: layers recomputed in the backward
   bool fused_backward = true;  // --attention-backward ops: attention's tensor-op backward
+  bool micro_products = true;  // --attention-products blas: the fused kernels' sgemm per tile
 };
 
 double median(std::vector<double> v) {
@@ -397,6 +399,8 @@ int main(int argc, char** argv) {
       o.recompute = value == "1";
     else if (flag == "--attention-backward" && (value == "fused" || value == "ops"))
       o.fused_backward = value == "fused";
+    else if (flag == "--attention-products" && (value == "micro" || value == "blas"))
+      o.micro_products = value == "micro";
     else {
       std::fprintf(stderr, "lmk_train_bench: unknown option %s\n", flag.c_str());
       return 2;
@@ -408,6 +412,8 @@ int main(int argc, char** argv) {
   }
   const int threads = lmk::configure_threads(o.threads);
   lmk::set_fused_attention_backward(o.fused_backward);
+  lmk::set_attention_products(o.micro_products ? lmk::AttentionProducts::MicroKernel
+                                               : lmk::AttentionProducts::Blas);
   // A word-level tokenizer of vocab ids: "w<i>" is id 5 + i; [PAD] [UNK] [CLS] [SEP] [MASK] 0-4.
   lmk::testing::TempDir dir;
   const std::string tokenizer_path = dir.write(

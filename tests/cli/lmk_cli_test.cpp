@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -222,11 +225,70 @@ TEST_F(LmkCliTest, EncodeBenchMeasuresAModelFolderOrACustomShape) {
       {"--architecture bert --global-every 2", "--global-every: does not apply"},
       {"--model " + model + " --layers 3", "--model"},
       {"--model /nonexistent", "/nonexistent"},
+      {"--attention-products fast", "--attention-products"},
+      {"--corpus " + dir_.path().string(), "--corpus needs --tokenizer"},
+      {"--tokenizer " + tokenizer_, "--tokenizer requires --corpus"},
+      {"--corpus " + dir_.path().string() + " --tokenizer " + tokenizer_ + " --max-length 4",
+       "--max-length"},
+      {"--corpus " + dir_.path().string() + " --tokenizer " + tokenizer_ + " --documents 0",
+       "--documents"},
   };
   for (const auto& [flags, message] : refused) {
     r = testing::run_built("tests/lmk_encode_bench", flags, "", testing::kQuickEnv);
     EXPECT_EQ(r.code, 2) << flags << "\n" << r.output;
     EXPECT_NE(r.output.find(message), std::string::npos) << flags << "\n" << r.output;
+  }
+
+  // Batches of real documents: 20 texts of 3-60 sentences, cut at 64 tokens, under the three
+  // batch policies; one document per forward pads nothing, the length buckets less than the
+  // file order.
+  const std::filesystem::path corpus = dir_.path() / "corpus";
+  std::filesystem::create_directories(corpus);
+  for (int i = 0; i < 20; ++i) {
+    std::string text;
+    for (int s = 0; s < 3 + (i * 7) % 58; ++s)
+      text += "The signal " + std::to_string(s) + " arrives. ";
+    std::ofstream(corpus / ("doc" + std::to_string(i) + ".txt")) << text;
+  }
+  std::ofstream(corpus / "empty.txt") << "";
+  r = testing::run_built("tests/lmk_encode_bench",
+                         "--model " + model + " --corpus " + corpus.string() + " --tokenizer " +
+                             tokenizer_ + " --max-length 64 --documents 20",
+                         "", testing::kQuickEnv);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("20 documents of "), std::string::npos) << r.output;
+  auto waste = [&](const std::string& policy) {
+    const size_t at = r.output.find("| " + policy + " |");
+    if (at == std::string::npos) return -1.0;
+    std::istringstream row(r.output.substr(at + policy.size() + 4));
+    std::string batches, padded, percent;
+    std::getline(row, batches, '|');
+    std::getline(row, padded, '|');
+    std::getline(row, percent, '|');
+    return std::stod(percent);
+  };
+  const double single = waste("one document per forward"),
+               buckets = waste("length buckets (<= 16 rows, <= 32768 padded tokens)"),
+               arrival = waste("16 rows in file order");
+  EXPECT_EQ(single, 0.0) << r.output;
+  EXPECT_GE(buckets, 0.0) << r.output;
+  EXPECT_LT(buckets, arrival) << r.output;
+
+  // runs.sh: the same table over runs, each number as its median and range.
+  const std::string runs = std::string(LMK_SOURCE_DIR) + "/tests/bench/runs.sh";
+  {
+    const std::string command = testing::kQuickEnv + " " + runs + " 3 " + LMK_BINARY_DIR +
+                                "/tests/lmk_encode_bench --model " + model +
+                                " --lengths 40 --repeats 1 2>/dev/null";
+    FILE* pipe = popen(command.c_str(), "r");
+    std::string out;
+    char buffer[4096];
+    for (size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
+    EXPECT_EQ(pclose(pipe), 0) << out;
+    EXPECT_NE(out.find("run 3: "), std::string::npos) << out;
+    EXPECT_NE(out.find("| 40 | CLS | "), std::string::npos) << out;
+    EXPECT_NE(out.find("–"), std::string::npos) << "a range of the three runs\n" << out;
+    EXPECT_EQ(std::system((runs + " 0 true 2>/dev/null").c_str()), 2 << 8);
   }
 }
 

@@ -2,6 +2,7 @@
 // and the tensor-op path against the dense formula, gradients, and the probabilities
 // AttentionCapture reads.
 #include "core/model/attention.h"
+#include "core/model/attention_kernel.h"
 
 #include <gtest/gtest.h>
 
@@ -111,27 +112,50 @@ TEST(AttentionTest, BlockwiseEqualsTheDenseFormula) {
   }
 }
 
+// The kernels' product paths: their own micro-kernel (head sizes that are multiples of 16, with
+// AVX2), BLAS sgemm, and sgemm with the softmax in plain C++ (a CPU without AVX2); each test of
+// the fused kernel runs on all three, then restores the default.
+struct ProductsCase {
+  AttentionProducts products;
+  const char* name;
+};
+const ProductsCase kProducts[] = {{AttentionProducts::MicroKernel, "micro-kernel"},
+                                  {AttentionProducts::Blas, "BLAS"},
+                                  {AttentionProducts::Portable, "portable"}};
+struct RestoreProducts {
+  ~RestoreProducts() { set_attention_products(AttentionProducts::MicroKernel); }
+};
+
 TEST(AttentionTest, FusedKernelMatchesTheDenseFormulaAtHeadSize64) {
-  // The encoder's layout: q, k, v are [B, L, heads, d] in memory, seen as [B, heads, L, d].
-  at::manual_seed(4);
-  const int64_t B = 2, heads = 2, L = 300, d = 64;
-  const at::Tensor qkv = at::randn({B, L, 3, heads, d}) * 2;
-  const at::Tensor q = qkv.select(2, 0).transpose(1, 2), k = qkv.select(2, 1).transpose(1, 2),
-                   v = qkv.select(2, 2).transpose(1, 2);
-  at::Tensor mask = at::ones({B, L}, at::kBool);
-  mask[1].narrow(0, 200, 100).fill_(false);  // padding at the end
-  mask[1][17] = false;                       // and a hole
-  for (int64_t half_window : {-1, 64, 3}) {
-    const at::Tensor dense = dense_attention(q, k, v, mask, half_window).first;
-    for (int64_t block : {0, 5, 64, 1000}) {
-      const at::Tensor fused = blockwise_attention(q, k, v, mask, half_window, block);
-      const double diff0 = (fused[0] - dense[0]).abs().max().item<double>();
-      const double diff1 =
-          (fused[1].narrow(1, 0, 200) - dense[1].narrow(1, 0, 200)).abs().max().item<double>();
-      // v is ~N(0, 4): 5e-5 is float rounding over up to 60 key tiles; a wrong mask is ~0.1.
-      EXPECT_LT(diff0, 5e-5) << "window " << half_window << " block " << block;
-      EXPECT_LT(diff1, 5e-5) << "window " << half_window << " block " << block;
-      EXPECT_FALSE(at::isnan(fused).any().item<bool>());
+  // The encoder's layout: q, k, v are [B, L, heads, d] in memory, seen as [B, heads, L, d];
+  // head size 64 (every preset) and 48 (the micro-kernel's 16 columns three times).
+  const RestoreProducts restore;
+  for (const int64_t d : {64, 48}) {
+    at::manual_seed(4);
+    const int64_t B = 2, heads = 2, L = 300;
+    const at::Tensor qkv = at::randn({B, L, 3, heads, d}) * 2;
+    const at::Tensor q = qkv.select(2, 0).transpose(1, 2), k = qkv.select(2, 1).transpose(1, 2),
+                     v = qkv.select(2, 2).transpose(1, 2);
+    at::Tensor mask = at::ones({B, L}, at::kBool);
+    mask[1].narrow(0, 200, 100).fill_(false);  // padding at the end
+    mask[1][17] = false;                       // and a hole
+    for (int64_t half_window : {-1, 64, 3}) {
+      const at::Tensor dense = dense_attention(q, k, v, mask, half_window).first;
+      for (const ProductsCase& products : kProducts) {
+        set_attention_products(products.products);
+        for (int64_t block : {0, 5, 64, 1000}) {
+          const at::Tensor fused = blockwise_attention(q, k, v, mask, half_window, block);
+          const double diff0 = (fused[0] - dense[0]).abs().max().item<double>();
+          const double diff1 =
+              (fused[1].narrow(1, 0, 200) - dense[1].narrow(1, 0, 200)).abs().max().item<double>();
+          // v is ~N(0, 4): 5e-5 is float rounding over up to 60 key tiles; a wrong mask is ~0.1.
+          EXPECT_LT(diff0, 5e-5) << "window " << half_window << " block " << block << " d " << d
+                                 << " " << products.name;
+          EXPECT_LT(diff1, 5e-5) << "window " << half_window << " block " << block << " d " << d
+                                 << " " << products.name;
+          EXPECT_FALSE(at::isnan(fused).any().item<bool>());
+        }
+      }
     }
   }
 }
@@ -209,13 +233,18 @@ TEST(AttentionTest, FusedBackwardMatchesTheDenseFormulaOnTheEncodersLayout) {
     (out * upstream.to(out.scalar_type())).sum().backward();
     return qkv.grad().to(at::kDouble);
   };
+  const RestoreProducts restore;
   for (int64_t half_window : {-1, 64, 3}) {
     const at::Tensor reference = gradient(qkv0.to(at::kDouble), half_window, 0, true);
-    for (int64_t block : {0, 5, 64, 1000}) {
-      const at::Tensor fused = gradient(qkv0, half_window, block, false);
-      const double diff = (fused - reference).abs().max().item<double>();
-      EXPECT_LT(diff, 1e-4) << "window " << half_window << " block " << block;
-      EXPECT_GT(reference.abs().max().item<double>(), 0.1);
+    for (const ProductsCase& products : kProducts) {
+      set_attention_products(products.products);
+      for (int64_t block : {0, 5, 64, 1000}) {
+        const at::Tensor fused = gradient(qkv0, half_window, block, false);
+        const double diff = (fused - reference).abs().max().item<double>();
+        EXPECT_LT(diff, 1e-4) << "window " << half_window << " block " << block << " "
+                              << products.name;
+        EXPECT_GT(reference.abs().max().item<double>(), 0.1);
+      }
     }
   }
 }
@@ -223,31 +252,38 @@ TEST(AttentionTest, FusedBackwardMatchesTheDenseFormulaOnTheEncodersLayout) {
 TEST(AttentionTest, AQueryThatSeesNoKeyAddsNoGradient) {
   // Query 8 sees only padding (window 1, keys 3.. padding): its output is zeros whatever its
   // upstream gradient, so the gradients are those of the other queries alone, and finite.
-  at::manual_seed(13);
-  const at::Tensor x0 = at::randn({1, 1, 9, 4});
-  at::Tensor mask = at::zeros({1, 9}, at::kBool);
-  mask[0].narrow(0, 0, 3).fill_(true);
-  auto gradient = [&](bool upstream_on_8) {
-    const at::Tensor x = x0.clone().requires_grad_();
-    at::Tensor upstream = at::ones({1, 1, 9, 4});
-    if (!upstream_on_8) upstream[0][0][8].zero_();
-    (blockwise_attention(x, x, x, mask, 1, 2) * upstream).sum().backward();
-    return x.grad();
-  };
-  const at::Tensor with = gradient(true), without = gradient(false);
-  EXPECT_FALSE(at::isnan(with).any().item<bool>());
-  EXPECT_TRUE(at::allclose(with, without));
-  EXPECT_GT(with.abs().sum().item<float>(), 0.0f);
+  // Head size 4 (BLAS products) and 16 (the micro-kernel's).
+  for (const int64_t d : {4, 16}) {
+    at::manual_seed(13);
+    const at::Tensor x0 = at::randn({1, 1, 9, d});
+    at::Tensor mask = at::zeros({1, 9}, at::kBool);
+    mask[0].narrow(0, 0, 3).fill_(true);
+    auto gradient = [&](bool upstream_on_8) {
+      const at::Tensor x = x0.clone().requires_grad_();
+      at::Tensor upstream = at::ones({1, 1, 9, d});
+      if (!upstream_on_8) upstream[0][0][8].zero_();
+      (blockwise_attention(x, x, x, mask, 1, 2) * upstream).sum().backward();
+      return x.grad();
+    };
+    const at::Tensor with = gradient(true), without = gradient(false);
+    EXPECT_FALSE(at::isnan(with).any().item<bool>()) << d;
+    EXPECT_TRUE(at::allclose(with, without)) << d;
+    EXPECT_GT(with.abs().sum().item<float>(), 0.0f) << d;
+  }
 }
 
 TEST(AttentionTest, AQueryThatSeesNoKeyGetsZeros) {
-  // Local window 1, keys 3.. are padding: query 8 sees only padding.
-  const at::Tensor x = at::randn({1, 1, 9, 4});
-  at::Tensor mask = at::zeros({1, 9}, at::kBool);
-  mask[0].narrow(0, 0, 3).fill_(true);
-  const at::Tensor out = blockwise_attention(x, x, x, mask, 1, 2);
-  EXPECT_TRUE(at::equal(out[0][0][8], at::zeros({4})));
-  EXPECT_GT(out[0][0][1].abs().sum().item<float>(), 0.0f);
+  // Local window 1, keys 3.. are padding: query 8 sees only padding (head sizes of both
+  // product paths).
+  for (const int64_t d : {4, 16}) {
+    const at::Tensor x = at::randn({1, 1, 9, d});
+    at::Tensor mask = at::zeros({1, 9}, at::kBool);
+    mask[0].narrow(0, 0, 3).fill_(true);
+    const at::Tensor out = blockwise_attention(x, x, x, mask, 1, 2);
+    EXPECT_TRUE(at::equal(out[0][0][8], at::zeros({d}))) << d;
+    EXPECT_FALSE(at::isnan(out).any().item<bool>()) << d;
+    EXPECT_GT(out[0][0][1].abs().sum().item<float>(), 0.0f) << d;
+  }
 }
 
 TEST(AttentionTest, ProbabilitiesOfChosenRowsPerHeadAndAveraged) {

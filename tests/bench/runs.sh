@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Runs a benchmark N times and prints its Markdown tables once, every number as the median and
+# the range over the runs: "4.98 (4.47–5.83)". The machine's two cores are shared, so a single
+# figure moves by ±20 %; docs/BENCHMARKS.md records medians and ranges over >= 5 runs.
+#
+#   tests/bench/runs.sh N COMMAND [ARGS...]
+#   e.g. tests/bench/runs.sh 5 build/tests/lmk_encode_bench --preset small --lengths 2048,8192
+#
+# Table rows are matched across runs by their position; a cell that is a number (optionally
+# with %) is summarized (just the number when every run gave the same), any other cell is taken
+# from the first run.
+# Lines outside tables (the header line with the run's matmul figure) are printed from every
+# run, prefixed with the run's number. Exit 2 on a bad N, the command's status if a run fails.
+set -euo pipefail
+die() { echo "runs.sh: error: $*" >&2; exit 2; }
+[ $# -ge 2 ] || die "usage: $0 N COMMAND [ARGS...]"
+runs="$1"
+shift
+[[ "$runs" =~ ^[0-9]+$ ]] && [ "$runs" -ge 1 ] && [ "$runs" -le 100 ] || die "N must be 1..100, not '$runs'"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+for ((i = 1; i <= runs; i++)); do
+  "$@" >"$work/$i.out" 2>"$work/$i.err" || { cat "$work/$i.err" >&2; exit 1; }
+  echo "runs.sh: run $i of $runs done" >&2
+done
+awk -v runs="$runs" '
+  function numeric(cell) { return cell ~ /^ *-?[0-9]+(\.[0-9]+)? *%? *$/ }
+  function strip(cell) { gsub(/[ %]/, "", cell); return cell + 0 }
+  function fmt(x, like) { return like ~ /\./ ? sprintf("%.*f", decimals(like), x) : sprintf("%.0f", x) }
+  function decimals(like,   d) { d = like; sub(/^[^.]*\./, "", d); gsub(/[^0-9]/, "", d); return length(d) }
+  {
+    run = FILENAME; sub(/.*\//, "", run); sub(/\.out$/, "", run)
+    if ($0 !~ /^\|/) { if (run == 1) { order[++lines] = "text:" FNR } ; other[run, FNR] = $0; next }
+    if (run == 1) order[++lines] = "row:" FNR
+    n = split($0, cells, "|")
+    for (c = 2; c < n; c++) {
+      value[run, FNR, c] = cells[c]
+      if (run == 1) { first[FNR, c] = cells[c]; width[FNR] = n }
+    }
+  }
+  END {
+    for (l = 1; l <= lines; l++) {
+      split(order[l], kind, ":"); line = kind[2]
+      if (kind[1] == "text") {
+        if (other[1, line] == "") { print ""; continue }
+        for (r = 1; r <= runs; r++) printf("run %d: %s\n", r, other[r, line])
+        continue
+      }
+      out = "|"
+      for (c = 2; c < width[line]; c++) {
+        cell = first[line, c]
+        if (!numeric(cell) || cell ~ /^ *$/) { out = out cell "|"; continue }
+        m = 0
+        for (r = 1; r <= runs; r++) if (numeric(value[r, line, c])) v[++m] = strip(value[r, line, c])
+        for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+        median = m % 2 ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
+        pct = cell ~ /%/ ? "%" : ""
+        like = cell; gsub(/[ %]/, "", like)
+        out = out " " fmt(median, like) pct (v[1] != v[m] ? " (" fmt(v[1], like) "–" fmt(v[m], like) pct ")" : "") " |"
+      }
+      print out
+    }
+  }' $(for ((i = 1; i <= runs; i++)); do echo "$work/$i.out"; done)
