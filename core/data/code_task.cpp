@@ -287,7 +287,11 @@ std::string docstring_summary(const std::string& docstring) {
 
 std::vector<PythonFunction> read_python_functions(const std::string& dir, size_t limit_files) {
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw input_error(dir, "no such folder of Python sources");
+  if (!fs::is_directory(dir, ec))
+    throw input_error(dir,
+                      "no such folder of Python sources (Debian's Python 3.11 standard library, "
+                      "/usr/lib/python3.11, is in libpython3.11-minimal and "
+                      "libpython3.11-stdlib: apt-get install libpython3.11-stdlib)");
   static const std::set<std::string> kSkipped = {"test",          "tests",         "idle_test",
                                                  "site-packages", "dist-packages", "__pycache__"};
   std::vector<fs::path> files;

@@ -51,7 +51,8 @@ std::vector<std::string> builtin_manpage_sources(const ManPagesOptions& options)
   if (pages.empty())
     throw InputError(
         "the built-in corpus needs the man pages of Debian's manpages and manpages-dev packages "
-        "(scripts/setup installs them; or give a folder of .txt files instead)");
+        "(apt-get install manpages manpages-dev; scripts/setup installs them; or give a folder "
+        "of .txt files instead)");
   keep_spread(pages, options.limit);
   return pages;
 }
