@@ -146,7 +146,8 @@ at::Tensor encode_texts(const LoadedModel& model, const Tokenizer& tokenizer,
   const BfloatAutocast autocast(device.is_cuda());
   at::NoGradGuard no_grad;
   size_t done = 0;
-  for (const auto& rows : bucket_by_length(lengths, options.batch_size, options.max_batch_tokens)) {
+  for (const auto& rows : bucket_by_length(lengths, options.batch_size, options.max_batch_tokens,
+                                           options.max_padding_waste)) {
     const Batch batch = make_batch(inputs, rows, pad);
     const at::Tensor pooled = embed_batch(model, batch, plan, device);
     for (size_t r = 0; r < batch.rows; ++r)

@@ -36,20 +36,30 @@ Batch make_batch(const std::vector<TokenizedText>& texts, const std::vector<size
 }
 
 std::vector<std::vector<size_t>> bucket_by_length(const std::vector<size_t>& lengths,
-                                                  size_t batch_size, size_t max_tokens) {
+                                                  size_t batch_size, size_t max_tokens,
+                                                  double max_waste) {
   if (batch_size == 0) throw input_error("batch_size", "must be > 0");
   std::vector<size_t> order(lengths.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return lengths[a] > lengths[b]; });
   std::vector<std::vector<size_t>> batches;
+  size_t real = 0;  // the last batch's real positions
   for (size_t i : order) {
     // Sorted longest first, so the first row of a batch sets its padded length.
-    const bool full = batches.empty() || batches.back().size() >= batch_size ||
-                      (max_tokens > 0 &&
-                       (batches.back().size() + 1) * lengths[batches.back().front()] > max_tokens);
-    if (full) batches.emplace_back();
+    bool full = batches.empty() || batches.back().size() >= batch_size;
+    if (!full) {
+      const size_t padded = (batches.back().size() + 1) * lengths[batches.back().front()];
+      full = (max_tokens > 0 && padded > max_tokens) ||
+             (max_waste >= 0 && static_cast<double>(padded) >
+                                    (1.0 + max_waste) * static_cast<double>(real + lengths[i]));
+    }
+    if (full) {
+      batches.emplace_back();
+      real = 0;
+    }
     batches.back().push_back(i);
+    real += lengths[i];
   }
   return batches;
 }

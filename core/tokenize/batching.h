@@ -27,8 +27,11 @@ Batch make_batch(const std::vector<TokenizedText>& texts, const std::vector<size
 
 // Groups row indices into batches of texts of similar length so little padding is wasted:
 // sorted by length, cut into batches of at most `batch_size` rows and `max_tokens` padded
-// tokens (0: no token limit). Deterministic; returns batches longest first.
+// tokens (0: no token limit), and, with max_waste >= 0, of at most that padding waste (padded
+// positions / real positions − 1: a row that would push its batch past it starts the next one).
+// Deterministic; returns batches longest first.
 std::vector<std::vector<size_t>> bucket_by_length(const std::vector<size_t>& lengths,
-                                                  size_t batch_size, size_t max_tokens = 0);
+                                                  size_t batch_size, size_t max_tokens = 0,
+                                                  double max_waste = -1);
 
 }  // namespace lmk

@@ -13,11 +13,12 @@
 // stdout. Then the parts: the attention kernel alone (global and local layers) and one layer's
 // projections (at::linear), each at the longest length asked for, so that a slow figure can be
 // traced to its part. With --corpus: batches of real documents instead (the first --documents
-// .txt files of the folder by name, LMK g = 32 input cut at --max-length), encoded three ways —
+// .txt files of the folder by name, LMK g = 32 input cut at --max-length), encoded four ways —
 // one document per forward (the single-document rate for the same lengths), lmk's length
-// buckets (core/tokenize/batching.h, as lmk eval and encode batch: sorted, at most 16 rows and
-// 32768 padded tokens), and batches of 16 in file order — each with its padding waste (padded
-// positions / real positions − 1) and its rate of real tokens against the single-document one.
+// buckets (core/tokenize/batching.h with EncodeOptions' limits, as lmk eval and encode batch:
+// sorted, at most 16 rows, 32768 padded tokens and 5 % padding waste), the same without the
+// waste cap, and batches of 16 in file order — each with its padding waste (padded positions /
+// real positions − 1) and its rate of real tokens against the single-document one.
 // Bad options exit 2 with a message naming the option.
 #include <ATen/ATen.h>
 
@@ -165,10 +166,17 @@ int run_corpus(const Options& options, lmk::Encoder& encoder, double matmul) {
     if (i % 16 == 0) arrival.emplace_back();
     arrival.back().push_back(i);
   }
-  const std::pair<const char*, std::vector<std::vector<size_t>>> policies[] = {
+  const lmk::EncodeOptions lmk_batches;  // what lmk eval / encode batch by
+  const std::pair<std::string, std::vector<std::vector<size_t>>> policies[] = {
       {"one document per forward", single},
-      {"length buckets (<= 16 rows, <= 32768 padded tokens)",
-       lmk::bucket_by_length(lengths, 16, 32768)},
+      {"lmk's length buckets (<= " + std::to_string(lmk_batches.batch_size) +
+           " rows, <= " + std::to_string(lmk_batches.max_batch_tokens) + " padded tokens, <= " +
+           std::to_string(static_cast<int>(100 * lmk_batches.max_padding_waste + 0.5)) +
+           " % waste)",
+       lmk::bucket_by_length(lengths, lmk_batches.batch_size, lmk_batches.max_batch_tokens,
+                             lmk_batches.max_padding_waste)},
+      {"length buckets without the waste cap",
+       lmk::bucket_by_length(lengths, lmk_batches.batch_size, lmk_batches.max_batch_tokens)},
       {"16 rows in file order", arrival}};
   std::printf(
       "| batch policy | batches | padded tokens | padding waste | seconds | real tokens/s | "
@@ -198,8 +206,8 @@ int run_corpus(const Options& options, lmk::Encoder& encoder, double matmul) {
     const double seconds = seconds_since(start);
     const double rate = static_cast<double>(real) / seconds;
     if (single_rate == 0) single_rate = rate;
-    std::printf("| %s | %zu | %zu | %.1f%% | %.1f | %.0f | %.1f | %.0f%% | %.0f%% |\n", name,
-                batches.size(), padded,
+    std::printf("| %s | %zu | %zu | %.1f%% | %.1f | %.0f | %.1f | %.0f%% | %.0f%% |\n",
+                name.c_str(), batches.size(), padded,
                 100.0 * (static_cast<double>(padded) / static_cast<double>(real) - 1.0), seconds,
                 rate, flops / seconds / 1e9, 100.0 * flops / seconds / 1e9 / matmul,
                 100.0 * rate / single_rate);

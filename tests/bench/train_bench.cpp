@@ -296,7 +296,8 @@ std::vector<StepRecord> bench_contrastive(const lmk::Tokenizer& tokenizer,
 // The parts of the contrastive step's passage forward + backward, each alone at the passage
 // batch's shape (rows = batch x (1 + negatives), `length` positions), so that a slow step can
 // be traced to its part: one layer's projections, the attention of a global and of a local
-// layer (the tensor-op path training takes), and the MLM head over 30 % of the MLM batch.
+// layer (the path training takes: the fused kernel and its backward, or the tensor ops with
+// --attention-backward ops), and the MLM head over 30 % of the MLM batch.
 // "per step" = seconds x the part's count in one step (layers of the preset; the head once).
 void print_parts(const BenchOptions& o, double matmul) {
   const lmk::EncoderConfig c = lmk::EncoderConfig::preset(o.preset, o.vocab, 0);

@@ -239,9 +239,9 @@ TEST_F(LmkCliTest, EncodeBenchMeasuresAModelFolderOrACustomShape) {
     EXPECT_NE(r.output.find(message), std::string::npos) << flags << "\n" << r.output;
   }
 
-  // Batches of real documents: 20 texts of 3-60 sentences, cut at 64 tokens, under the three
-  // batch policies; one document per forward pads nothing, the length buckets less than the
-  // file order.
+  // Batches of real documents: 20 texts of 3-60 sentences, cut at 64 tokens, under the four
+  // batch policies; one document per forward pads nothing, lmk's buckets at most 5 %, and less
+  // than the uncapped buckets, which pad less than the file order.
   const std::filesystem::path corpus = dir_.path() / "corpus";
   std::filesystem::create_directories(corpus);
   for (int i = 0; i < 20; ++i) {
@@ -268,11 +268,16 @@ TEST_F(LmkCliTest, EncodeBenchMeasuresAModelFolderOrACustomShape) {
     return std::stod(percent);
   };
   const double single = waste("one document per forward"),
-               buckets = waste("length buckets (<= 16 rows, <= 32768 padded tokens)"),
+               buckets = waste(
+                   "lmk's length buckets (<= 16 rows, <= 32768 padded tokens, <= 5 % "
+                   "waste)"),
+               uncapped = waste("length buckets without the waste cap"),
                arrival = waste("16 rows in file order");
   EXPECT_EQ(single, 0.0) << r.output;
   EXPECT_GE(buckets, 0.0) << r.output;
-  EXPECT_LT(buckets, arrival) << r.output;
+  EXPECT_LE(buckets, 5.0) << r.output;
+  EXPECT_LE(buckets, uncapped) << r.output;
+  EXPECT_LT(uncapped, arrival) << r.output;
 
   // runs.sh: the same table over runs, each number as its median and range.
   const std::string runs = std::string(LMK_SOURCE_DIR) + "/tests/bench/runs.sh";

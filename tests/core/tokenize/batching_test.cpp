@@ -38,6 +38,20 @@ TEST(BatchingTest, BucketsBySizeAndTokenBudget) {
   const auto limited = bucket_by_length(lengths, 3, 200);
   EXPECT_EQ(limited, (std::vector<std::vector<size_t>>{{1, 5}, {3, 2}, {4, 0}}));
   for (const auto& b : limited) EXPECT_LE(b.size() * lengths[b.front()], 200u);
+  // With at most 10 % padding waste the 100 / 99 / 98 rows share a batch (1 % waste), 7 and 6
+  // share one (8 %), and 5 would take that one to 17 %: it starts the next.
+  const auto tight = bucket_by_length(lengths, 3, 0, 0.1);
+  EXPECT_EQ(tight, (std::vector<std::vector<size_t>>{{1, 5, 3}, {2, 4}, {0}}));
+  for (const double cap : {0.0, 0.05, 0.1}) {
+    for (const auto& b : bucket_by_length(lengths, 3, 0, cap)) {
+      size_t real = 0;
+      for (const size_t i : b) real += lengths[i];
+      EXPECT_LE(static_cast<double>(b.size() * lengths[b.front()]),
+                (1.0 + cap) * static_cast<double>(real))
+          << cap;
+    }
+  }
+  EXPECT_EQ(bucket_by_length(lengths, 3, 0, 0.5), batches) << "a loose cap cuts nothing here";
 }
 
 }  // namespace
