@@ -2,9 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <deque>
+#include <functional>
 #include <mutex>
-#include <queue>
 #include <unordered_map>
 
 #include "core/util/error.h"
@@ -108,6 +109,8 @@ class BpeModel : public VocabularyModel {
                           "BPE dropout is not supported (it makes encoding random)");
     }
     load_merges(ju::required(j, "merges", where), ju::member_path(where, "merges"));
+    for (int c = 0; c < 0x80; ++c)
+      ascii_ids_[c] = vocab_.find(std::string(1, static_cast<char>(c))).value_or(-1);
     if (byte_fallback_) {
       for (int b = 0; b < 256; ++b) {
         char name[8];
@@ -157,6 +160,65 @@ class BpeModel : public VocabularyModel {
     return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b);
   }
 
+  // (left id, right id) -> merge, open addressing with linear probing: a lookup touches one
+  // cache line. With std::unordered_map's nodes the merge lookups were half of a cold gemma3
+  // encode (perf, docs/BENCHMARKS.md). A pair listed twice takes its last rank, as in Hugging
+  // Face (its merge map is collected from the list in order).
+  class MergeTable {
+   public:
+    void reserve(size_t count) {
+      size_t capacity = 16;
+      while (capacity < 2 * count) capacity *= 2;
+      rehash(capacity);
+    }
+    void insert(uint64_t key, Merge merge) {
+      if (2 * (size_ + 1) > slots_.size()) rehash(std::max<size_t>(16, 2 * slots_.size()));
+      Slot& slot = slots_[probe(key)];
+      if (slot.key != key) ++size_;
+      slot = {key, merge};
+    }
+    // Starts loading key's home slot, so that a run of lookups overlaps its cache misses.
+    void prefetch(uint64_t key) const {
+      if (!slots_.empty()) __builtin_prefetch(&slots_[home(key)]);
+    }
+    const Merge* find(uint64_t key) const {
+      if (slots_.empty()) return nullptr;
+      const Slot& slot = slots_[probe(key)];
+      return slot.key == key ? &slot.merge : nullptr;
+    }
+
+   private:
+    // Ids are >= 0, so no pair has both halves all ones.
+    static constexpr uint64_t kEmpty = ~uint64_t{0};
+    struct Slot {
+      uint64_t key = kEmpty;
+      Merge merge{};
+    };
+    size_t home(uint64_t key) const {
+      return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> shift_) & (slots_.size() - 1);
+    }
+    // The slot holding key, or the empty slot where it would go.
+    size_t probe(uint64_t key) const {
+      const size_t mask = slots_.size() - 1;
+      size_t i = home(key);
+      while (slots_[i].key != key && slots_[i].key != kEmpty) i = (i + 1) & mask;
+      return i;
+    }
+    void rehash(size_t capacity) {
+      std::vector<Slot> old;
+      old.swap(slots_);
+      slots_.assign(capacity, Slot{});
+      shift_ = 64;
+      for (size_t c = capacity; c > 1; c /= 2) --shift_;
+      size_ = 0;
+      for (const Slot& slot : old)
+        if (slot.key != kEmpty) insert(slot.key, slot.merge);
+    }
+    std::vector<Slot> slots_;
+    unsigned shift_ = 64;
+    size_t size_ = 0;
+  };
+
   void load_merges(const json& merges, const std::string& where) {
     if (!merges.is_array()) throw input_error(where, "expected an array");
     merges_.reserve(merges.size());
@@ -193,7 +255,7 @@ class BpeModel : public VocabularyModel {
       const auto merged_id = vocab_.find(merged);
       if (!merged_id)
         throw input_error(at, "merged token '" + merged + "' is not in the vocabulary");
-      merges_.emplace(pair_key(*a_id, *b_id), Merge{static_cast<int32_t>(rank), *merged_id});
+      merges_.insert(pair_key(*a_id, *b_id), Merge{static_cast<int32_t>(rank), *merged_id});
     }
   }
 
@@ -206,9 +268,25 @@ class BpeModel : public VocabularyModel {
   // Splits the word into its characters (or byte tokens / unk), then applies merges lowest
   // rank first, leftmost first -- Hugging Face's Word::merge_all.
   void merge_word(std::string_view word, std::vector<ModelToken>& out) const {
-    std::vector<Symbol> symbols;
-    symbols.reserve(word.size());
-    std::string scratch;
+    struct Candidate {
+      int32_t rank, position, new_id;
+      int32_t left_id, right_id;  // the pair it was found for
+      bool operator>(const Candidate& o) const {
+        return rank != o.rank ? rank > o.rank : position > o.position;
+      }
+    };
+    // Reused across words (a cold pass calls this once per distinct word); one per thread, as
+    // encoders share the model.
+    struct Scratch {
+      std::vector<Symbol> symbols;
+      std::vector<Candidate> queue;
+      std::vector<char> removed;
+      std::string decorated;
+    };
+    thread_local Scratch scratch_buffers;
+    auto& symbols = scratch_buffers.symbols;
+    auto& scratch = scratch_buffers.decorated;
+    symbols.clear();
     std::optional<Symbol> pending_unk;
     auto add = [&](int32_t id, uint32_t begin, uint32_t length) {
       symbols.push_back({id, static_cast<int32_t>(symbols.size()) - 1, -1, begin, length});
@@ -220,9 +298,18 @@ class BpeModel : public VocabularyModel {
     size_t pos = 0;
     while (pos < word.size()) {
       const size_t begin = pos;
-      pos += unicode::sequence_length(static_cast<unsigned char>(word[pos]));
+      const auto lead = static_cast<unsigned char>(word[pos]);
+      pos += unicode::sequence_length(lead);
       if (pos > word.size()) pos = word.size();
       std::string_view symbol = word.substr(begin, pos - begin);
+      const auto length = static_cast<uint32_t>(pos - begin);
+      const bool decorated = (!continuing_subword_prefix_.empty() && begin > 0) ||
+                             (!end_of_word_suffix_.empty() && pos == word.size());
+      if (!decorated && lead < 0x80 && ascii_ids_[lead] >= 0) {
+        flush_unk();
+        add(ascii_ids_[lead], static_cast<uint32_t>(begin), length);
+        continue;
+      }
       if (!continuing_subword_prefix_.empty() && begin > 0) {
         scratch = continuing_subword_prefix_;
         scratch += symbol;
@@ -233,7 +320,6 @@ class BpeModel : public VocabularyModel {
         scratch += end_of_word_suffix_;
         symbol = scratch;
       }
-      const auto length = static_cast<uint32_t>(pos - begin);
       if (auto id = vocab_.find(symbol)) {
         flush_unk();
         add(*id, static_cast<uint32_t>(begin), length);
@@ -267,35 +353,42 @@ class BpeModel : public VocabularyModel {
     symbols.back().next = -1;
     for (size_t i = 0; i + 1 < symbols.size(); ++i) symbols[i].next = static_cast<int32_t>(i + 1);
 
-    struct Candidate {
-      int32_t rank, position, new_id;
-      bool operator>(const Candidate& o) const {
-        return rank != o.rank ? rank > o.rank : position > o.position;
-      }
-    };
-    std::priority_queue<Candidate, std::vector<Candidate>, std::greater<Candidate>> queue;
+    auto& queue = scratch_buffers.queue;  // a min-heap on (rank, position)
+    queue.clear();
+    const auto later = std::greater<Candidate>();
     auto consider = [&](int32_t position) {
       const Symbol& left = symbols[static_cast<size_t>(position)];
       if (left.next < 0) return;
-      auto it = merges_.find(pair_key(left.id, symbols[static_cast<size_t>(left.next)].id));
-      if (it != merges_.end()) queue.push({it->second.rank, position, it->second.new_id});
+      const int32_t right_id = symbols[static_cast<size_t>(left.next)].id;
+      if (const Merge* merge = merges_.find(pair_key(left.id, right_id))) {
+        queue.push_back({merge->rank, position, merge->new_id, left.id, right_id});
+        std::push_heap(queue.begin(), queue.end(), later);
+      }
     };
+    for (size_t i = 0; i + 1 < symbols.size(); ++i)
+      merges_.prefetch(pair_key(symbols[i].id, symbols[i + 1].id));
     for (size_t i = 0; i + 1 < symbols.size(); ++i) consider(static_cast<int32_t>(i));
 
-    std::vector<bool> removed(symbols.size(), false);
+    auto& removed = scratch_buffers.removed;
+    removed.assign(symbols.size(), 0);
     while (!queue.empty()) {
-      const Candidate top = queue.top();
-      queue.pop();
+      std::pop_heap(queue.begin(), queue.end(), later);
+      const Candidate top = queue.back();
+      queue.pop_back();
       Symbol& left = symbols[static_cast<size_t>(top.position)];
       if (removed[static_cast<size_t>(top.position)] || left.next < 0) continue;
       const int32_t right_position = left.next;
       Symbol& right = symbols[static_cast<size_t>(right_position)];
-      auto it = merges_.find(pair_key(left.id, right.id));
-      if (it == merges_.end() || it->second.new_id != top.new_id) continue;
+      // Hugging Face's test: the pair now at this position merges into the candidate's token.
+      // Unchanged ids pass it without a lookup.
+      if (left.id != top.left_id || right.id != top.right_id) {
+        const Merge* merge = merges_.find(pair_key(left.id, right.id));
+        if (!merge || merge->new_id != top.new_id) continue;
+      }
       left.id = top.new_id;
       left.length = right.begin + right.length - left.begin;
       left.next = right.next;
-      removed[static_cast<size_t>(right_position)] = true;
+      removed[static_cast<size_t>(right_position)] = 1;
       if (right.next >= 0) symbols[static_cast<size_t>(right.next)].prev = top.position;
       if (left.prev >= 0) consider(left.prev);
       consider(top.position);
@@ -304,9 +397,12 @@ class BpeModel : public VocabularyModel {
       const Symbol& s = symbols[static_cast<size_t>(i)];
       out.push_back({s.id, s.begin, s.begin + s.length});
     }
+    // A very long word (a whole-line piece of a huge line) does not keep its buffers alive.
+    if (symbols.capacity() > (size_t{1} << 16)) scratch_buffers = Scratch{};
   }
 
-  std::unordered_map<uint64_t, Merge> merges_;
+  MergeTable merges_;
+  int32_t ascii_ids_[0x80];  // the id of each one-byte character as a whole symbol, or -1
   std::string continuing_subword_prefix_, end_of_word_suffix_;
   bool fuse_unk_ = false, byte_fallback_ = false, ignore_merges_ = false;
   int32_t byte_ids_[256] = {};

@@ -51,6 +51,18 @@ TEST(BpeTest, MergesApplyByRankNotLeftToRight) {
   EXPECT_EQ(tokens_of(*u, "abab"), (Strings{"ab", "ab"}));
 }
 
+TEST(BpeTest, APairListedTwiceTakesItsLastRank) {
+  // Hugging Face collects the merge list into a map, so a later duplicate overwrites the
+  // earlier rank (npm tokenizers 0.23.2 encodes "abc" with these merges as a + bc).
+  TempDir dir;
+  json model = {{"type", "BPE"},
+                {"vocab", {{"a", 0}, {"b", 1}, {"c", 2}, {"ab", 3}, {"bc", 4}}},
+                {"merges", {"a b", "b c", "a b"}}};
+  auto t = testing::load_json_tokenizer(dir, tokenizer_json(model));
+  EXPECT_EQ(tokens_of(*t, "abc"), (Strings{"a", "bc"}));
+  EXPECT_EQ(tokens_of(*t, "ab"), (Strings{"ab"}));
+}
+
 TEST(BpeTest, IgnoreMergesTakesWholeWordsFromTheVocabulary) {
   TempDir dir;
   json model = {{"type", "BPE"},
