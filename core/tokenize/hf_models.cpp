@@ -22,13 +22,89 @@ namespace {
 // Ids are dense in practice; the bound keeps a hostile file from asking for a huge table.
 constexpr int64_t kMaxTokenId = (1 << 24) - 1;
 
-// token <-> id for a model; keys view into stable storage.
+// Open addressing with linear probing at a load of at most 1/2, for the tokenizer's hot lookups
+// (vocabulary, merges): a lookup usually touches one slot, where std::unordered_map's nodes
+// cost two or three cache misses (they were half of a cold gemma3 encode: perf,
+// docs/BENCHMARKS.md). Slot: default-constructed = empty, `bool empty() const`,
+// `uint64_t hash() const`. `matches(slot)` says whether a full slot holds the key looked for.
+template <class Slot>
+class ProbeTable {
+ public:
+  void reserve(size_t count) {
+    size_t capacity = 16;
+    while (capacity < 2 * count) capacity *= 2;
+    if (capacity > slots_.size()) rehash(capacity);
+  }
+  // Starts loading hash's home slot, so that a run of lookups overlaps its cache misses.
+  void prefetch(uint64_t hash) const {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[home(hash)]);
+  }
+  template <class Matches>
+  const Slot* find(uint64_t hash, const Matches& matches) const {
+    if (slots_.empty()) return nullptr;
+    const Slot& slot = slots_[probe(hash, matches)];
+    return slot.empty() ? nullptr : &slot;
+  }
+  // The slot holding the key, or the empty slot the caller then fills for it.
+  template <class Matches>
+  Slot& insert(uint64_t hash, const Matches& matches) {
+    if (2 * (size_ + 1) > slots_.size()) rehash(std::max<size_t>(16, 2 * slots_.size()));
+    Slot& slot = slots_[probe(hash, matches)];
+    if (slot.empty()) ++size_;
+    return slot;
+  }
+
+ private:
+  size_t home(uint64_t hash) const {
+    return static_cast<size_t>((hash * 0x9E3779B97F4A7C15ull) >> shift_);
+  }
+  template <class Matches>
+  size_t probe(uint64_t hash, const Matches& matches) const {
+    const size_t mask = slots_.size() - 1;
+    size_t i = home(hash);
+    while (!slots_[i].empty() && !matches(slots_[i])) i = (i + 1) & mask;
+    return i;
+  }
+  void rehash(size_t capacity) {
+    std::vector<Slot> old;
+    old.swap(slots_);
+    slots_.assign(capacity, Slot{});
+    shift_ = 64;
+    for (size_t c = capacity; c > 1; c /= 2) --shift_;
+    const size_t mask = capacity - 1;
+    for (const Slot& slot : old) {
+      if (slot.empty()) continue;
+      size_t i = home(slot.hash());
+      while (!slots_[i].empty()) i = (i + 1) & mask;
+      slots_[i] = slot;
+    }
+  }
+  std::vector<Slot> slots_;
+  unsigned shift_ = 64;
+  size_t size_ = 0;
+};
+
+// token <-> id for a model; keys point into stable storage.
 class Vocabulary {
+  struct Entry {
+    const std::string* key = nullptr;
+    uint32_t tag = 0;  // the low bits of the key's hash: most mismatches never read the key
+    int32_t id = -1;
+    bool empty() const { return key == nullptr; }
+    uint64_t hash() const { return hash_of(*key); }
+  };
+  static uint64_t hash_of(std::string_view token) { return std::hash<std::string_view>{}(token); }
+  static auto matcher(std::string_view token, uint64_t hash) {
+    return [token, tag = static_cast<uint32_t>(hash)](const Entry& e) {
+      return e.tag == tag && *e.key == token;
+    };
+  }
+
  public:
   // Reads {"token": id, ...}.
   void load(const json& j, const std::string& where) {
     if (!j.is_object()) throw input_error(where, "expected an object of token -> id");
-    map_.reserve(j.size());
+    index_.reserve(j.size());
     for (auto it = j.begin(); it != j.end(); ++it) {
       if (!it.value().is_number_integer() || it.value().get<int64_t>() < 0 ||
           it.value().get<int64_t>() > kMaxTokenId) {
@@ -38,17 +114,22 @@ class Vocabulary {
       add(it.key(), it.value().get<int32_t>());
     }
   }
-  // Adds one entry.
+  // Adds one entry; a token added again takes the new id.
   void add(const std::string& token, int32_t id) {
     storage_.push_back(token);
-    map_[storage_.back()] = id;
+    const std::string* key = &storage_.back();
+    const uint64_t hash = hash_of(*key);
+    Entry& entry = index_.insert(hash, matcher(*key, hash));
+    if (entry.empty()) entry = {key, static_cast<uint32_t>(hash), id};
+    entry.id = id;
     if (static_cast<size_t>(id) >= tokens_.size()) tokens_.resize(static_cast<size_t>(id) + 1);
-    tokens_[static_cast<size_t>(id)] = &storage_.back();
+    tokens_[static_cast<size_t>(id)] = key;
   }
   std::optional<int32_t> find(std::string_view token) const {
-    auto it = map_.find(token);
-    if (it == map_.end()) return std::nullopt;
-    return it->second;
+    const uint64_t hash = hash_of(token);
+    const Entry* entry = index_.find(hash, matcher(token, hash));
+    if (!entry) return std::nullopt;
+    return entry->id;
   }
   std::string token(int32_t id) const {
     if (id < 0 || static_cast<size_t>(id) >= tokens_.size() || !tokens_[static_cast<size_t>(id)])
@@ -59,7 +140,7 @@ class Vocabulary {
 
  private:
   std::deque<std::string> storage_;
-  std::unordered_map<std::string_view, int32_t> map_;
+  ProbeTable<Entry> index_;
   std::vector<const std::string*> tokens_;
 };
 
@@ -159,65 +240,22 @@ class BpeModel : public VocabularyModel {
   static uint64_t pair_key(int32_t a, int32_t b) {
     return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b);
   }
-
-  // (left id, right id) -> merge, open addressing with linear probing: a lookup touches one
-  // cache line. With std::unordered_map's nodes the merge lookups were half of a cold gemma3
-  // encode (perf, docs/BENCHMARKS.md). A pair listed twice takes its last rank, as in Hugging
-  // Face (its merge map is collected from the list in order).
-  class MergeTable {
-   public:
-    void reserve(size_t count) {
-      size_t capacity = 16;
-      while (capacity < 2 * count) capacity *= 2;
-      rehash(capacity);
-    }
-    void insert(uint64_t key, Merge merge) {
-      if (2 * (size_ + 1) > slots_.size()) rehash(std::max<size_t>(16, 2 * slots_.size()));
-      Slot& slot = slots_[probe(key)];
-      if (slot.key != key) ++size_;
-      slot = {key, merge};
-    }
-    // Starts loading key's home slot, so that a run of lookups overlaps its cache misses.
-    void prefetch(uint64_t key) const {
-      if (!slots_.empty()) __builtin_prefetch(&slots_[home(key)]);
-    }
-    const Merge* find(uint64_t key) const {
-      if (slots_.empty()) return nullptr;
-      const Slot& slot = slots_[probe(key)];
-      return slot.key == key ? &slot.merge : nullptr;
-    }
-
-   private:
-    // Ids are >= 0, so no pair has both halves all ones.
-    static constexpr uint64_t kEmpty = ~uint64_t{0};
-    struct Slot {
-      uint64_t key = kEmpty;
-      Merge merge{};
-    };
-    size_t home(uint64_t key) const {
-      return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> shift_) & (slots_.size() - 1);
-    }
-    // The slot holding key, or the empty slot where it would go.
-    size_t probe(uint64_t key) const {
-      const size_t mask = slots_.size() - 1;
-      size_t i = home(key);
-      while (slots_[i].key != key && slots_[i].key != kEmpty) i = (i + 1) & mask;
-      return i;
-    }
-    void rehash(size_t capacity) {
-      std::vector<Slot> old;
-      old.swap(slots_);
-      slots_.assign(capacity, Slot{});
-      shift_ = 64;
-      for (size_t c = capacity; c > 1; c /= 2) --shift_;
-      size_ = 0;
-      for (const Slot& slot : old)
-        if (slot.key != kEmpty) insert(slot.key, slot.merge);
-    }
-    std::vector<Slot> slots_;
-    unsigned shift_ = 64;
-    size_t size_ = 0;
+  // (left id, right id) -> merge. A pair listed twice takes its last rank, as in Hugging Face
+  // (its merge map is collected from the list in order).
+  struct MergeSlot {
+    static constexpr uint64_t kEmpty = ~uint64_t{0};  // ids are >= 0: no pair is all ones
+    uint64_t key = kEmpty;
+    Merge merge{};
+    bool empty() const { return key == kEmpty; }
+    uint64_t hash() const { return key; }
   };
+  static auto same_pair(uint64_t key) {
+    return [key](const MergeSlot& slot) { return slot.key == key; };
+  }
+  const Merge* find_merge(uint64_t key) const {
+    const MergeSlot* slot = merges_.find(key, same_pair(key));
+    return slot ? &slot->merge : nullptr;
+  }
 
   void load_merges(const json& merges, const std::string& where) {
     if (!merges.is_array()) throw input_error(where, "expected an array");
@@ -255,7 +293,8 @@ class BpeModel : public VocabularyModel {
       const auto merged_id = vocab_.find(merged);
       if (!merged_id)
         throw input_error(at, "merged token '" + merged + "' is not in the vocabulary");
-      merges_.insert(pair_key(*a_id, *b_id), Merge{static_cast<int32_t>(rank), *merged_id});
+      const uint64_t key = pair_key(*a_id, *b_id);
+      merges_.insert(key, same_pair(key)) = {key, Merge{static_cast<int32_t>(rank), *merged_id}};
     }
   }
 
@@ -360,7 +399,7 @@ class BpeModel : public VocabularyModel {
       const Symbol& left = symbols[static_cast<size_t>(position)];
       if (left.next < 0) return;
       const int32_t right_id = symbols[static_cast<size_t>(left.next)].id;
-      if (const Merge* merge = merges_.find(pair_key(left.id, right_id))) {
+      if (const Merge* merge = find_merge(pair_key(left.id, right_id))) {
         queue.push_back({merge->rank, position, merge->new_id, left.id, right_id});
         std::push_heap(queue.begin(), queue.end(), later);
       }
@@ -382,7 +421,7 @@ class BpeModel : public VocabularyModel {
       // Hugging Face's test: the pair now at this position merges into the candidate's token.
       // Unchanged ids pass it without a lookup.
       if (left.id != top.left_id || right.id != top.right_id) {
-        const Merge* merge = merges_.find(pair_key(left.id, right.id));
+        const Merge* merge = find_merge(pair_key(left.id, right.id));
         if (!merge || merge->new_id != top.new_id) continue;
       }
       left.id = top.new_id;
@@ -401,7 +440,7 @@ class BpeModel : public VocabularyModel {
     if (symbols.capacity() > (size_t{1} << 16)) scratch_buffers = Scratch{};
   }
 
-  MergeTable merges_;
+  ProbeTable<MergeSlot> merges_;
   int32_t ascii_ids_[0x80];  // the id of each one-byte character as a whole symbol, or -1
   std::string continuing_subword_prefix_, end_of_word_suffix_;
   bool fuse_unk_ = false, byte_fallback_ = false, ignore_merges_ = false;
