@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
   for (const char* heavy :
        {"encode", "attention", "inspect", "model", "eval", "train", "pretrain"}) {
     if (app.got_subcommand(heavy)) {
-      lmk::prefer_passive_openmp(argv);
+      lmk::prefer_passive_waiting(argv);
       lmk::configure_memory();
     }
   }

@@ -1,6 +1,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace lmk {
 
@@ -25,11 +27,19 @@ int configure_threads(int threads = 0);
 // forward pass page-faults its activations in again: up to 3x slower on long inputs here).
 void configure_memory();
 
-// Makes OpenMP worker threads wait passively, so they do not spin against OpenBLAS's threads
-// for the two cores (measured 1.3-2x slower otherwise). libgomp reads OMP_WAIT_POLICY when it
-// is loaded, before main(): when unset, this sets it and re-executes the program (argv as given).
-// Returns only when no re-execution happened.
-void prefer_passive_openmp(char** argv);
+// Makes idle worker threads sleep instead of spinning against the threads doing the work on
+// the two cores: OpenMP's (OMP_WAIT_POLICY=PASSIVE; measured 1.3-2x slower otherwise) and
+// OpenBLAS's pthreads (OPENBLAS_THREAD_TIMEOUT=4: an idle OpenBLAS thread yields for 2^4
+// cycles, not 2^28, before it sleeps; forward 7-25 % and training steps 15-25 % faster,
+// docs/BENCHMARKS.md). Both libraries read their variable when loaded, before main(): when
+// either is unset, this sets the unset ones (a user's own values stay) and re-executes the
+// program (argv as given). Returns only when no re-execution happened.
+void prefer_passive_waiting(char** argv);
+// The assignments prefer_passive_waiting makes: the variables above that are unset now.
+std::vector<std::pair<std::string, std::string>> passive_waiting_environment();
+// "OMP_WAIT_POLICY=..., OPENBLAS_THREAD_TIMEOUT=..." as this process has them ("unset" when
+// unset), for benchmark headers.
+std::string waiting_settings();
 
 // This machine's host name ("" when it cannot be read), recorded with every run in the store.
 std::string host_name();

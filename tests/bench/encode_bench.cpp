@@ -68,7 +68,7 @@ int run(const Options& options);
 }  // namespace
 
 int main(int argc, char** argv) {
-  lmk::prefer_passive_openmp(argv);
+  lmk::prefer_passive_waiting(argv);
   lmk::configure_memory();
   CLI::App app{"lmk_encode_bench: encoder forward throughput against this machine's fp32 matmul"};
   Options options;
@@ -236,11 +236,12 @@ int run(const Options& options) {
   const bool micro =
       lmk::attention_products(encoder.config().head_dim()) == lmk::AttentionProducts::MicroKernel;
   std::printf(
-      "%s: %s, %d threads, BLAS %s, attention products %s, fp32 matmul 2048^2: %.1f GFLOP/s\n\n",
+      "%s: %s, %d threads, BLAS %s, idle threads %s, attention products %s, fp32 matmul "
+      "2048^2: %.1f GFLOP/s\n\n",
       options.model.empty() ? ("preset " + options.preset).c_str() : options.model.c_str(),
       encoder.config().describe().c_str(), threads,
       (lmk::detect_blas().library + " (" + lmk::detect_blas().threading + ")").c_str(),
-      micro ? "micro-kernel" : "BLAS sgemm", matmul);
+      lmk::waiting_settings().c_str(), micro ? "micro-kernel" : "BLAS sgemm", matmul);
   if (!options.corpus.empty()) return run_corpus(options, encoder, matmul);
   std::printf("| tokens | input | seconds | tokens/s | GFLOP/s | of matmul | peak RSS MB |\n");
   std::printf("|---:|---|---:|---:|---:|---:|---:|\n");

@@ -371,7 +371,7 @@ void print_parts(const BenchOptions& o, double matmul) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  lmk::prefer_passive_openmp(argv);
+  lmk::prefer_passive_waiting(argv);
   lmk::configure_memory();
   BenchOptions o;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -426,14 +426,15 @@ int main(int argc, char** argv) {
   const double matmul_before = lmk::bench::matmul_gflops();
   const lmk::BlasInfo blas = lmk::detect_blas();
   std::printf(
-      "preset %s, %d threads, BLAS %s (%s), vocab %lld, batch %lld, length %lld, queries %lld, "
+      "preset %s, %d threads, BLAS %s (%s), idle threads %s, vocab %lld, batch %lld, length %lld, "
+      "queries %lld, "
       "%lld hard negative(s); %d warm-up + %d measured steps (medians); layers recomputed in "
       "the backward: %s; attention backward: %s; peak RSS after setup %ld MB\n",
       o.preset.c_str(), threads, blas.library.c_str(), blas.threading.c_str(),
-      static_cast<long long>(o.vocab), static_cast<long long>(o.batch),
-      static_cast<long long>(o.length), static_cast<long long>(o.query_length),
-      static_cast<long long>(o.negatives), o.warmup, o.steps, o.recompute ? "yes" : "no",
-      o.fused_backward ? "fused" : "tensor ops", setup_rss);
+      lmk::waiting_settings().c_str(), static_cast<long long>(o.vocab),
+      static_cast<long long>(o.batch), static_cast<long long>(o.length),
+      static_cast<long long>(o.query_length), static_cast<long long>(o.negatives), o.warmup,
+      o.steps, o.recompute ? "yes" : "no", o.fused_backward ? "fused" : "tensor ops", setup_rss);
   std::fflush(stdout);
   auto wanted = [&](const std::string& run) {
     return ("," + o.runs + ",").find("," + run + ",") != std::string::npos;

@@ -193,6 +193,25 @@ TEST_F(LmkCliTest, ModelInitHonoursEveryShapeOptionOrRefusesIt) {
   EXPECT_FALSE(std::filesystem::exists(folder + "-bad")) << "nothing written on a refusal";
 }
 
+TEST_F(LmkCliTest, ModelProcessesRunWithIdleThreadsSleeping) {
+  // Started without the variables, the process executes itself again with both set (the
+  // libraries read them when loaded); a user's own value stays. The bench shares lmk's
+  // prefer_passive_waiting and names what it ran with.
+  const std::string args = "--preset tiny --lengths 16 --repeats 1";
+  Result r = testing::run_built("tests/lmk_encode_bench", args, "",
+                                "env -u OMP_WAIT_POLICY -u OPENBLAS_THREAD_TIMEOUT LMK_THREADS=1");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("idle threads OMP_WAIT_POLICY=PASSIVE, OPENBLAS_THREAD_TIMEOUT=4"),
+            std::string::npos)
+      << r.output;
+  r = testing::run_built("tests/lmk_encode_bench", args, "",
+                         "env -u OMP_WAIT_POLICY LMK_THREADS=1 OPENBLAS_THREAD_TIMEOUT=9");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("idle threads OMP_WAIT_POLICY=PASSIVE, OPENBLAS_THREAD_TIMEOUT=9"),
+            std::string::npos)
+      << r.output;
+}
+
 TEST_F(LmkCliTest, EncodeBenchMeasuresAModelFolderOrACustomShape) {
   Result r = testing::run_built("tests/lmk_encode_bench", "--help", "", testing::kQuickEnv);
   EXPECT_EQ(r.code, 0) << r.output;

@@ -179,6 +179,7 @@ TEST_F(TrainCliTest, ResumesAfterSigkillToTheSameWeights) {
   if (child == 0) {
     ::setenv("LMK_THREADS", "1", 1);
     ::setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+    ::setenv("OPENBLAS_THREAD_TIMEOUT", "4", 1);
     const std::string lmk = std::string(LMK_BINARY_DIR) + "/app/lmk";
     const int null = ::open("/dev/null", O_WRONLY);
     ::dup2(null, 1);

@@ -55,7 +55,8 @@ attention_docs = 0
 
 // Environment of every lmk here: its notes go to the test's folder, not $HOME.
 inline std::string env_of(const TempDir& dir) {
-  return "LMK_THREADS=1 OMP_WAIT_POLICY=PASSIVE XDG_STATE_HOME=" + (dir.path() / "state").string();
+  return "LMK_THREADS=1 OMP_WAIT_POLICY=PASSIVE OPENBLAS_THREAD_TIMEOUT=4 XDG_STATE_HOME=" +
+         (dir.path() / "state").string();
 }
 
 inline std::optional<JobRecord> job_of_step(const std::string& db, const std::string& step) {

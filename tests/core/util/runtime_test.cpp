@@ -12,6 +12,8 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <utility>
+#include <vector>
 
 namespace lmk {
 namespace {
@@ -23,6 +25,38 @@ TEST(RuntimeTest, DetectsTheLoadedBlas) {
   EXPECT_EQ(blas.optimized, blas.library.find("openblas") != std::string::npos) << blas.library;
   if (blas.optimized) EXPECT_EQ(blas.threading, "pthreads") << "scripts/setup selects it";
   EXPECT_EQ(slow_blas_warning(blas).empty(), blas.optimized && blas.threading != "openmp");
+}
+
+// Sets or unsets the idle-waiting variables for one test, restoring them after.
+class WaitingEnvironment {
+ public:
+  WaitingEnvironment() {
+    for (const char* name : kNames)
+      if (const char* value = std::getenv(name)) saved_.emplace_back(name, value);
+  }
+  ~WaitingEnvironment() {
+    for (const char* name : kNames) ::unsetenv(name);
+    for (const auto& [name, value] : saved_) ::setenv(name.c_str(), value.c_str(), 1);
+  }
+  static constexpr const char* kNames[] = {"OMP_WAIT_POLICY", "OPENBLAS_THREAD_TIMEOUT"};
+
+ private:
+  std::vector<std::pair<std::string, std::string>> saved_;
+};
+
+TEST(RuntimeTest, PassiveWaitingSetsOnlyWhatTheUserLeftUnset) {
+  WaitingEnvironment restore;
+  using Assignments = std::vector<std::pair<std::string, std::string>>;
+  ::unsetenv("OMP_WAIT_POLICY");
+  ::unsetenv("OPENBLAS_THREAD_TIMEOUT");
+  EXPECT_EQ(passive_waiting_environment(),
+            (Assignments{{"OMP_WAIT_POLICY", "PASSIVE"}, {"OPENBLAS_THREAD_TIMEOUT", "4"}}));
+  EXPECT_EQ(waiting_settings(), "OMP_WAIT_POLICY=unset, OPENBLAS_THREAD_TIMEOUT=unset");
+  ::setenv("OPENBLAS_THREAD_TIMEOUT", "9", 1);
+  EXPECT_EQ(passive_waiting_environment(), (Assignments{{"OMP_WAIT_POLICY", "PASSIVE"}}));
+  ::setenv("OMP_WAIT_POLICY", "ACTIVE", 1);
+  EXPECT_TRUE(passive_waiting_environment().empty()) << "nothing to set: no re-execution";
+  EXPECT_EQ(waiting_settings(), "OMP_WAIT_POLICY=ACTIVE, OPENBLAS_THREAD_TIMEOUT=9");
 }
 
 TEST(RuntimeTest, WarnsAboutOpenBlasInItsOpenMpBuild) {
