@@ -121,7 +121,7 @@ class Vocabulary {
     const uint64_t hash = hash_of(*key);
     Entry& entry = index_.insert(hash, matcher(*key, hash));
     if (entry.empty()) entry = {key, static_cast<uint32_t>(hash), id};
-    entry.id = id;
+    entry.id = id;  // a token added again keeps its first key string
     if (static_cast<size_t>(id) >= tokens_.size()) tokens_.resize(static_cast<size_t>(id) + 1);
     tokens_[static_cast<size_t>(id)] = key;
   }
@@ -342,19 +342,19 @@ class BpeModel : public VocabularyModel {
       if (pos > word.size()) pos = word.size();
       std::string_view symbol = word.substr(begin, pos - begin);
       const auto length = static_cast<uint32_t>(pos - begin);
-      const bool decorated = (!continuing_subword_prefix_.empty() && begin > 0) ||
-                             (!end_of_word_suffix_.empty() && pos == word.size());
-      if (!decorated && lead < 0x80 && ascii_ids_[lead] >= 0) {
+      const bool prefixed = !continuing_subword_prefix_.empty() && begin > 0;
+      const bool suffixed = !end_of_word_suffix_.empty() && pos == word.size();
+      if (!prefixed && !suffixed && lead < 0x80 && ascii_ids_[lead] >= 0) {
         flush_unk();
         add(ascii_ids_[lead], static_cast<uint32_t>(begin), length);
         continue;
       }
-      if (!continuing_subword_prefix_.empty() && begin > 0) {
+      if (prefixed) {
         scratch = continuing_subword_prefix_;
         scratch += symbol;
         symbol = scratch;
       }
-      if (!end_of_word_suffix_.empty() && pos == word.size()) {
+      if (suffixed) {
         if (symbol.data() != scratch.data()) scratch.assign(symbol);
         scratch += end_of_word_suffix_;
         symbol = scratch;

@@ -31,9 +31,9 @@ void configure_memory();
 // the two cores: OpenMP's (OMP_WAIT_POLICY=PASSIVE; measured 1.3-2x slower otherwise) and
 // OpenBLAS's pthreads (OPENBLAS_THREAD_TIMEOUT=4: an idle OpenBLAS thread yields for 2^4
 // cycles, not 2^28, before it sleeps; 2048-token forwards ~25 % and 512-token training steps
-// 12-20 % faster, long inputs 0-8 %: docs/BENCHMARKS.md). Both libraries read their variable when loaded, before main(): when
-// either is unset, this sets the unset ones (a user's own values stay) and re-executes the
-// program (argv as given). Returns only when no re-execution happened.
+// 12-20 % faster, long inputs 0-8 %: docs/BENCHMARKS.md). Both libraries read their variable when
+// loaded, before main(): when either is unset, this sets the unset ones (a user's own values stay)
+// and re-executes the program (argv as given). Returns only when no re-execution happened.
 void prefer_passive_waiting(char** argv);
 // The assignments prefer_passive_waiting makes: the variables above that are unset now.
 std::vector<std::pair<std::string, std::string>> passive_waiting_environment();

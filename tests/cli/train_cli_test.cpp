@@ -4,7 +4,6 @@
 // continues; LMK_RUN_ID makes it record into a run created beforehand.
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -174,20 +173,8 @@ TEST_F(TrainCliTest, ResumesAfterSigkillToTheSameWeights) {
       run_lmk("train --config " + config("full.toml", "full", 30, 3), "", "LMK_THREADS=1").code, 0);
   // The same run, killed once a checkpoint exists, then resumed.
   const std::string cfg = config("killed.toml", "killed", 30, 3);
-  const pid_t child = fork();
+  const pid_t child = testing::start_lmk({"train", "--config", cfg}, {}, "/dev/null", "/dev/null");
   ASSERT_GE(child, 0);
-  if (child == 0) {
-    ::setenv("LMK_THREADS", "1", 1);
-    ::setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
-    ::setenv("OPENBLAS_THREAD_TIMEOUT", "4", 1);
-    const std::string lmk = std::string(LMK_BINARY_DIR) + "/app/lmk";
-    const int null = ::open("/dev/null", O_WRONLY);
-    ::dup2(null, 1);
-    ::dup2(null, 2);
-    ::execl(lmk.c_str(), lmk.c_str(), "train", "--config", cfg.c_str(),
-            static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
   const fs::path state = path("killed/checkpoint/state.json");
   bool killed = false;
   for (int i = 0; i < 6000 && !killed; ++i) {
@@ -198,10 +185,9 @@ TEST_F(TrainCliTest, ResumesAfterSigkillToTheSameWeights) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  int status = 0;
-  ::waitpid(child, &status, 0);
+  const int code = testing::wait_lmk(child);
   ASSERT_TRUE(killed) << "no checkpoint appeared";
-  ASSERT_TRUE(WIFSIGNALED(status)) << "the run ended before it could be killed";
+  ASSERT_EQ(code, 128 + SIGKILL) << "the run ended before it could be killed";
   EXPECT_FALSE(fs::exists(path("killed/last"))) << "killed mid-run";
   const Result r = run_lmk("train --config " + cfg + " --resume", "", "LMK_THREADS=1");
   ASSERT_EQ(r.code, 0) << r.output;

@@ -14,6 +14,7 @@
 #include "core/jobs/executor.h"
 #include "core/store/results_store.h"
 #include "core/util/error.h"
+#include "tests/support/run_lmk.h"
 #include "tests/support/test_tokenizers.h"
 
 namespace lmk::testing {
@@ -55,8 +56,7 @@ attention_docs = 0
 
 // Environment of every lmk here: its notes go to the test's folder, not $HOME.
 inline std::string env_of(const TempDir& dir) {
-  return "LMK_THREADS=1 OMP_WAIT_POLICY=PASSIVE OPENBLAS_THREAD_TIMEOUT=4 XDG_STATE_HOME=" +
-         (dir.path() / "state").string();
+  return kQuickEnv + " XDG_STATE_HOME=" + (dir.path() / "state").string();
 }
 
 inline std::optional<JobRecord> job_of_step(const std::string& db, const std::string& step) {

@@ -24,11 +24,17 @@ struct Result {
   std::string output;  // stdout and stderr
 };
 
-// Environment for run_lmk: one thread, and the idle-thread waiting of prefer_passive_waiting
-// set beforehand so that lmk does not execute itself again to set it (half of a short
-// command's time).
-inline const std::string kQuickEnv =
-    "LMK_THREADS=1 OMP_WAIT_POLICY=PASSIVE OPENBLAS_THREAD_TIMEOUT=4";
+// Environment for the tests' lmk processes: one thread, and the idle-thread waiting of
+// prefer_passive_waiting set beforehand so that lmk does not execute itself again to set it
+// (half of a short command's time). kQuickEnv is the same as shell assignments (run_lmk's env).
+inline const std::vector<std::string> kQuickEnvironment = {
+    "LMK_THREADS=1", "OMP_WAIT_POLICY=PASSIVE", "OPENBLAS_THREAD_TIMEOUT=4"};
+inline const std::string kQuickEnv = [] {
+  std::string env;
+  for (const std::string& assignment : kQuickEnvironment)
+    env += (env.empty() ? "" : " ") + assignment;
+  return env;
+}();
 
 // Runs the build tree's `program ARGS` (a shell fragment; program relative to the build folder)
 // with stdin from `input` and `env` assignments in front.
@@ -61,8 +67,7 @@ inline pid_t start_lmk(const std::vector<std::string>& args, const std::vector<s
                        const std::string& stdout_file, const std::string& stderr_file) {
   // Everything the child needs is built before fork(): it only opens files and execs.
   const std::string lmk = std::string(LMK_BINARY_DIR) + "/app/lmk";
-  std::vector<std::string> environment = {"LMK_THREADS=1", "OMP_WAIT_POLICY=PASSIVE",
-                                          "OPENBLAS_THREAD_TIMEOUT=4"};
+  std::vector<std::string> environment = kQuickEnvironment;
   environment.insert(environment.end(), env.begin(), env.end());
   for (char** e = environ; *e; ++e) environment.emplace_back(*e);  // earlier entries win
   std::vector<char*> argv = {const_cast<char*>(lmk.c_str())}, envp;
