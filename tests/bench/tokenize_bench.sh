@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
-# Tokenizer throughput: Hugging Face tokenizers (npm `tokenizers`, Rust) vs our C++ tokenizers,
-# single-threaded, on the parity corpus (tests/parity/make_corpus.sh), for gemma3, llama3,
-# bert-base-uncased and gpt2. Prints a Markdown table.
+# Tokenizer throughput: Hugging Face tokenizers (PyPI `tokenizers`, Rust, through
+# tests/parity/oracle.py in the project's .venv) vs our C++ tokenizers, single-threaded, on the
+# parity corpus (tests/parity/make_corpus.sh), for gemma3, llama3, bert-base-uncased and gpt2
+# (the reference files of ../shared/tokenizers). Prints a Markdown table.
 #
 #   tests/bench/tokenize_bench.sh LMK_BENCH_BINARY WORK_DIR
 #
 # LMK_BENCH_BINARY --tokenizer FILE --input corpus.jsonl must print one JSON line
 #   {"texts":N,"tokens":T,"bytes":B,"seconds":S,"tokens_per_s":...}
-# (same as `node tests/parity/oracle.mjs --bench`). If LMK_BENCH_BINARY is not an executable
-# the lmk column shows n/a. WORK_DIR is shared with tests/parity/run_parity.sh (oracle/, corpus/).
+# (same as `oracle.py --bench`). If LMK_BENCH_BINARY is not an executable the lmk column shows
+# n/a. WORK_DIR is shared with tests/parity/run_parity.sh (tokenizers/, corpus/).
 # Env: LMK_BENCH_ONLY="gpt2 bert-base-uncased" restricts the tokenizers; LMK_BENCH_BATCH=1
-# compares batch against batch: HF's encodeBatch (oracle --bench-batch) against lmk on every
-# core (LMK_BENCH_BINARY --threads $(nproc)).
+# compares batch against batch: HF's encode_batch (oracle.py --bench-batch) against lmk on every
+# core (LMK_BENCH_BINARY --threads $(nproc)); LMK_PYTHON as in run_parity.sh.
 set -euo pipefail
 
 die() { echo "tokenize_bench: error: $*" >&2; exit 2; }
@@ -20,16 +21,18 @@ BENCH="$1"
 WORK="$2"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 PARITY="$(cd "$HERE/../parity" && pwd)"
+PYTHON="${LMK_PYTHON:-$HERE/../../.venv/bin/python}"
+[ -x "$PYTHON" ] || die "no Python at $PYTHON (scripts/setup makes the project's .venv; or set LMK_PYTHON)"
 mkdir -p "$WORK"
 WORK="$(cd "$WORK" && pwd)"
-ORACLE="$WORK/oracle"
+TOKENIZERS="$WORK/tokenizers"
 CORPUS="$WORK/corpus"
 
-"$PARITY/setup_oracle.sh" "$ORACLE" >&2 || die "setup_oracle.sh failed"
-corpus_key="$(sha256sum "$PARITY/make_corpus.sh" | cut -c1-64)"
+"$PARITY/reference_tokenizers.sh" "$TOKENIZERS" >&2 || exit 2
+corpus_key="$(cat "$PARITY/make_corpus.sh" "$PARITY/make_corpus.py" | sha256sum | cut -c1-64)"
 if [ ! -s "$CORPUS/corpus.jsonl" ] || [ "$(cat "$CORPUS/.stamp" 2>/dev/null)" != "$corpus_key" ]; then
   rm -f "$CORPUS/.stamp"
-  "$PARITY/make_corpus.sh" "$CORPUS" >&2 || die "make_corpus.sh failed"
+  LMK_PYTHON="$PYTHON" "$PARITY/make_corpus.sh" "$CORPUS" >&2 || die "make_corpus.sh failed"
   echo "$corpus_key" >"$CORPUS/.stamp"
 fi
 
@@ -52,11 +55,11 @@ if [ -n "${LMK_BENCH_ONLY:-}" ]; then read -r -a names <<<"$LMK_BENCH_ONLY"; fi
 
 rows=()
 for name in "${names[@]}"; do
-  tok="$ORACLE/tokenizers/$name.json"
+  tok="$TOKENIZERS/$name.json"
   [ -f "$tok" ] || die "no tokenizer file $tok"
   echo "tokenize_bench: $name: HF" >&2
-  hf="$(node "$PARITY/oracle.mjs" --oracle-dir "$ORACLE" --tokenizer "$tok" \
-             --input "$CORPUS/corpus.jsonl" --jsonl "$hf_mode")" || die "oracle $hf_mode failed for $name"
+  hf="$("$PYTHON" "$PARITY/oracle.py" --tokenizer "$tok" --input "$CORPUS/corpus.jsonl" --jsonl \
+         "$hf_mode")" || die "oracle $hf_mode failed for $name"
   lmk="{}"
   if [ "$have_lmk" -eq 1 ]; then
     echo "tokenize_bench: $name: lmk" >&2
@@ -68,28 +71,46 @@ for name in "${names[@]}"; do
   rows+=("$name" "$hf" "$lmk")
 done
 
-node - "${rows[@]}" <<'EOF'
-'use strict';
-const a = process.argv.slice(2);
-const parse = (s) => { try { return JSON.parse(s); } catch { return {}; } };
-const fmt = (x) => (typeof x === 'number' && isFinite(x) ? Math.round(x).toLocaleString('en-US') : 'n/a');
-console.log('| tokenizer | HF tokens/s (warm) | lmk tokens/s (cold) | lmk tokens/s (warm) | ratio cold/HF | ratio warm/HF |');
-console.log('|---|---:|---:|---:|---:|---:|');
-const notes = [];
-let corpus = null;
-for (let i = 0; i < a.length; i += 3) {
-  const [name, hf, lmk] = [a[i], parse(a[i + 1]), parse(a[i + 2])];
-  corpus = corpus || hf;
-  const ratio = (x) => (hf.tokens_per_s > 0 && x > 0 ? (x / hf.tokens_per_s).toFixed(2) + '×' : 'n/a');
-  console.log(`| ${name} | ${fmt(hf.tokens_per_s)} | ${fmt(lmk.cold_tokens_per_s)} | ${fmt(lmk.tokens_per_s)} | ${ratio(lmk.cold_tokens_per_s)} | ${ratio(lmk.tokens_per_s)} |`);
-  if (lmk.tokens !== undefined && lmk.tokens !== hf.tokens)
-    notes.push(`${name}: token counts differ (HF ${hf.tokens}, lmk ${lmk.tokens}): run tests/parity/run_parity.sh`);
-}
-if (corpus && corpus.texts)
-  console.log(`\nCorpus: ${corpus.texts} texts, ${(corpus.bytes / 1e6).toFixed(2)} MB; ` +
-    (process.env.LMK_BENCH_THREADS > 1
-      ? `batch: HF = npm tokenizers (Rust), one encodeBatch() over every text, lmk on ${process.env.LMK_BENCH_THREADS} threads`
-      : 'single thread; HF = npm tokenizers (Rust), encode() awaited one text at a time') +
-    '; timed after a warm-up pass; lmk cold = first pass (empty word cache), warm = second pass.');
-for (const n of notes) console.log(`\nNote: ${n}`);
+version="$("$PYTHON" -c 'import tokenizers; print(tokenizers.__version__)')"
+"$PYTHON" - "$version" "${rows[@]}" <<'EOF'
+import json, os, sys
+version, a = sys.argv[1], sys.argv[2:]
+
+
+def parse(s):
+    try:
+        return json.loads(s)
+    except ValueError:
+        return {}
+
+
+def fmt(x):
+    return f'{round(x):,}' if isinstance(x, (int, float)) else 'n/a'
+
+
+def ratio(x, hf):
+    return f'{x / hf["tokens_per_s"]:.2f}×' if hf.get('tokens_per_s', 0) > 0 and (x or 0) > 0 else 'n/a'
+
+
+print('| tokenizer | HF tokens/s (warm) | lmk tokens/s (cold) | lmk tokens/s (warm) | ratio cold/HF | ratio warm/HF |')
+print('|---|---:|---:|---:|---:|---:|')
+notes, corpus = [], None
+for i in range(0, len(a), 3):
+    name, hf, lmk = a[i], parse(a[i + 1]), parse(a[i + 2])
+    corpus = corpus or hf
+    print(f'| {name} | {fmt(hf.get("tokens_per_s"))} | {fmt(lmk.get("cold_tokens_per_s"))} | '
+          f'{fmt(lmk.get("tokens_per_s"))} | {ratio(lmk.get("cold_tokens_per_s"), hf)} | '
+          f'{ratio(lmk.get("tokens_per_s"), hf)} |')
+    if 'tokens' in lmk and lmk['tokens'] != hf.get('tokens'):
+        notes.append(f'{name}: token counts differ (HF {hf.get("tokens")}, lmk {lmk["tokens"]}): '
+                     'run tests/parity/run_parity.sh')
+threads = int(os.environ.get('LMK_BENCH_THREADS', '1'))
+if corpus and corpus.get('texts'):
+    oracle = f'HF = PyPI tokenizers {version} (Rust, Python binding)'
+    mode = (f'batch: {oracle}, one encode_batch() over every text, lmk on {threads} threads'
+            if threads > 1 else f'single thread; {oracle}, encode() one text at a time')
+    print(f'\nCorpus: {corpus["texts"]} texts, {corpus["bytes"] / 1e6:.2f} MB; {mode}; timed after a '
+          'warm-up pass; lmk cold = first pass (empty word cache), warm = second pass.')
+for n in notes:
+    print(f'\nNote: {n}')
 EOF
