@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "core/util/error.h"
@@ -44,6 +46,64 @@ std::function<void(const std::string& line, bool transient)> terminal_report(boo
       std::cerr << line << "\n";
     pending = transient;
   };
+}
+
+std::string subcommand_of(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--threads") {
+      ++i;
+      continue;
+    }
+    if (arg.rfind("--threads=", 0) == 0) continue;
+    return arg.empty() || arg[0] == '-' ? "" : arg;
+  }
+  return "";
+}
+
+bool runs_without_libtorch(const std::string& subcommand) {
+  static const std::set<std::string> commands = {"tokenize", "tokenizer-train", "data",  "results",
+                                                 "compare",  "export",          "study", "submit",
+                                                 "jobs",     "cancel",          "logs"};
+  return commands.count(subcommand) > 0;
+}
+
+int run_commands(int argc, char** argv, const std::vector<CommandAdder>& adders,
+                 const std::function<void(CLI::App& chosen, int threads)>& prepare) {
+  CLI::App app{"lmk - Landmark Workbench: landmark pooling studies for text embeddings"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "lmk 0.1.0");
+  int threads = 0;
+  app.add_option("--threads", threads, "LibTorch threads (default: $LMK_THREADS or all cores)");
+  std::map<CLI::App*, Runner> runners;
+  for (CommandAdder adder : adders) {
+    const size_t before = app.get_subcommands({}).size();
+    Runner runner = adder(app);
+    runners[app.get_subcommands({})[before]] = std::move(runner);
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+  try {
+    for (auto& [sub, run] : runners) {
+      if (!sub->parsed()) continue;
+      if (prepare) prepare(*sub, threads);
+      return run();
+    }
+    return 2;
+  } catch (const Stopped& e) {
+    std::cerr << "lmk: " << e.what() << "\n";
+    return kExitStopped;
+  } catch (const InputError& e) {
+    std::cerr << "lmk: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "lmk: internal error: " << e.what() << "\n";
+    return 1;
+  }
 }
 
 }  // namespace lmk::cli

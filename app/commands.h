@@ -21,6 +21,22 @@ std::function<void(const std::string& line, bool transient)> terminal_report(boo
 
 // Each command registers its subcommand and returns what runs it (its exit code).
 using Runner = std::function<int()>;
+using CommandAdder = Runner (*)(CLI::App&);
+
+// The name of the subcommand argv asks for ("" when none comes before another option), past the
+// global --threads N.
+std::string subcommand_of(int argc, char** argv);
+
+// The commands that need no LibTorch: `lmk` runs these itself and hands every other command to
+// lmk-engine beside it (app/lmk_main.cpp).
+bool runs_without_libtorch(const std::string& subcommand);
+
+// lmk's main: registers `adders`' subcommands (and --version, --threads) on one CLI, parses argv
+// and runs the chosen command; `prepare(chosen, threads)` runs first (the engine's thread and
+// memory settings). Exit code: the command's, 2 for bad options or input (one message naming
+// the file, line or option), 1 for an internal error.
+int run_commands(int argc, char** argv, const std::vector<CommandAdder>& adders,
+                 const std::function<void(CLI::App& chosen, int threads)>& prepare);
 
 // lmk tokenize
 Runner add_tokenize_command(CLI::App& app);

@@ -1,77 +1,47 @@
-// lmk: the Landmark Workbench command line. Thin: parses options, calls lmkcore, prints.
+// lmk: the Landmark Workbench command line. Thin: parses options, calls the core, prints.
+//
+// The commands that need no LibTorch (tokenizers, data, the store, studies and jobs) run here,
+// in a process that maps neither LibTorch nor any CUDA library and starts in milliseconds; the
+// commands that run the model are handed to lmk-engine beside this binary (exec: the same
+// process, its arguments and environment, OMP_WAIT_POLICY set first; docs/ARCHITECTURE.md).
+#include <unistd.h>
 #include <CLI/CLI.hpp>
 
-#include <cstdio>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
-#include <map>
 
 #include "app/commands.h"
-#include "core/util/error.h"
 #include "core/util/runtime.h"
 
+namespace {
+
+// Replaces this process by lmk-engine with the same arguments; returns only on failure.
+int run_engine(char** argv) {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const std::string engine = (exe.parent_path() / "lmk-engine").string();
+  // LibTorch's OpenMP reads its waiting policy when the engine loads it.
+  for (const auto& [name, value] : lmk::passive_waiting_environment())
+    ::setenv(name.c_str(), value.c_str(), 1);
+  ::execv(engine.c_str(), argv);
+  std::cerr << "lmk: error: cannot start " << engine << " (" << std::strerror(errno)
+            << "), which runs the commands that use the model: it is built and installed "
+               "beside lmk\n";
+  return 2;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  CLI::App app{"lmk - Landmark Workbench: landmark pooling studies for text embeddings"};
-  app.require_subcommand(1);
-  app.set_version_flag("--version", "lmk 0.1.0");
-  int threads = 0;
-  app.add_option("--threads", threads, "LibTorch threads (default: $LMK_THREADS or all cores)");
-
-  std::map<CLI::App*, lmk::cli::Runner> runners;
-  auto add = [&](lmk::cli::Runner (*adder)(CLI::App&)) {
-    const size_t before = app.get_subcommands({}).size();
-    lmk::cli::Runner runner = adder(app);
-    runners[app.get_subcommands({})[before]] = std::move(runner);
-  };
-  add(lmk::cli::add_tokenize_command);
-  add(lmk::cli::add_tokenizer_train_command);
-  add(lmk::cli::add_model_command);
-  add(lmk::cli::add_inspect_command);
-  add(lmk::cli::add_encode_command);
-  add(lmk::cli::add_attention_command);
-  add(lmk::cli::add_data_command);
-  add(lmk::cli::add_eval_command);
-  add(lmk::cli::add_train_command);
-  add(lmk::cli::add_pretrain_command);
-  add(lmk::cli::add_results_command);
-  add(lmk::cli::add_compare_command);
-  add(lmk::cli::add_export_command);
-  add(lmk::cli::add_study_command);
-  add(lmk::cli::add_submit_command);
-  add(lmk::cli::add_jobs_command);
-  add(lmk::cli::add_cancel_command);
-  add(lmk::cli::add_logs_command);
-
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
-  }
-
-  // Commands that run the model get the thread and memory settings measured fastest here.
-  for (const char* heavy :
-       {"encode", "attention", "inspect", "model", "eval", "train", "pretrain"}) {
-    if (app.got_subcommand(heavy)) {
-      lmk::prefer_passive_waiting(argv);
-      lmk::configure_memory();
-    }
-  }
-  const std::string warning = lmk::slow_blas_warning(lmk::detect_blas());
-  if (!warning.empty()) std::cerr << "lmk: " << warning << "\n";
-  try {
-    lmk::configure_threads(threads);
-    for (auto& [sub, run] : runners) {
-      if (sub->parsed()) return run();
-    }
-    return 2;
-  } catch (const lmk::Stopped& e) {
-    std::cerr << "lmk: " << e.what() << "\n";
-    return lmk::kExitStopped;
-  } catch (const lmk::InputError& e) {
-    std::cerr << "lmk: error: " << e.what() << "\n";
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "lmk: internal error: " << e.what() << "\n";
-    return 1;
-  }
+  using namespace lmk::cli;
+  const bool version_only = argc == 2 && std::string(argv[1]) == "--version";
+  if (!version_only && !runs_without_libtorch(subcommand_of(argc, argv))) return run_engine(argv);
+  return run_commands(
+      argc, argv,
+      {add_tokenize_command, add_tokenizer_train_command, add_data_command, add_results_command,
+       add_compare_command, add_export_command, add_study_command, add_submit_command,
+       add_jobs_command, add_cancel_command, add_logs_command},
+      nullptr);
 }

@@ -2,9 +2,9 @@
 
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
-#include <ATen/detail/CUDAHooksInterface.h>
 
 #include "core/tokenize/batching.h"
+#include "core/util/cuda_module.h"
 #include "core/util/error.h"
 
 namespace lmk {
@@ -32,13 +32,13 @@ c10::Device parse_device(const std::string& name, const std::string& option) {
     }
     if (used == 0 || used != rest.size() - 1 || index < 0) throw input_error(option, bad);
   }
-  if (!at::hasCUDA()) {
-    throw input_error(option,
-                      "'" + name +
-                          "': this LibTorch build has no CUDA (Debian's libtorch is CPU-only): "
-                          "use cpu, or build against a CUDA LibTorch (docs/USER-GUIDE.md)");
-  }
-  const int count = at::detail::getCUDAHooks().getNumGPUs();
+  // The CUDA module brings libtorch_cuda.so, which registers CUDA with ATen: loaded before
+  // anything asks ATen about CUDA (ATen caches its first answer).
+  const CudaModule& cuda = load_cuda_module(option);
+  std::string why;
+  const int count = cuda.device_count(&why);
+  if (count == 0)
+    throw input_error(option, "'" + name + "': no CUDA device is visible here (" + why + ")");
   if (index >= count)
     throw input_error(option, "'" + name + "': this machine has " + std::to_string(count) +
                                   " CUDA device(s) (cuda:0 .. cuda:" + std::to_string(count - 1) +
@@ -48,13 +48,13 @@ c10::Device parse_device(const std::string& name, const std::string& option) {
 
 BfloatAutocast::BfloatAutocast(bool enable) : enabled_(enable) {
   if (!enabled_) return;
-  previous_ = at::autocast::is_enabled();
-  at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
-  at::autocast::set_enabled(true);
+  previous_ = at::autocast::is_autocast_enabled(at::kCUDA);
+  at::autocast::set_autocast_dtype(at::kCUDA, at::kBFloat16);
+  at::autocast::set_autocast_enabled(at::kCUDA, true);
 }
 
 BfloatAutocast::~BfloatAutocast() {
-  if (enabled_) at::autocast::set_enabled(previous_);
+  if (enabled_) at::autocast::set_autocast_enabled(at::kCUDA, previous_);
 }
 
 bool PoolingPlan::reads_positions() const {

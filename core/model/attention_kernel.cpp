@@ -18,8 +18,10 @@ namespace lmk {
 namespace {
 
 // Column-major C = alpha op(A) op(B) + beta C, op = transpose when trans_a / trans_b.
-// The BLAS LibTorch itself loaded (libblas.so.3: OpenBLAS once scripts/setup has run) provides
-// sgemm_; LibTorch does not export its own wrapper, so the symbol is looked up at run time.
+// LibTorch's own BLAS provides sgemm_ (the PyPI wheel: MKL inside libtorch_cpu.so, which exports
+// it; the one BLAS of the process, core/util/torch_runtime.h). LibTorch does not export its own
+// wrapper (at::native::cpublas::gemm), so the symbol is looked up at run time. Called inside the
+// kernels' parallel regions, MKL's GNU-OpenMP build runs each product on the calling thread.
 using SgemmFn = void (*)(const char*, const char*, const int*, const int*, const int*, const float*,
                          const float*, const int*, const float*, const int*, const float*, float*,
                          const int*);
@@ -444,34 +446,6 @@ void backward_head(const FusedAttentionProblem& p, const FusedAttentionGradients
     }
   }
 }
-// While alive, OpenBLAS's pthreads build runs each sgemm on the calling thread: the kernel
-// already keeps every core busy with its own tiles, and OpenBLAS's threads, woken for every small
-// product, would only spin (sched_yield) against them. Other BLAS libraries are left alone.
-class SingleThreadedBlas {
- public:
-  SingleThreadedBlas() {
-    static const auto get_parallel =
-        reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_parallel"));
-    static const auto get_threads =
-        reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
-    static const auto set_threads =
-        reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
-    if (!get_parallel || !get_threads || !set_threads || get_parallel() != 1) return;
-    set_threads_ = set_threads;
-    previous_ = get_threads();
-    if (previous_ > 1) set_threads_(1);
-  }
-  ~SingleThreadedBlas() {
-    if (set_threads_ && previous_ > 1) set_threads_(previous_);
-  }
-  SingleThreadedBlas(const SingleThreadedBlas&) = delete;
-  SingleThreadedBlas& operator=(const SingleThreadedBlas&) = delete;
-
- private:
-  void (*set_threads_)(int) = nullptr;
-  int previous_ = 0;
-};
-
 // Per batch row: prefix counts of attendable keys (L + 1 each), and where the last one ends.
 struct KeyCounts {
   std::vector<int32_t> prefix;
@@ -519,7 +493,6 @@ void fused_attention(const FusedAttentionProblem& p, int64_t query_tile, int64_t
   const std::vector<int64_t>& key_end = counts.end;
   const int64_t tiles = (L + query_tile - 1) / query_tile;
   const bool micro = attention_products(p.head_dim) == AttentionProducts::MicroKernel;
-  const SingleThreadedBlas single_threaded_blas;
   at::parallel_for(0, p.batch * p.heads * tiles, 1, [&](int64_t begin, int64_t end) {
     Scratch scratch(query_tile, key_tile, p.head_dim);
     for (int64_t item = begin; item < end; ++item) {
@@ -540,7 +513,6 @@ void fused_attention_backward(const FusedAttentionProblem& p, const FusedAttenti
   key_tile = std::clamp<int64_t>(key_tile, 1, L);
   const KeyCounts counts = count_keys(p);
   const bool micro = attention_products(p.head_dim) == AttentionProducts::MicroKernel;
-  const SingleThreadedBlas single_threaded_blas;
   at::parallel_for(0, p.batch * p.heads, 1, [&](int64_t begin, int64_t end) {
     BackwardScratch scratch(query_tile, key_tile, p.head_dim);
     for (int64_t bh = begin; bh < end; ++bh) {

@@ -1,23 +1,13 @@
 #include "core/tokenize/sentencepiece_tokenizer.h"
 
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE  // dlmopen
-#endif
-#include <dlfcn.h>
-#include <unistd.h>
+#include <sentencepiece_processor.h>
+#include <sentencepiece_trainer.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
-#include <mutex>
 #include <thread>
 
-#include "core/tokenize/sentencepiece_shim.h"
 #include "core/util/error.h"
-
-#ifndef LMK_SENTENCEPIECE_MODULE
-#define LMK_SENTENCEPIECE_MODULE ""
-#endif
 
 namespace lmk {
 
@@ -25,87 +15,24 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The functions of liblmk_sentencepiece.so (see sentencepiece_shim.h).
-struct SentencePieceModule {
-  decltype(&lmk_sp_load) load;
-  decltype(&lmk_sp_free) free;
-  decltype(&lmk_sp_encode) encode;
-  decltype(&lmk_sp_decode) decode;
-  decltype(&lmk_sp_piece_size) piece_size;
-  decltype(&lmk_sp_id_to_piece) id_to_piece;
-  decltype(&lmk_sp_piece_to_id) piece_to_id;
-  decltype(&lmk_sp_special_id) special_id;
-  decltype(&lmk_sp_is_special) is_special;
-  decltype(&lmk_sp_train) train;
-};
-
-// Candidate paths: $LMK_SENTENCEPIECE_MODULE, beside the executable, ../lib from it, the build
-// tree.
-std::vector<std::string> module_candidates() {
-  std::vector<std::string> paths;
-  if (const char* env = std::getenv("LMK_SENTENCEPIECE_MODULE")) paths.emplace_back(env);
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    paths.push_back((exe.parent_path() / "liblmk_sentencepiece.so").string());
-    paths.push_back((exe.parent_path().parent_path() / "lib" / "liblmk_sentencepiece.so").string());
-  }
-  if (*LMK_SENTENCEPIECE_MODULE) paths.emplace_back(LMK_SENTENCEPIECE_MODULE);
-  return paths;
-}
-
-const SentencePieceModule& module() {
-  static std::once_flag once;
-  static SentencePieceModule m;
-  static std::string error;
-  std::call_once(once, [] {
-    void* handle = nullptr;
-    for (const auto& path : module_candidates()) {
-      if (!fs::exists(path)) continue;
-      handle = dlmopen(LM_ID_NEWLM, path.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (handle) break;
-      error += std::string(" ") + dlerror();
-    }
-    if (!handle) {
-      error = "cannot load liblmk_sentencepiece.so (set LMK_SENTENCEPIECE_MODULE)" + error;
-      return;
-    }
-    auto sym = [&](const char* name) {
-      void* f = dlsym(handle, name);
-      if (!f) error = std::string("liblmk_sentencepiece.so lacks ") + name;
-      return f;
-    };
-    m.load = reinterpret_cast<decltype(m.load)>(sym("lmk_sp_load"));
-    m.free = reinterpret_cast<decltype(m.free)>(sym("lmk_sp_free"));
-    m.encode = reinterpret_cast<decltype(m.encode)>(sym("lmk_sp_encode"));
-    m.decode = reinterpret_cast<decltype(m.decode)>(sym("lmk_sp_decode"));
-    m.piece_size = reinterpret_cast<decltype(m.piece_size)>(sym("lmk_sp_piece_size"));
-    m.id_to_piece = reinterpret_cast<decltype(m.id_to_piece)>(sym("lmk_sp_id_to_piece"));
-    m.piece_to_id = reinterpret_cast<decltype(m.piece_to_id)>(sym("lmk_sp_piece_to_id"));
-    m.special_id = reinterpret_cast<decltype(m.special_id)>(sym("lmk_sp_special_id"));
-    m.is_special = reinterpret_cast<decltype(m.is_special)>(sym("lmk_sp_is_special"));
-    m.train = reinterpret_cast<decltype(m.train)>(sym("lmk_sp_train"));
-  });
-  if (!error.empty()) throw std::runtime_error(error);
-  return m;
-}
-
-void append_to_string(void* context, const char* data, size_t size) {
-  static_cast<std::string*>(context)->append(data, size);
-}
-
+// libsentencepiece (Debian's) embeds and exports its own protobuf. Debian's LibTorch 1.13 loaded
+// the system's libprotobuf beside it, and the two interposed each other: sentencepiece lived in
+// a module of its own in a separate link-map namespace (dlmopen) until 2026-12. The PyPI wheel's
+// LibTorch links its protobuf statically and exports none of it (34 symbols of ONNX message
+// types only), so sentencepiece is linked as any library; tested in the model commands, which
+// load both (SentencePieceTest, the CLI tests).
 class SentencePieceTokenizer : public Tokenizer {
  public:
-  explicit SentencePieceTokenizer(const std::string& path) : m_(module()) {
+  explicit SentencePieceTokenizer(const std::string& path) {
     if (!fs::is_regular_file(path)) throw input_error(path, "no such file");
-    std::string error;
-    model_ = m_.load(path.c_str(), append_to_string, &error);
-    if (!model_) throw input_error(path, "not a valid sentencepiece model: " + error);
+    const auto status = processor_.Load(path);
+    if (!status.ok())
+      throw input_error(path, "not a valid sentencepiece model: " + status.ToString());
     auto role = [](int32_t id) { return id >= 0 ? std::optional<int32_t>(id) : std::nullopt; };
-    special_.bos = role(m_.special_id(model_, 0));
-    special_.eos = role(m_.special_id(model_, 1));
-    special_.unk = role(m_.special_id(model_, 3));
-    special_.pad = token_to_id("[PAD]") ? token_to_id("[PAD]") : role(m_.special_id(model_, 2));
+    special_.bos = role(processor_.bos_id());
+    special_.eos = role(processor_.eos_id());
+    special_.unk = role(processor_.unk_id());
+    special_.pad = token_to_id("[PAD]") ? token_to_id("[PAD]") : role(processor_.pad_id());
     special_.mask = token_to_id("[MASK]");
     special_.cls = token_to_id("[CLS]") ? token_to_id("[CLS]") : special_.bos;
     special_.sep = token_to_id("[SEP]") ? token_to_id("[SEP]") : special_.eos;
@@ -113,28 +40,18 @@ class SentencePieceTokenizer : public Tokenizer {
     if (special_.cls) template_.prefix = {*special_.cls};
     if (special_.sep) template_.suffix = {*special_.sep};
   }
-  ~SentencePieceTokenizer() override { m_.free(model_); }
 
   Encoding encode(std::string_view text) const override {
     require_valid_utf8(text, "text");
+    sentencepiece::ImmutableSentencePieceText pieces;
+    const auto status =
+        processor_.Encode(absl::string_view(text.data(), text.size()), pieces.mutable_proto());
+    if (!status.ok()) throw InputError("sentencepiece: " + status.ToString());
     Encoding encoding;
-    std::string error;
-    struct Context {
-      Encoding* encoding;
-      std::string* error;
-    } context{&encoding, &error};
-    const int rc = m_.encode(
-        model_, text.data(), text.size(),
-        [](void* c, int32_t id, uint32_t begin, uint32_t end) {
-          auto* e = static_cast<Context*>(c)->encoding;
-          e->ids.push_back(id);
-          e->spans.push_back({begin, end});
-        },
-        [](void* c, const char* data, size_t size) {
-          static_cast<Context*>(c)->error->append(data, size);
-        },
-        &context);
-    if (rc != 0) throw InputError("sentencepiece: " + error);
+    for (const auto& piece : pieces.pieces()) {
+      encoding.ids.push_back(static_cast<int32_t>(piece.id()));
+      encoding.spans.push_back({piece.begin(), piece.end()});
+    }
     return encoding;
   }
 
@@ -146,29 +63,30 @@ class SentencePieceTokenizer : public Tokenizer {
       kept.push_back(id);
     }
     std::string text;
-    m_.decode(model_, kept.data(), kept.size(), append_to_string, &text);
+    const auto status = processor_.Decode(std::vector<int>(kept.begin(), kept.end()), &text);
+    (void)status;  // ids are in range: sentencepiece decodes every one
     return text;
   }
 
   std::string id_to_token(int32_t id) const override {
     if (id < 0 || static_cast<size_t>(id) >= vocab_size()) return {};
-    std::string piece;
-    m_.id_to_piece(model_, id, append_to_string, &piece);
-    return piece;
+    return processor_.IdToPiece(id);
   }
 
   std::optional<int32_t> token_to_id(std::string_view token) const override {
-    const int32_t id = m_.piece_to_id(model_, token.data(), token.size());
-    return id >= 0 ? std::optional<int32_t>(id) : std::nullopt;
+    const std::string name(token);
+    const int id = processor_.PieceToId(name);
+    return processor_.IdToPiece(id) == name ? std::optional<int32_t>(id) : std::nullopt;
   }
 
-  size_t vocab_size() const override { return static_cast<size_t>(m_.piece_size(model_)); }
+  size_t vocab_size() const override { return static_cast<size_t>(processor_.GetPieceSize()); }
 
-  bool is_special(int32_t id) const override { return m_.is_special(model_, id) != 0; }
+  bool is_special(int32_t id) const override {
+    return processor_.IsControl(id) || processor_.IsUnknown(id);
+  }
 
  private:
-  const SentencePieceModule& m_;
-  void* model_ = nullptr;
+  sentencepiece::SentencePieceProcessor processor_;
 };
 
 }  // namespace
@@ -207,9 +125,8 @@ void train_sentencepiece(const SentencePieceTrainOptions& options) {
       " --byte_fallback=true --pad_id=0 --unk_id=1 --bos_id=-1 --eos_id=-1"
       " --control_symbols=[CLS],[SEP],[MASK] --max_sentence_length=16384 --hard_vocab_limit=false"
       " --minloglevel=0";  // sentencepiece's own log lines are the training progress
-  std::string error;
-  if (module().train(args.c_str(), append_to_string, &error) != 0)
-    throw InputError("tokenizer-train: " + error);
+  const auto status = sentencepiece::SentencePieceTrainer::Train(absl::string_view(args));
+  if (!status.ok()) throw InputError("tokenizer-train: " + status.ToString());
 }
 
 }  // namespace lmk

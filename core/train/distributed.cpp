@@ -1,47 +1,30 @@
 #include "core/train/distributed.h"
 
-// LibTorch's c10d headers compile the Gloo (and NCCL) process groups only when asked; Debian's
-// libtorch_cpu.so exports ProcessGroupGloo and TCPStore (and links libgloo.so.0 itself), so no
-// other library is linked for them. NCCL exists only in CUDA builds of LibTorch: CMake checks
-// for it and defines LMK_WITH_NCCL (core/CMakeLists.txt).
+// LibTorch's c10d headers compile the Gloo process group only when asked; libtorch_cpu.so
+// exports ProcessGroupGloo and TCPStore. NCCL lives in libtorch_cuda.so: it comes from the CUDA
+// module (core/util/cuda_module.h), loaded when a group on CUDA is asked for.
 #ifndef USE_C10D_GLOO
 #define USE_C10D_GLOO
-#endif
-#if defined(LMK_WITH_NCCL) && !defined(USE_C10D_NCCL)
-#define USE_C10D_NCCL
 #endif
 
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/functions/utils.h>
-#include <torch/version.h>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
-#ifdef LMK_WITH_NCCL
-#include <c10/cuda/CUDAFunctions.h>
-#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
-#endif
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 
+#include "core/util/cuda_module.h"
 #include "core/util/error.h"
 #include "core/util/runtime.h"
 
 namespace lmk {
 
 namespace {
-
-// LibTorch 2.x splits a process group into a dispatching ProcessGroup and its backends
-// (ProcessGroupGloo and ProcessGroupNCCL became backends); 1.13's process groups are the
-// backends themselves. Either has the collectives used here with the same signatures.
-#if TORCH_VERSION_MAJOR >= 2
-using ProcessGroupType = c10d::Backend;
-#else
-using ProcessGroupType = c10d::ProcessGroup;
-#endif
 
 // An exception's message without LibTorch's C++ backtrace.
 std::string message_of(const std::exception& e) {
@@ -60,7 +43,7 @@ std::chrono::milliseconds milliseconds_of(double seconds) {
 
 struct DistributedContext::Impl {
   c10::intrusive_ptr<c10d::Store> store;
-  c10::intrusive_ptr<ProcessGroupType> group;
+  c10::intrusive_ptr<c10d::Backend> group;  // Gloo or NCCL: the collectives used here
   at::Device device = at::kCPU;  // where sum() puts its numbers (NCCL reduces on the GPU)
 };
 
@@ -115,14 +98,6 @@ std::vector<std::shared_ptr<::gloo::transport::Device>> gloo_devices(const Distr
 
 }  // namespace
 
-bool nccl_available() {
-#ifdef LMK_WITH_NCCL
-  return true;
-#else
-  return false;
-#endif
-}
-
 DistributedContext::DistributedContext() = default;
 DistributedContext::~DistributedContext() = default;
 DistributedContext::DistributedContext(DistributedContext&&) noexcept = default;
@@ -140,15 +115,23 @@ DistributedContext DistributedContext::from_environment(bool cuda) {
 DistributedContext DistributedContext::join(const DistributedEnv& env, bool cuda) {
   DistributedContext context;
   if (env.world_size <= 1) return context;
-  if (cuda && !nccl_available()) {
-    throw InputError(
-        "distributed training on CUDA needs c10d's ProcessGroupNCCL, which this LibTorch build "
-        "does not have (Debian's LibTorch is CPU-only): build against a CUDA LibTorch "
-        "(docs/USER-GUIDE.md), or train on the CPU over Gloo");
-  }
   const std::string where = env.master_addr + ":" + std::to_string(env.master_port);
   const std::string who =
       "rank " + std::to_string(env.rank) + " of " + std::to_string(env.world_size);
+  // NCCL is in the CUDA module, and each rank takes the GPU of its LOCAL_RANK: both are checked
+  // before the rendezvous, so a rank that cannot run says so at once.
+  const CudaModule* cuda_module = nullptr;
+  if (cuda) {
+    cuda_module = &load_cuda_module("NCCL process group (--device cuda)");
+    std::string why;
+    const int devices = cuda_module->device_count(&why);
+    if (env.local_rank >= devices) {
+      throw InputError(
+          "distributed on CUDA: " + who + " (LOCAL_RANK " + std::to_string(env.local_rank) +
+          ") needs cuda:" + std::to_string(env.local_rank) + ", and this machine has " +
+          std::to_string(devices) + " CUDA device(s)" + (why.empty() ? "" : " (" + why + ")"));
+    }
+  }
   const auto rendezvous_timeout = milliseconds_of(env.rendezvous_timeout_s);
   const std::string timeout_text =
       std::to_string(static_cast<int64_t>(std::llround(env.rendezvous_timeout_s))) +
@@ -192,15 +175,11 @@ DistributedContext DistributedContext::join(const DistributedEnv& env, bool cuda
 
   const auto collective_timeout = milliseconds_of(env.collective_timeout_s);
   try {
-    if (cuda) {
-#ifdef LMK_WITH_NCCL
-      c10::cuda::set_device(static_cast<c10::DeviceIndex>(env.local_rank));
-      auto options = c10d::ProcessGroupNCCL::Options::create();
-      options->timeout = collective_timeout;
-      impl->group = c10::make_intrusive<c10d::ProcessGroupNCCL>(impl->store, env.rank,
-                                                                env.world_size, options);
+    if (cuda_module) {
+      cuda_module->set_device(env.local_rank);
+      impl->group =
+          cuda_module->nccl_group(impl->store, env.rank, env.world_size, collective_timeout);
       impl->device = at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank));
-#endif
     } else {
       auto options = c10d::ProcessGroupGloo::Options::create(collective_timeout);
       options->devices = gloo_devices(env);

@@ -20,18 +20,16 @@
 
 namespace lmk {
 
-// Whether this LibTorch build has c10d's ProcessGroupNCCL (CUDA builds; not Debian's).
-bool nccl_available();
-
 // This process's place in a run and the process group it shares with the others.
 class DistributedContext {
  public:
   // A single process (world size 1, no process group).
   DistributedContext();
   // Joins the run `env` describes: rank 0 serves the TCPStore, every rank connects, then the
-  // process group forms (Gloo on the CPU; NCCL when `cuda`, an InputError where this LibTorch
-  // has no NCCL). A world of one joins nothing. Waiting longer than env.rendezvous_timeout_s for
-  // the others is an error that says who was waited for and where.
+  // process group forms (Gloo on the CPU; NCCL when `cuda`, from the CUDA module, on the GPU of
+  // the process's LOCAL_RANK: an InputError before the rendezvous where this build has no CUDA
+  // module or that GPU is missing). A world of one joins nothing. Waiting longer than
+  // env.rendezvous_timeout_s for the others is an error that says who was waited for and where.
   static DistributedContext join(const DistributedEnv& env, bool cuda = false);
   // The process's context from the launcher's variables (read_distributed_env, then join).
   static DistributedContext from_environment(bool cuda = false);

@@ -10,7 +10,9 @@
 // can be compared on exactly the shape it runs. For each length: one document of random ids,
 // CLS input vs landmark (g = 32) input; prints tokens/s, achieved GFLOP/s (model FLOPs / time)
 // and the fraction of matmul GFLOP/s, plus the process's peak RSS so far. Markdown table on
-// stdout. Then the parts: the attention kernel alone (global and local layers) and one layer's
+// stdout. Then the parts: the attention kernel alone (global and local layers; forward, and for
+// the global layer forward + backward), beside LibTorch's own at::scaled_dot_product_attention
+// on the same tensors (with the largest difference of their outputs), and one layer's
 // projections (at::linear), each at the longest length asked for, so that a slow figure can be
 // traced to its part. With --corpus: batches of real documents instead (the first --documents
 // .txt files of the folder by name, LMK g = 32 input cut at --max-length), encoded four ways —
@@ -44,6 +46,7 @@
 #include "core/util/error.h"
 #include "core/util/file.h"
 #include "core/util/runtime.h"
+#include "core/util/torch_runtime.h"
 #include "tests/bench/bench_util.h"
 
 using lmk::bench::matmul_gflops;
@@ -240,7 +243,7 @@ int run(const Options& options) {
       "2048^2: %.1f GFLOP/s\n\n",
       options.model.empty() ? ("preset " + options.preset).c_str() : options.model.c_str(),
       encoder.config().describe().c_str(), threads,
-      (lmk::detect_blas().library + " (" + lmk::detect_blas().threading + ")").c_str(),
+      (lmk::detect_blas().name + " (" + lmk::detect_blas().library + ")").c_str(),
       lmk::waiting_settings().c_str(), micro ? "micro-kernel" : "BLAS sgemm", matmul);
   if (!options.corpus.empty()) return run_corpus(options, encoder, matmul);
   std::printf("| tokens | input | seconds | tokens/s | GFLOP/s | of matmul | peak RSS MB |\n");
@@ -294,12 +297,46 @@ int run(const Options& options) {
   const at::Tensor key_mask = at::ones({1, L}, at::kBool);
   report("attention, global layer", 4.0 * L * L * H,
          [&] { lmk::blockwise_attention(q, k, v, key_mask, -1, 0); });
+  // LibTorch's own attention on the same tensors (its CPU flash attention: tiles and an online
+  // softmax too), and how far its output is from the fused kernel's.
+  const auto sdpa_difference = [](const at::Tensor& ours, const at::Tensor& theirs) {
+    return (ours - theirs).abs().max().item<double>();
+  };
+  report("attention, global layer, LibTorch's scaled_dot_product_attention", 4.0 * L * L * H,
+         [&] { at::scaled_dot_product_attention(q, k, v); });
+  std::printf("|   (largest difference from the fused kernel: %.1e) | | | |\n",
+              sdpa_difference(lmk::blockwise_attention(q, k, v, key_mask, -1, 0),
+                              at::scaled_dot_product_attention(q, k, v)));
+  // Training: the forward with its backward (3x the forward's products: 12 L² H FLOPs).
+  {
+    const at::AutoGradMode with_gradients(true);
+    const at::Tensor qg = q.detach().clone().requires_grad_(),
+                     kg = k.detach().clone().requires_grad_(),
+                     vg = v.detach().clone().requires_grad_(), out_grad = at::randn_like(q);
+    report("attention, global layer, forward + backward", 12.0 * L * L * H,
+           [&] { lmk::blockwise_attention(qg, kg, vg, key_mask, -1, 0).backward(out_grad); });
+    report("attention, global layer, forward + backward, LibTorch's scaled_dot_product_attention",
+           12.0 * L * L * H,
+           [&] { at::scaled_dot_product_attention(qg, kg, vg).backward(out_grad); });
+  }
   bool local_layers = false;
   for (int64_t layer = 0; layer < c.num_layers; ++layer) local_layers |= !c.is_global_layer(layer);
   if (local_layers) {
     const double window = std::min<double>(L, 2 * c.half_window() + 1);
     report("attention, local layer", 4.0 * L * window * H,
            [&] { lmk::blockwise_attention(q, k, v, key_mask, c.half_window(), 0); });
+    // LibTorch has no windowed CPU kernel: a window is a dense [L, L] mask (L² bytes), and every
+    // key tile is computed whatever the mask says.
+    const at::Tensor positions = at::arange(L);
+    const at::Tensor band =
+        (positions.unsqueeze(1) - positions.unsqueeze(0)).abs().le(c.half_window());
+    report("attention, local layer, LibTorch's scaled_dot_product_attention (dense band mask)",
+           4.0 * L * window * H, [&] { at::scaled_dot_product_attention(q, k, v, band); });
+    std::printf(
+        "|   (largest difference from the fused kernel: %.1e; the mask alone %.0f MB) | | | |\n",
+        sdpa_difference(lmk::blockwise_attention(q, k, v, key_mask, c.half_window(), 0),
+                        at::scaled_dot_product_attention(q, k, v, band)),
+        static_cast<double>(band.numel()) / 1e6);
   }
   // Wi is gated (2 x I outputs) except in BERT, as encoder_forward_flops counts it.
   const int64_t glu = c.architecture == lmk::Architecture::Bert ? 1 : 2;

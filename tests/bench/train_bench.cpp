@@ -60,6 +60,7 @@
 #include "core/train/mlm_data.h"
 #include "core/train/pretrain.h"
 #include "core/util/runtime.h"
+#include "core/util/torch_runtime.h"
 #include "tests/bench/bench_util.h"
 #include "tests/support/test_tokenizers.h"
 
@@ -430,7 +431,7 @@ int main(int argc, char** argv) {
       "queries %lld, "
       "%lld hard negative(s); %d warm-up + %d measured steps (medians); layers recomputed in "
       "the backward: %s; attention backward: %s; peak RSS after setup %ld MB\n",
-      o.preset.c_str(), threads, blas.library.c_str(), blas.threading.c_str(),
+      o.preset.c_str(), threads, blas.name.c_str(), blas.library.c_str(),
       lmk::waiting_settings().c_str(), static_cast<long long>(o.vocab),
       static_cast<long long>(o.batch), static_cast<long long>(o.length),
       static_cast<long long>(o.query_length), static_cast<long long>(o.negatives), o.warmup,

@@ -15,20 +15,19 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/shell.h"
 #include "tests/support/test_tokenizers.h"
 
 namespace lmk::testing {
 
-struct Result {
-  int code;
-  std::string output;  // stdout and stderr
-};
+using Result = ShellResult;
 
 // Environment for the tests' lmk processes: one thread, and the idle-thread waiting of
-// prefer_passive_waiting set beforehand so that lmk does not execute itself again to set it
-// (half of a short command's time). kQuickEnv is the same as shell assignments (run_lmk's env).
-inline const std::vector<std::string> kQuickEnvironment = {
-    "LMK_THREADS=1", "OMP_WAIT_POLICY=PASSIVE", "OPENBLAS_THREAD_TIMEOUT=4"};
+// prefer_passive_waiting set beforehand, as lmk sets it for lmk-engine (the benchmarks would
+// otherwise execute themselves again to set it). kQuickEnv is the same as shell assignments
+// (run_lmk's env).
+inline const std::vector<std::string> kQuickEnvironment = {"LMK_THREADS=1",
+                                                           "OMP_WAIT_POLICY=PASSIVE"};
 inline const std::string kQuickEnv = [] {
   std::string env;
   for (const std::string& assignment : kQuickEnvironment)
@@ -42,16 +41,8 @@ inline Result run_built(const std::string& program, const std::string& args,
                         const std::string& input = "", const std::string& env = "") {
   TempDir dir;
   const std::string in = dir.write("stdin.txt", input);
-  const std::string command =
-      env + " " + std::string(LMK_BINARY_DIR) + "/" + program + " " + args + " < " + in + " 2>&1";
-  Result r{-1, ""};
-  FILE* pipe = popen(command.c_str(), "r");
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) r.output.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
+  return run_shell(env + " " + std::string(LMK_BINARY_DIR) + "/" + program + " " + args + " < " +
+                   in);
 }
 
 // Runs `lmk ARGS` (a shell fragment) with stdin from `input` and `env` assignments in front.

@@ -312,7 +312,8 @@ TEST(SlurmParse, SqueueLines) {
   EXPECT_EQ(jobs.at("11").exit_code, 0);
   EXPECT_EQ(jobs.at("11").exit_signal, 15);
   EXPECT_TRUE(parse_squeue("").empty());
-  EXPECT_TRUE(parse_squeue(std::string("1|\0|x|y|\n\xff", 12)).size() <= 1);
+  const char with_nul[] = "1|\0|x|y|\n\xff";  // a NUL inside, a byte that is not UTF-8 at the end
+  EXPECT_TRUE(parse_squeue(std::string(with_nul, sizeof(with_nul) - 1)).size() <= 1);
 }
 
 TEST(SlurmParse, SacctLinesTheLastOfAJobWins) {

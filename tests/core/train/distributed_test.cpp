@@ -12,6 +12,7 @@
 #include "core/model/encoder.h"
 #include "core/train/loop.h"
 #include "core/train/losses.h"
+#include "core/util/cuda_module.h"
 #include "core/util/error.h"
 #include "tests/support/free_port.h"
 #include "tests/support/test_tokenizers.h"
@@ -165,39 +166,73 @@ TEST(DistributedTest, OneProcessNeedsNoProcessGroup) {
   EXPECT_EQ(single.sum(2.5), 2.5);
   const at::Tensor x = at::arange(6, at::kFloat).view({3, 2}).requires_grad_();
   EXPECT_TRUE(all_gather_with_gradient(single, x).is_same(x));
-  if (!nccl_available()) {
-    DistributedEnv env;
-    env.world_size = 2;
-    env.master_addr = "127.0.0.1";
-    env.master_port = 1;
-    try {
-      DistributedContext::join(env, /*cuda=*/true);
-      ADD_FAILURE() << "NCCL without NCCL";
-    } catch (const InputError& e) {
-      EXPECT_NE(std::string(e.what()).find("ProcessGroupNCCL"), std::string::npos) << e.what();
-    }
-  }
 }
 
-// Two ranks as two threads of this process over loopback Gloo.
-template <typename F>
-void run_two_ranks(F&& body) {
+// A run of two ranks over loopback, on a free port.
+DistributedEnv two_rank_env() {
   DistributedEnv env;
   env.world_size = 2;
   env.master_addr = "127.0.0.1";
   env.master_port = testing::free_tcp_port();
   env.rendezvous_timeout_s = 30;
   env.collective_timeout_s = 30;
+  return env;
+}
+
+// Two ranks as two threads of this process: over Gloo, or NCCL when `cuda`.
+template <typename F>
+void run_two_ranks(F&& body, bool cuda = false) {
+  const DistributedEnv env = two_rank_env();
   std::vector<std::thread> threads;
   for (int rank = 0; rank < 2; ++rank) {
     threads.emplace_back([&, rank] {
       DistributedEnv mine = env;
       mine.rank = mine.local_rank = rank;
-      const DistributedContext dist = DistributedContext::join(mine);
+      const DistributedContext dist = DistributedContext::join(mine, cuda);
       body(dist);
     });
   }
   for (std::thread& t : threads) t.join();
+}
+
+// The NCCL path as far as this machine allows. Without a CUDA module: an InputError saying so.
+// With it but too few GPUs: the rank whose LOCAL_RANK has no GPU stops before the rendezvous,
+// naming its device and the driver's reason. With two GPUs: two ranks all-reduce over NCCL.
+TEST(DistributedTest, RanksOnCudaGoAsFarAsTheMachineAllows) {
+  const DistributedEnv env = two_rank_env();
+  if (!cuda_module_built()) {
+    try {
+      DistributedContext::join(env, /*cuda=*/true);
+      ADD_FAILURE() << "NCCL without a CUDA module";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("no CUDA code"), std::string::npos) << e.what();
+    }
+    return;
+  }
+  std::string why;
+  const int devices = load_cuda_module("test").device_count(&why);
+  if (devices < 2) {
+    DistributedEnv missing = env;
+    missing.rank = missing.local_rank = devices;  // the first rank without a GPU
+    try {
+      DistributedContext::join(missing, /*cuda=*/true);
+      ADD_FAILURE() << "rank " << devices << " joined without a GPU";
+    } catch (const InputError& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find("needs cuda:" + std::to_string(devices)), std::string::npos)
+          << message;
+      EXPECT_NE(message.find("has " + std::to_string(devices) + " CUDA device(s)"),
+                std::string::npos)
+          << message;
+      if (devices == 0) EXPECT_NE(message.find("CUDA: "), std::string::npos) << message;
+    }
+    return;
+  }
+  std::vector<double> sums(2);
+  run_two_ranks(
+      [&](const DistributedContext& dist) { sums[dist.rank()] = dist.sum(dist.rank() + 1.5); },
+      /*cuda=*/true);
+  EXPECT_EQ(sums, (std::vector<double>{4.0, 4.0}));
 }
 
 TEST(DistributedTest, CrossDeviceNegativesGiveTheGradientOfTheCombinedBatch) {
