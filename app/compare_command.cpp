@@ -108,18 +108,19 @@ std::vector<ResultColumn> result_columns(const CompareArgs& args,
   auto group_rank = [](const std::string& kind) {
     return kind == "all" ? 0 : kind == "position" ? 2 : 1;
   };
-  std::stable_sort(columns.begin(), columns.end(), [&](const ResultColumn& a,
-                                                        const ResultColumn& b) {
-    const auto metric_index = [&](const std::string& m) {
-      return std::find(metrics.begin(), metrics.end(), m) - metrics.begin();
-    };
-    if (std::tie(a.dataset, a.split) != std::tie(b.dataset, b.split))
-      return std::tie(a.dataset, a.split) < std::tie(b.dataset, b.split);
-    if (group_rank(a.group_kind) != group_rank(b.group_kind))
-      return group_rank(a.group_kind) < group_rank(b.group_kind);
-    if (a.group_value != b.group_value) return number_aware_less(a.group_value, b.group_value);
-    return metric_index(a.metric) < metric_index(b.metric);
-  });
+  std::stable_sort(columns.begin(), columns.end(),
+                   [&](const ResultColumn& a, const ResultColumn& b) {
+                     const auto metric_index = [&](const std::string& m) {
+                       return std::find(metrics.begin(), metrics.end(), m) - metrics.begin();
+                     };
+                     if (std::tie(a.dataset, a.split) != std::tie(b.dataset, b.split))
+                       return std::tie(a.dataset, a.split) < std::tie(b.dataset, b.split);
+                     if (group_rank(a.group_kind) != group_rank(b.group_kind))
+                       return group_rank(a.group_kind) < group_rank(b.group_kind);
+                     if (a.group_value != b.group_value)
+                       return number_aware_less(a.group_value, b.group_value);
+                     return metric_index(a.metric) < metric_index(b.metric);
+                   });
   return columns;
 }
 

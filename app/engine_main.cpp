@@ -20,7 +20,6 @@ int main(int argc, char** argv) {
                                               add_submit_command,   add_jobs_command,
                                               add_cancel_command,   add_logs_command};
   // Commands that run the model get the thread and memory settings measured fastest here.
-  if (!runs_without_libtorch(subcommand_of(argc, argv))) lmk::prefer_passive_waiting(argv);
   return run_commands(argc, argv, commands, [](CLI::App& chosen, int threads) {
     if (!runs_without_libtorch(chosen.get_name())) lmk::configure_memory();
     const lmk::BlasInfo blas = lmk::detect_blas();

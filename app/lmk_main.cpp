@@ -3,7 +3,7 @@
 // The commands that need no LibTorch (tokenizers, data, the store, studies and jobs) run here,
 // in a process that maps neither LibTorch nor any CUDA library and starts in milliseconds; the
 // commands that run the model are handed to lmk-engine beside this binary (exec: the same
-// process, its arguments and environment, OMP_WAIT_POLICY set first; docs/ARCHITECTURE.md).
+// process, its arguments and environment; docs/ARCHITECTURE.md).
 #include <unistd.h>
 #include <CLI/CLI.hpp>
 
@@ -13,7 +13,6 @@
 #include <iostream>
 
 #include "app/commands.h"
-#include "core/util/runtime.h"
 
 namespace {
 
@@ -22,9 +21,6 @@ int run_engine(char** argv) {
   std::error_code ec;
   const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   const std::string engine = (exe.parent_path() / "lmk-engine").string();
-  // LibTorch's OpenMP reads its waiting policy when the engine loads it.
-  for (const auto& [name, value] : lmk::passive_waiting_environment())
-    ::setenv(name.c_str(), value.c_str(), 1);
   ::execv(engine.c_str(), argv);
   std::cerr << "lmk: error: cannot start " << engine << " (" << std::strerror(errno)
             << "), which runs the commands that use the model: it is built and installed "

@@ -44,32 +44,9 @@ void configure_memory() {
   mallopt(M_TRIM_THRESHOLD, INT_MAX);
 }
 
-namespace {
-constexpr std::pair<const char*, const char*> kPassiveWaiting[] = {{"OMP_WAIT_POLICY", "PASSIVE"}};
-}  // namespace
-
-std::vector<std::pair<std::string, std::string>> passive_waiting_environment() {
-  std::vector<std::pair<std::string, std::string>> unset;
-  for (const auto& [name, value] : kPassiveWaiting)
-    if (!std::getenv(name)) unset.emplace_back(name, value);
-  return unset;
-}
-
 std::string waiting_settings() {
-  std::string out;
-  for (const auto& [name, value] : kPassiveWaiting) {
-    const char* now = std::getenv(name);
-    out += (out.empty() ? "" : ", ") + std::string(name) + "=" + (now ? now : "unset");
-  }
-  return out;
-}
-
-void prefer_passive_waiting(char** argv) {
-  const auto unset = passive_waiting_environment();
-  if (unset.empty()) return;
-  for (const auto& [name, value] : unset) ::setenv(name.c_str(), value.c_str(), 1);
-  ::execv("/proc/self/exe", argv);
-  // exec failed: carry on with the libraries' own waiting.
+  const char* policy = std::getenv("OMP_WAIT_POLICY");
+  return std::string("OMP_WAIT_POLICY=") + (policy ? policy : "unset");
 }
 
 std::string host_name() {

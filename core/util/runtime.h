@@ -13,16 +13,10 @@ namespace lmk {
 // forward pass page-faults its activations in again: up to 3x slower on long inputs here).
 void configure_memory();
 
-// Makes idle OpenMP worker threads sleep instead of spinning against the threads doing the work
-// on the two cores (OMP_WAIT_POLICY=PASSIVE: LibTorch's and MKL's threads are GCC's libgomp,
-// which reads the variable when it is loaded, before main(); docs/BENCHMARKS.md has the
-// measurements). When it is unset, this sets it (a user's own value stays) and re-executes the
-// program (argv as given). Returns only when no re-execution happened. `lmk` sets it before it
-// starts lmk-engine, so the engine does not execute itself again.
-void prefer_passive_waiting(char** argv);
-// The assignments prefer_passive_waiting makes: the variables above that are unset now.
-std::vector<std::pair<std::string, std::string>> passive_waiting_environment();
 // "OMP_WAIT_POLICY=..." as this process has it ("unset" when unset), for benchmark headers.
+// lmk leaves libgomp's waiting as it is: with one OpenMP runtime for LibTorch, MKL and lmk's
+// kernels, its default (spin a while, then sleep) measured faster than PASSIVE
+// (docs/BENCHMARKS.md, LibTorch 2.11).
 std::string waiting_settings();
 
 // This machine's host name ("" when it cannot be read), recorded with every run in the store.

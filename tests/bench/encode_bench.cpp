@@ -71,7 +71,6 @@ int run(const Options& options);
 }  // namespace
 
 int main(int argc, char** argv) {
-  lmk::prefer_passive_waiting(argv);
   lmk::configure_memory();
   CLI::App app{"lmk_encode_bench: encoder forward throughput against this machine's fp32 matmul"};
   Options options;

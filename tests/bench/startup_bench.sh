@@ -62,16 +62,17 @@ for n in "${!commands[@]}"; do
   rss=()
   code=0
   for ((i = 0; i < runs; i++)); do
+    started="$EPOCHREALTIME"
     # shellcheck disable=SC2086
-    out="$( { /usr/bin/time -f '%e %M' "$lmk" $command >/dev/null 2>/dev/null; } 2>&1 )" || code=$?
-    times+=("$(awk '{print $1}' <<<"${out##*$'\n'}")")
-    rss+=("$(awk '{print $2}' <<<"${out##*$'\n'}")")
+    /usr/bin/time -o "$work/time.txt" -f '%M' "$lmk" $command >/dev/null 2>&1 || code=$?
+    times+=("$(awk -v a="$started" -v b="$EPOCHREALTIME" 'BEGIN { print b - a }')")
+    rss+=("$(tail -n 1 "$work/time.txt")")
   done
   # shellcheck disable=SC2086
   libs="$(LD_DEBUG=files "$lmk" $command 2>&1 >/dev/null | sed -n 's/.*[[:space:]]file=\([^ ]*\) \[.*/\1/p' |
           xargs -n1 basename 2>/dev/null | sort -u)" || true
   count="$(grep -c . <<<"$libs" || true)"
-  heavy="$(grep -E '^lib(torch|c10|cudart|cupti|cublas|cudnn|nccl|lmk_cuda|cuda\.)' <<<"$libs" | tr '\n' ' ')"
+  heavy="$(grep -E '^lib(torch|c10|cudart|cupti|cublas|cudnn|nccl|lmk_cuda|cuda\.)' <<<"$libs" | tr '\n' ' ' || true)"
   python3 - "${labels[$n]}" "$code" "$count" "${heavy:-none}" "${times[*]}" "${rss[*]}" <<'PY'
 import statistics, sys
 name, code, count, heavy, times, rss = sys.argv[1:7]

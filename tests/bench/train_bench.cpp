@@ -372,7 +372,6 @@ void print_parts(const BenchOptions& o, double matmul) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  lmk::prefer_passive_waiting(argv);
   lmk::configure_memory();
   BenchOptions o;
   for (int i = 1; i + 1 < argc; i += 2) {

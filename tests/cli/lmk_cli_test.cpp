@@ -193,22 +193,6 @@ TEST_F(LmkCliTest, ModelInitHonoursEveryShapeOptionOrRefusesIt) {
   EXPECT_FALSE(std::filesystem::exists(folder + "-bad")) << "nothing written on a refusal";
 }
 
-TEST_F(LmkCliTest, ModelProcessesRunWithIdleThreadsSleeping) {
-  // Started without the variable, the bench executes itself again with it set (libgomp reads it
-  // when it is loaded); a user's own value stays. The bench shares lmk-engine's
-  // prefer_passive_waiting and names what it ran with (lmk sets the variable before it starts
-  // lmk-engine: ProcessCliTest).
-  const std::string args = "--preset tiny --lengths 16 --repeats 1";
-  Result r = testing::run_built("tests/lmk_encode_bench", args, "",
-                                "env -u OMP_WAIT_POLICY LMK_THREADS=1");
-  ASSERT_EQ(r.code, 0) << r.output;
-  EXPECT_NE(r.output.find("idle threads OMP_WAIT_POLICY=PASSIVE"), std::string::npos) << r.output;
-  r = testing::run_built("tests/lmk_encode_bench", args, "",
-                         "LMK_THREADS=1 OMP_WAIT_POLICY=ACTIVE");
-  ASSERT_EQ(r.code, 0) << r.output;
-  EXPECT_NE(r.output.find("idle threads OMP_WAIT_POLICY=ACTIVE"), std::string::npos) << r.output;
-}
-
 TEST_F(LmkCliTest, EncodeBenchMeasuresAModelFolderOrACustomShape) {
   Result r = testing::run_built("tests/lmk_encode_bench", "--help", "", testing::kQuickEnv);
   EXPECT_EQ(r.code, 0) << r.output;

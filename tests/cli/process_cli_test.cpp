@@ -1,8 +1,8 @@
 // What each lmk process loads, read from the dynamic loader's own account (LD_DEBUG=files):
 // the commands that need no LibTorch map neither LibTorch nor a CUDA library; the model
-// commands run in lmk-engine, started once (lmk sets its OpenMP waiting first, so it does not
-// execute itself again), with LibTorch's CPU library and its one BLAS, and without the CUDA
-// module or the CUDA libraries behind it (cuBLAS, cuDNN, NCCL) unless --device cuda asks.
+// commands run in lmk-engine, started once, with LibTorch's CPU library and its one BLAS, and
+// without the CUDA module or the CUDA libraries behind it (cuBLAS, cuDNN, NCCL) unless
+// --device cuda asks.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -103,10 +103,9 @@ TEST_F(ProcessCliTest, ModelCommandsOnTheCpuRunInTheEngineWithOneBlasAndNoCudaMo
   ASSERT_EQ(r.code, 0) << r.output;
   const std::string docs = dir_.write("docs.jsonl", "{\"id\": \"a\", \"text\": \"w1 w2 w3\"}\n");
   const std::string out = (dir_.path() / "emb.npy").string();
-  // OMP_WAIT_POLICY unset: lmk sets it for the engine, which then does not start itself again.
   const Loaded loaded =
       run_loaded("encode --model " + model + " --pooling cls --input " + docs + " --out " + out, "",
-                 "env -u OMP_WAIT_POLICY LMK_THREADS=1");
+                 "LMK_THREADS=1");
   ASSERT_EQ(loaded.result.code, 0) << loaded.result.output;
   EXPECT_TRUE(std::filesystem::exists(out));
   // Two programs: lmk, then lmk-engine (which keeps lmk's argv[0]); a third would be the engine

@@ -22,12 +22,9 @@ namespace lmk::testing {
 
 using Result = ShellResult;
 
-// Environment for the tests' lmk processes: one thread, and the idle-thread waiting of
-// prefer_passive_waiting set beforehand, as lmk sets it for lmk-engine (the benchmarks would
-// otherwise execute themselves again to set it). kQuickEnv is the same as shell assignments
-// (run_lmk's env).
-inline const std::vector<std::string> kQuickEnvironment = {"LMK_THREADS=1",
-                                                           "OMP_WAIT_POLICY=PASSIVE"};
+// Environment for the tests' lmk processes: one thread (the tests run two at a time on the two
+// cores). kQuickEnv is the same as shell assignments (run_lmk's env).
+inline const std::vector<std::string> kQuickEnvironment = {"LMK_THREADS=1"};
 inline const std::string kQuickEnv = [] {
   std::string env;
   for (const std::string& assignment : kQuickEnvironment)

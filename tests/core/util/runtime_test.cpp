@@ -12,34 +12,6 @@
 namespace lmk {
 namespace {
 
-// Sets or unsets the idle-waiting variables for one test, restoring them after.
-class WaitingEnvironment {
- public:
-  WaitingEnvironment() {
-    for (const char* name : kNames)
-      if (const char* value = std::getenv(name)) saved_.emplace_back(name, value);
-  }
-  ~WaitingEnvironment() {
-    for (const char* name : kNames) ::unsetenv(name);
-    for (const auto& [name, value] : saved_) ::setenv(name.c_str(), value.c_str(), 1);
-  }
-  static constexpr const char* kNames[] = {"OMP_WAIT_POLICY"};
-
- private:
-  std::vector<std::pair<std::string, std::string>> saved_;
-};
-
-TEST(RuntimeTest, PassiveWaitingSetsOnlyWhatTheUserLeftUnset) {
-  WaitingEnvironment restore;
-  using Assignments = std::vector<std::pair<std::string, std::string>>;
-  ::unsetenv("OMP_WAIT_POLICY");
-  EXPECT_EQ(passive_waiting_environment(), (Assignments{{"OMP_WAIT_POLICY", "PASSIVE"}}));
-  EXPECT_EQ(waiting_settings(), "OMP_WAIT_POLICY=unset");
-  ::setenv("OMP_WAIT_POLICY", "ACTIVE", 1);
-  EXPECT_TRUE(passive_waiting_environment().empty()) << "nothing to set: no re-execution";
-  EXPECT_EQ(waiting_settings(), "OMP_WAIT_POLICY=ACTIVE");
-}
-
 // The signal tests run in child processes (death tests fork): the handlers and the flag are
 // process-wide.
 TEST(RuntimeTest, StopSignalsOnlyRecordTheFirstSignal) {
