@@ -4,7 +4,6 @@
 
 #include <iostream>
 #include <map>
-#include <set>
 #include <sstream>
 
 #include "core/util/error.h"
@@ -61,11 +60,21 @@ std::string subcommand_of(int argc, char** argv) {
   return "";
 }
 
+const std::vector<Command>& commands_without_libtorch() {
+  static const std::vector<Command> commands = {
+      {"tokenize", add_tokenize_command}, {"tokenizer-train", add_tokenizer_train_command},
+      {"data", add_data_command},         {"results", add_results_command},
+      {"compare", add_compare_command},   {"export", add_export_command},
+      {"study", add_study_command},       {"submit", add_submit_command},
+      {"jobs", add_jobs_command},         {"cancel", add_cancel_command},
+      {"logs", add_logs_command}};
+  return commands;
+}
+
 bool runs_without_libtorch(const std::string& subcommand) {
-  static const std::set<std::string> commands = {"tokenize", "tokenizer-train", "data",  "results",
-                                                 "compare",  "export",          "study", "submit",
-                                                 "jobs",     "cancel",          "logs"};
-  return commands.count(subcommand) > 0;
+  for (const Command& command : commands_without_libtorch())
+    if (subcommand == command.name) return true;
+  return false;
 }
 
 int run_commands(int argc, char** argv, const std::vector<CommandAdder>& adders,

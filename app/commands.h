@@ -27,8 +27,15 @@ using CommandAdder = Runner (*)(CLI::App&);
 // global --threads N.
 std::string subcommand_of(int argc, char** argv);
 
-// The commands that need no LibTorch: `lmk` runs these itself and hands every other command to
-// lmk-engine beside it (app/lmk_main.cpp).
+// A subcommand's name and its registration.
+struct Command {
+  const char* name;
+  CommandAdder add;
+};
+
+// The commands that need no LibTorch (tokenizers, data, the store, studies, jobs): `lmk` runs
+// these itself and hands every other command to lmk-engine beside it (app/lmk_main.cpp).
+const std::vector<Command>& commands_without_libtorch();
 bool runs_without_libtorch(const std::string& subcommand);
 
 // lmk's main: registers `adders`' subcommands (and --version, --threads) on one CLI, parses argv

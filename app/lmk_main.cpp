@@ -34,10 +34,7 @@ int main(int argc, char** argv) {
   using namespace lmk::cli;
   const bool version_only = argc == 2 && std::string(argv[1]) == "--version";
   if (!version_only && !runs_without_libtorch(subcommand_of(argc, argv))) return run_engine(argv);
-  return run_commands(
-      argc, argv,
-      {add_tokenize_command, add_tokenizer_train_command, add_data_command, add_results_command,
-       add_compare_command, add_export_command, add_study_command, add_submit_command,
-       add_jobs_command, add_cancel_command, add_logs_command},
-      nullptr);
+  std::vector<CommandAdder> commands;
+  for (const Command& command : commands_without_libtorch()) commands.push_back(command.add);
+  return run_commands(argc, argv, commands, nullptr);
 }

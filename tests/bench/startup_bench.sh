@@ -69,7 +69,7 @@ for n in "${!commands[@]}"; do
     rss+=("$(tail -n 1 "$work/time.txt")")
   done
   # shellcheck disable=SC2086
-  libs="$(LD_DEBUG=files "$lmk" $command 2>&1 >/dev/null | sed -n 's/.*[[:space:]]file=\([^ ]*\) \[.*/\1/p' |
+  libs="$(LD_DEBUG=files "$lmk" $command 2>&1 >/dev/null | sed -n 's/.*[[:space:]]file=\([^ ]*\) \[[0-9]*\];  generating link map.*/\1/p' |
           xargs -n1 basename 2>/dev/null | sort -u)" || true
   count="$(grep -c . <<<"$libs" || true)"
   heavy="$(grep -E '^lib(torch|c10|cudart|cupti|cublas|cudnn|nccl|lmk_cuda|cuda\.)' <<<"$libs" | tr '\n' ' ' || true)"

@@ -23,7 +23,7 @@ using testing::TempDir;
 
 // A command's run under LD_DEBUG=files: its output without the loader's lines, the programs
 // started (one per exec, by argv[0]) and the file names of every library loaded, NEEDED or
-// dlopen'ed.
+// dlopen'ed (a library looked for and not found is not loaded).
 struct Loaded {
   Result result;
   std::vector<std::string> programs;
@@ -47,7 +47,7 @@ Loaded run_loaded(const std::string& args, const std::string& input = "",
   const Result raw = run_lmk(args, input, "LD_DEBUG=files " + env);
   const std::regex loader(R"(^\s*\d+:\t)");  // the loader's lines: "  PID:<tab>..."
   const std::regex program(R"(initialize program: (\S+))");
-  const std::regex file(R"(\bfile=(\S+) \[)");
+  const std::regex file(R"(\bfile=(\S+) \[\d+\];  generating link map)");  // loaded, not tried
   std::istringstream lines(raw.output);
   std::string line;
   loaded.result.code = raw.code;
@@ -96,6 +96,28 @@ TEST_F(ProcessCliTest, CommandsWithoutTheModelMapNeitherLibTorchNorCuda) {
   }
 }
 
+// lmk's own list of the commands without LibTorch (app/commands.cpp) and what it registers agree:
+// each one's --help comes from lmk alone; the model commands' from lmk-engine.
+TEST_F(ProcessCliTest, EachCommandRunsInTheProcessItsListSays) {
+  for (const char* own : {"tokenize", "tokenizer-train", "data", "results", "compare", "export",
+                          "study", "submit", "jobs", "cancel", "logs"}) {
+    const Loaded loaded = run_loaded(std::string(own) + " --help");
+    EXPECT_EQ(loaded.result.code, 0) << own << "\n" << loaded.result.output;
+    EXPECT_EQ(loaded.programs, std::vector<std::string>{"lmk"}) << own;
+  }
+  for (const char* model :
+       {"model", "inspect", "encode", "attention", "eval", "train", "pretrain"}) {
+    const Loaded loaded = run_loaded(std::string(model) + " --help");
+    EXPECT_EQ(loaded.result.code, 0) << model << "\n" << loaded.result.output;
+    EXPECT_EQ(loaded.programs, (std::vector<std::string>{"lmk", "lmk"})) << model;
+    EXPECT_TRUE(loaded.has("libtorch_cpu.so")) << model;
+  }
+  // With no command, the engine lists every one.
+  const Loaded all = run_loaded("--help");
+  for (const char* command : {"tokenize", "logs", "encode", "pretrain"})
+    EXPECT_NE(all.result.output.find(std::string("  ") + command), std::string::npos) << command;
+}
+
 TEST_F(ProcessCliTest, ModelCommandsOnTheCpuRunInTheEngineWithOneBlasAndNoCudaModule) {
   const std::string model = (dir_.path() / "model").string();
   Result r = run_lmk("model init --preset tiny --tokenizer " + tokenizer_ + " --out " + model, "",
@@ -116,6 +138,10 @@ TEST_F(ProcessCliTest, ModelCommandsOnTheCpuRunInTheEngineWithOneBlasAndNoCudaMo
     EXPECT_FALSE(loaded.has(cuda)) << "a CPU command loads " << cuda << ": " << loaded.list();
   for (const char* blas : kOtherBlas)
     EXPECT_FALSE(loaded.has(blas)) << "a second BLAS: " << loaded.list();
+  // What Debian's LibTorch 1.13 brought into every process (288 libraries) stays out.
+  for (const char* world : {"libopencv", "libavcodec", "libgdal", "libQt5", "libgst", "libpoppler"})
+    EXPECT_FALSE(loaded.has(world)) << loaded.list();
+  EXPECT_LT(loaded.libraries.size(), 40u) << loaded.list();
 }
 
 TEST_F(ProcessCliTest, CudaDeviceLoadsTheCudaModuleAndSaysWhatItFinds) {
