@@ -139,6 +139,7 @@ TEST_F(ProcessCliTest, ModelCommandsOnTheCpuRunInTheEngineWithOneBlasAndNoCudaMo
   for (const char* blas : kOtherBlas)
     EXPECT_FALSE(loaded.has(blas)) << "a second BLAS: " << loaded.list();
   // What Debian's LibTorch 1.13 brought into every process (288 libraries) stays out.
+  EXPECT_FALSE(loaded.has("libgloo")) << "Gloo is inside libtorch_cpu.so; Debian's is headers only";
   for (const char* world : {"libopencv", "libavcodec", "libgdal", "libQt5", "libgst", "libpoppler"})
     EXPECT_FALSE(loaded.has(world)) << loaded.list();
   EXPECT_LT(loaded.libraries.size(), 40u) << loaded.list();
