@@ -9,13 +9,41 @@
 #include <QTextStream>
 
 #include <exception>
+#include <memory>
 
 #include "widgets/explorer_view.h"
 #include "widgets/main_window.h"
 #include "widgets/store_connection.h"
 
+namespace {
+
+// Whether argv holds `name` (as --name, or --name=...).
+bool has_option(int argc, char** argv, const char* name) {
+  const QByteArray flag = QByteArray("--") + name;
+  for (int i = 1; i < argc; ++i) {
+    const QByteArray arg(argv[i]);
+    if (arg == flag || arg.startsWith(flag + '=')) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  QApplication app(argc, argv);
+  // Decided before Qt picks a display: --help and --version print and need none (a
+  // QCoreApplication answers them), and --screenshot renders offscreen unless the user chose a
+  // platform.
+  const bool help = has_option(argc, argv, "help") || has_option(argc, argv, "help-all") ||
+                    (argc > 1 && (QByteArray(argv[1]) == "-h" || QByteArray(argv[1]) == "-v")) ||
+                    has_option(argc, argv, "version");
+  if (has_option(argc, argv, "screenshot") && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+    qputenv("QT_QPA_PLATFORM", "offscreen");
+  std::unique_ptr<QCoreApplication> app;
+  if (help) {
+    app = std::make_unique<QCoreApplication>(argc, argv);
+  } else {
+    app = std::make_unique<QApplication>(argc, argv);
+  }
   QApplication::setOrganizationName(QStringLiteral("lmk"));
   QApplication::setApplicationName(QStringLiteral("lmk-workbench"));
   QApplication::setApplicationVersion(QStringLiteral("0.1.0"));
@@ -41,7 +69,7 @@ int main(int argc, char** argv) {
                      "and LMK of one document)"),
       QStringLiteral("FILE"));
   parser.addOptions({db_option, screenshot_option, size_option, explore_option});
-  parser.process(app);
+  parser.process(*app);
 
   QTextStream err(stderr);
   // Screenshots show the defaults, not this user's recent files, columns or last study, and
@@ -52,16 +80,18 @@ int main(int argc, char** argv) {
     QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, screenshot_settings.path());
   }
   QString db = parser.value(db_option);
+  // A missing store stops screenshots (exit 2); on the desktop the window opens and says so
+  // (MainWindow::open_store: the status bar and a message box).
   if (!db.isEmpty() && !QFileInfo(db).isFile()) {
-    err << "lmk-workbench: " << db << ": no such results store\n";
-    return 2;
+    err << "lmk-workbench: " << db << ": no such results store" << Qt::endl;
+    if (parser.isSet(screenshot_option)) return 2;
   }
   if (db.isEmpty() && !parser.isSet(screenshot_option)) {
     const QStringList recent = QSettings().value(QStringLiteral("recent_stores")).toStringList();
     if (!recent.isEmpty() && QFileInfo(recent.first()).isFile()) db = recent.first();
   }
 
-  if (!db.isEmpty()) {
+  if (!db.isEmpty() && QFileInfo(db).isFile()) {
     try {
       lmk::widgets::store_connection(db);
     } catch (const lmk::widgets::StoreError& e) {

@@ -168,6 +168,58 @@ class MainWindowTest : public QObject {
     QVERIFY(QString::fromUtf8(workbench.readAllStandardError()).contains("missing.lmkattn"));
   }
 
+  // Without a display: no QT_QPA_PLATFORM, no DISPLAY, no WAYLAND_DISPLAY. --help and
+  // --version need none; --screenshot goes offscreen by itself.
+  void help_version_and_screenshots_need_no_display() {
+    QProcessEnvironment headless = QProcessEnvironment::systemEnvironment();
+    for (const char* name : {"QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"})
+      headless.remove(QString::fromLatin1(name));
+    QProcess workbench;
+    workbench.setProcessEnvironment(headless);
+    workbench.start(QString(LMK_BINARY_DIR) + "/app/lmk-workbench", {"--help"});
+    QVERIFY(workbench.waitForFinished(30000));
+    QCOMPARE(workbench.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(workbench.exitCode(), 0);
+    QVERIFY(QString::fromUtf8(workbench.readAllStandardOutput()).contains("--screenshot"));
+    workbench.start(QString(LMK_BINARY_DIR) + "/app/lmk-workbench", {"--version"});
+    QVERIFY(workbench.waitForFinished(30000));
+    QCOMPARE(workbench.exitCode(), 0);
+    QVERIFY(QString::fromUtf8(workbench.readAllStandardOutput()).contains("0.1.0"));
+    QTemporaryDir dir;
+    workbench.start(QString(LMK_BINARY_DIR) + "/app/lmk-workbench",
+                    {"--db", LMK_WORKBENCH_STUDY_DB, "--screenshot", dir.path()});
+    QVERIFY(workbench.waitForFinished(120000));
+    QCOMPARE(workbench.exitStatus(), QProcess::NormalExit);
+    QVERIFY2(workbench.exitCode() == 0, workbench.readAllStandardError().constData());
+    QVERIFY(QString::fromUtf8(workbench.readAllStandardOutput()).contains("results.png"));
+  }
+
+  // On the desktop a missing store opens the window, which says so; it does not exit.
+  void a_missing_store_on_the_desktop_opens_the_window_and_says_so() {
+    QTemporaryDir dir;
+    QProcess workbench;
+    workbench.start(QString(LMK_BINARY_DIR) + "/app/lmk-workbench",
+                    {"--db", dir.filePath("missing.db")});
+    QVERIFY(workbench.waitForStarted(10000));
+    QString said;
+    QElapsedTimer waited;
+    waited.start();
+    while (!said.contains("missing.db") && waited.elapsed() < 30000) {
+      workbench.waitForReadyRead(500);
+      said += QString::fromUtf8(workbench.readAllStandardError());
+    }
+    QVERIFY2(said.contains("missing.db: no such results store"), qPrintable(said));
+    QVERIFY2(!workbench.waitForFinished(2000), qPrintable(said));  // the window stays open
+    QCOMPARE(workbench.state(), QProcess::Running);
+    workbench.kill();
+    workbench.waitForFinished(10000);
+    MainWindow window;  // what that window shows
+    window.open_store(dir.filePath("missing.db"));
+    QVERIFY(window.db_path().isEmpty());
+    QVERIFY2(window.statusBar()->currentMessage().contains("missing.db: no such results store"),
+             qPrintable(window.statusBar()->currentMessage()));
+  }
+
   void screenshot_mode_rejects_a_missing_store_with_exit_code_2() {
     QTemporaryDir dir;
     QProcess workbench;
