@@ -18,6 +18,24 @@ QString default_metric(const QStringList& metrics, const QString& kept) {
   return metrics.isEmpty() ? QString() : metrics.front();
 }
 
+// The columns for `depths` (sorted, distinct): their regular grid when they lie on one (the
+// smallest gap as its step, at most 4x as many columns), so that a depth no run has is an empty
+// column and the axis stays proportional; else the depths themselves.
+QVector<double> depth_columns(const QVector<double>& depths) {
+  if (depths.size() < 3) return depths;
+  double step = depths[1] - depths[0];
+  for (int i = 2; i < depths.size(); ++i) step = std::min(step, depths[i] - depths[i - 1]);
+  const double span = (depths.back() - depths.front()) / step;
+  const int count = static_cast<int>(std::llround(span)) + 1;
+  if (step <= 0 || std::abs(span + 1 - count) > 1e-6 || count > 4 * depths.size()) return depths;
+  QVector<double> grid;
+  for (int i = 0; i < count; ++i) grid.append(std::round((depths.front() + i * step) * 1e9) / 1e9);
+  for (double d : depths)  // every depth must be one of the grid's
+    if (std::none_of(grid.begin(), grid.end(), [&](double g) { return std::abs(g - d) < 1e-6; }))
+      return depths;
+  return grid;
+}
+
 // The index of `depth` among `depths` (the same rounding the map used), or -1.
 int depth_index(const std::vector<double>& depths, double depth) {
   for (size_t i = 0; i < depths.size(); ++i)
@@ -152,9 +170,9 @@ void NeedleMapView::redraw() {
         lengths_.append(QString::fromStdString(length));
   }
   std::sort(depths_.begin(), depths_.end());
+  depths_ = depth_columns(depths_);
   std::sort(lengths_.begin(), lengths_.end(), number_aware_less);
   const int rows = lengths_.size(), columns = depths_.size();
-  const double step = columns > 1 ? depths_[1] - depths_[0] : 0.1;
 
   auto* margins = new QCPMarginGroup(figure);
   color_scale_ = new QCPColorScale(figure);
@@ -178,12 +196,14 @@ void NeedleMapView::redraw() {
     x_axis->setLabel(tr("evidence depth"));
     if (p == 0) y_axis->setLabel(tr("document length (tokens)"));
     y_axis->setRangeReversed(true);  // shortest on top
+    // Columns sit at their index on the axis, each tick labelled with the column's depth: the
+    // cells, their N and the ticks share one coordinate (the colour map spaces its cells evenly).
     auto depth_ticks = QSharedPointer<QCPAxisTickerText>::create();
     for (int c = 0; c < columns; ++c)
       if (columns <= 11 || c % 2 == 0)
-        depth_ticks->addTick(depths_[c], QString::number(depths_[c]));
+        depth_ticks->addTick(column_coordinate(c), QString::number(depths_[c]));
     x_axis->setTicker(depth_ticks);
-    x_axis->setRange(depths_.front() - step / 2, depths_.back() + step / 2);
+    x_axis->setRange(-0.5, columns - 0.5);
     auto length_ticks = QSharedPointer<QCPAxisTickerText>::create();
     for (int r = 0; r < rows; ++r) length_ticks->addTick(r, lengths_[r]);
     y_axis->setTicker(length_ticks);
@@ -195,8 +215,7 @@ void NeedleMapView::redraw() {
     panel.map->setColorScale(color_scale_);
     QCPColorMapData* data = panel.map->data();
     data->setSize(columns, rows);
-    data->setRange(columns > 1 ? QCPRange(depths_.front(), depths_.back())
-                               : QCPRange(depths_.front() - step / 2, depths_.front() + step / 2),
+    data->setRange(columns > 1 ? QCPRange(0, columns - 1) : QCPRange(-0.5, 0.5),
                    rows > 1 ? QCPRange(0, rows - 1) : QCPRange(-0.5, 0.5));
     panel.counts = QVector<QVector<QCPItemText*>>(rows, QVector<QCPItemText*>(columns, nullptr));
     for (int r = 0; r < rows; ++r) {
@@ -215,7 +234,7 @@ void NeedleMapView::redraw() {
         auto* count = new QCPItemText(figure);
         count->setClipAxisRect(panel.rect);
         count->position->setAxes(x_axis, y_axis);
-        count->position->setCoords(depths_[c], r);
+        count->position->setCoords(column_coordinate(c), r);
         count->setFont(small);
         count->setText(filled ? QString::number(cell->n) : QString());
         count->setColor(filled && cell->mean > 0.6 ? Qt::black : Qt::white);
@@ -286,11 +305,8 @@ void NeedleMapView::show_tooltip(QMouseEvent* event) {
   QString text;
   for (int p = 0; p < panels_.size() && rect; ++p) {
     if (panels_[p].rect != rect || depths_.isEmpty()) continue;
-    const double x = rect->axis(QCPAxis::atBottom)->pixelToCoord(pos.x());
+    const int column = qRound(rect->axis(QCPAxis::atBottom)->pixelToCoord(pos.x()));
     const int row = qRound(rect->axis(QCPAxis::atLeft)->pixelToCoord(pos.y()));
-    int column = 0;
-    for (int c = 1; c < depths_.size(); ++c)
-      if (std::abs(depths_[c] - x) < std::abs(depths_[column] - x)) column = c;
     text = describe(p, row, column);
   }
   if (text.isEmpty())

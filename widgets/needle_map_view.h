@@ -46,9 +46,17 @@ class NeedleMapView : public PlotView {
   // no query fell), its N as written in the cell, and the colour range (the same for all).
   double cell_value(int panel, int row, int column) const;
   QString cell_text(int panel, int row, int column) const;
+  QCPItemText* cell_label(int panel, int row, int column) const {
+    return panels_[panel].counts[row][column];
+  }
   QCPColorScale* color_scale() const { return color_scale_; }
   QCPRange color_range(int panel) const;
   QCPColorMap* color_map(int panel) const { return panels_[panel].map; }
+  // The depth of each column, left to right: the depths of the runs shown on their regular grid
+  // (a depth none has is an empty column), or the depths themselves where they fit no grid.
+  const QVector<double>& depths() const { return depths_; }
+  // Where column `column` and row `row` sit on the panels' axes (cells, N labels and ticks alike).
+  static double column_coordinate(int column) { return column; }
   // The hover text of a cell (empty outside the grid).
   QString describe(int panel, int row, int column) const;
 
@@ -75,7 +83,7 @@ class NeedleMapView : public PlotView {
   QVector<MapRun> runs_;   // every run of the dataset
   QVector<MapRun> shown_;  // the first kMaxPanels
   QVector<Panel> panels_;
-  QVector<double> depths_;  // the columns: every depth any shown run has
+  QVector<double> depths_;  // the columns' depths (depths())
   QStringList lengths_;     // the rows: every length any shown run has, shortest on top
 };
 

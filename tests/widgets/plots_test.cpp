@@ -598,6 +598,15 @@ class PlotsTest : public QObject {
                    {dataset}))
         depths << d.toInt();
       std::sort(depths.begin(), depths.end());
+      // The columns: every stored depth, on its regular grid (a depth no query has is an empty
+      // column, so the axis stays proportional).
+      const QVector<double>& columns = view.depths();
+      for (int d : depths)
+        QVERIFY2(std::any_of(columns.begin(), columns.end(),
+                             [&](double c) { return std::llround(c * 10) == d; }),
+                 qPrintable(QString::number(d)));
+      for (int c = 1; c < columns.size(); ++c)
+        QVERIFY(std::abs((columns[c] - columns[c - 1]) - (columns[1] - columns[0])) < 1e-9);
       int checked = 0;
       for (int p = 0; p < runs.size(); ++p) {
         QCOMPARE(view.color_map(p)->colorScale(), view.color_scale());
@@ -614,9 +623,27 @@ class PlotsTest : public QObject {
           sum += q.value(2).toDouble();
           ++n;
         }
+        // Where each column is drawn: its tick (labelled with its depth), its N label and the
+        // colour map's cell all at one coordinate (they were a column apart when depths were
+        // missing from the grid).
+        auto* ticker =
+            dynamic_cast<QCPAxisTickerText*>(view.color_map(p)->keyAxis()->ticker().data());
+        QVERIFY(ticker);
+        for (int c = 0; c < columns.size(); ++c) {
+          const double x = NeedleMapView::column_coordinate(c);
+          if (columns.size() <= 11) QCOMPARE(ticker->ticks().value(x), QString::number(columns[c]));
+          for (int r = 0; r < lengths.size(); ++r) {
+            int key = -1, value = -1;
+            view.color_map(p)->data()->coordToCell(x, r, &key, &value);
+            QCOMPARE(key, c);
+            QCOMPARE(value, r);
+            QCOMPARE(view.cell_label(p, r, c)->position->coords(), QPointF(x, r));
+          }
+        }
         for (int r = 0; r < lengths.size(); ++r) {
-          for (int c = 0; c < depths.size(); ++c) {
-            const auto found = cells.find({lengths[r], depths[c]});
+          for (int c = 0; c < columns.size(); ++c) {
+            const auto found =
+                cells.find({lengths[r], static_cast<int>(std::llround(columns[c] * 10))});
             if (found == cells.end()) {
               QVERIFY(std::isnan(view.cell_value(p, r, c)));
               QCOMPARE(view.cell_text(p, r, c), QString());
