@@ -10,6 +10,8 @@
 #include <QPushButton>
 #include <QTableWidget>
 
+#include <stdexcept>
+
 #include <algorithm>
 #include <cmath>
 
@@ -278,6 +280,7 @@ void CompareView::runs_changed() {
       std::max(0, static_cast<int>(datasets.indexOf(qMakePair(kept.value(0), kept.value(1))))));
   if (datasets.isEmpty()) {
     pair_ = RunPair();
+    clear_shown_pair();
     show_message(
         different_folders(runs_[a], runs_[b])
             ? tr("Runs #%1 and #%2 evaluated different dataset folders (%3; %4): their "
@@ -334,13 +337,18 @@ QString CompareView::summary() const {
       .arg(pair_.note.isEmpty() ? QString() : QStringLiteral("\n") + pair_.note);
 }
 
-void CompareView::draw() {
-  QCustomPlot* figure = plot();
-  figure->clearPlottables();
-  figure->clearItems();
+void CompareView::clear_shown_pair() {
+  plot()->clearPlottables();
+  plot()->clearItems();
+  plot()->replot();
   queries_->setRowCount(0);
   details_->clear();
   listed_.clear();
+}
+
+void CompareView::draw() {
+  QCustomPlot* figure = plot();
+  clear_shown_pair();
   if (pair_.pairs.isEmpty()) {
     show_message(pair_.note.isEmpty() ? tr("No shared queries") : pair_.note);
     return;
@@ -476,6 +484,11 @@ void CompareView::show_details(int row) {
 }
 
 void CompareView::export_queries_csv(const QString& path) const {
+  if (pair_.pairs.isEmpty())
+    throw std::runtime_error((message().isEmpty()
+                                  ? tr("No pair of runs compared: nothing to export")
+                                  : tr("Nothing to export: %1").arg(message()))
+                                 .toStdString());
   QString csv = QStringLiteral("part,query,a,b,difference\r\n");
   for (const QueryPair& p : pair_.pairs) {
     csv += QStringLiteral("%1,%2,%3,%4,%5\r\n")

@@ -68,6 +68,8 @@ class CompareView : public PlotView {
   void load_shown();
   void display(const ComparedPair& shown);
   void draw();
+  // Empties the plot, the query list and the details (a refused pair shows none of the last).
+  void clear_shown_pair();
 
   QComboBox* run_a_ = nullptr;
   QComboBox* run_b_ = nullptr;

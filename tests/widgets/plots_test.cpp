@@ -875,7 +875,21 @@ class PlotsTest : public QObject {
     QSqlDatabase::removeDatabase("other-folder");
     CompareView refused;
     QVERIFY(loads(refused, [&] { refused.set_store(copy); }));
+    // A pair that compares first, then the refused one: nothing of the first pair stays.
+    const qint64 mean = run_named("mean/manpages-passages");
+    QVERIFY(loads(refused, [&] { refused.set_runs(cls, mean); }));
+    QVERIFY(refused.queries_table()->rowCount() > 0);
+    QSignalSpy details(&refused, &CompareView::details_shown);
+    refused.show_details(0);
+    QVERIFY(details.count() > 0 || details.wait(10000));
+    QVERIFY(!refused.details().isEmpty());
     QVERIFY(loads(refused, [&] { refused.set_runs(cls, lmk); }));
+    QCOMPARE(refused.queries_table()->rowCount(), 0);
+    QVERIFY2(refused.details().isEmpty(), qPrintable(refused.details()));
+    QCOMPARE(refused.plot()->graphCount(), 0);
+    QVERIFY_THROWS_EXCEPTION(std::exception,
+                             refused.export_queries_csv(dir.filePath("refused.csv")));
+    QVERIFY(!QFile::exists(dir.filePath("refused.csv")));
     QVERIFY2(refused.message().contains("evaluated different dataset folders"),
              qPrintable(refused.message()));
     QVERIFY2(refused.message().contains("/elsewhere/manpages-passages"),
