@@ -6,6 +6,7 @@
 #include <iostream>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "app/commands.h"
 #include "app/store_access.h"
@@ -195,6 +196,21 @@ int run_compare(const CompareArgs& args) {
         for (const EvalResult& e : results[i]) names.insert(e.dataset + "/" + e.split);
         return join(names);
       };
+      // Shared, but only in groups not asked for (a store from before every dataset had its
+      // whole-set score): say which --group pairs them.
+      std::set<std::string> other_groups;
+      for (const EvalResult& a : results[r])
+        for (const EvalResult& b : results[other])
+          if (std::tie(a.dataset, a.split, a.metric, a.group_kind, a.group_value) ==
+                  std::tie(b.dataset, b.split, b.metric, b.group_kind, b.group_value) &&
+              !wanted_group(a, args.groups) && a.group_kind.rfind("position@", 0) != 0)
+            other_groups.insert(a.group_kind == "part" ? "length" : a.group_kind);
+      if (!other_groups.empty()) {
+        throw input_error("compare", "runs " + std::to_string(runs[r].id) + " and " +
+                                         std::to_string(runs[other].id) + " share " + datasets(r) +
+                                         " only by " + join(other_groups) + ": add --group " +
+                                         *other_groups.begin());
+      }
       throw input_error("compare", "runs " + std::to_string(runs[r].id) + " and " +
                                        std::to_string(runs[other].id) +
                                        " share no evaluated dataset and metric (" + rows[r] + ": " +

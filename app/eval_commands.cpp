@@ -111,7 +111,9 @@ EvalOutcome evaluate_retrieval_dataset(const EvalArgs& args, const DatasetInfo& 
   EvalOutcome outcome;
   std::vector<EvalResult>& rows = outcome.rows;
   json& mteb_scores = outcome.mteb_scores;
-  std::map<std::string, std::vector<double>> overall;  // metric -> value per part
+  // metric -> (sum of the part's mean x its queries, queries): the dataset's score is the mean
+  // over all its queries, pooled over its parts (core/eval/store_comparison.h).
+  std::map<std::string, std::pair<double, size_t>> overall;
   RetrievalTiming total;
   size_t short_targets = 0;
   std::cout << "dataset " << dataset.task << " (" << dataset.parts.size() << " part"
@@ -154,7 +156,9 @@ EvalOutcome evaluate_retrieval_dataset(const EvalArgs& args, const DatasetInfo& 
     json entry = {{"hf_subset", "default"}, {"languages", {"eng-Latn"}}};
     for (const auto& [metric, value] : result.metrics.overall.values) {
       rows.push_back({dataset.task, split, metric, value, group_kind, part.name});
-      overall[metric].push_back(value);
+      auto& [sum, count] = overall[metric];
+      sum += value * static_cast<double>(result.metrics.per_query.size());
+      count += result.metrics.per_query.size();
       entry[metric] = value;
     }
     // A metric of the part's overall means (0 when the cutoffs asked for leave it out).
@@ -211,18 +215,24 @@ EvalOutcome evaluate_retrieval_dataset(const EvalArgs& args, const DatasetInfo& 
     throw InputError("lmk eval: every query's target is shorter than " +
                      std::to_string(options.min_target_length) + " tokens (" +
                      std::to_string(short_targets) + " queries): nothing to score");
-  // Overall: the mean over the parts (LongEmbed's average over lengths), or the one part.
+  // The dataset's score: the mean over all its queries, pooled over the parts (not the mean of
+  // the parts' means, which weighs a part of 8 queries as one of 31); a dataset of one unnamed
+  // part has it already.
   std::map<std::string, double> overall_means;
-  for (const auto& [metric, values] : overall) {
-    double sum = 0;
-    for (double v : values) sum += v;
-    overall_means[metric] = sum / static_cast<double>(values.size());
-    if (dataset.parts.size() > 1)
+  size_t overall_queries = 0;
+  const bool one_unnamed_part = dataset.parts.size() == 1 && dataset.parts[0].name.empty();
+  for (const auto& [metric, sum_count] : overall) {
+    overall_means[metric] = sum_count.first / static_cast<double>(sum_count.second);
+    overall_queries = std::max(overall_queries, sum_count.second);
+    if (!one_unnamed_part)
       rows.push_back({dataset.task, split, metric, overall_means[metric], "all", ""});
   }
-  std::cout << "  overall: " << dataset.main_score << " "
-            << format_value(overall_means[dataset.main_score]) << "\n  by evidence position ("
-            << dataset.main_score << ", queries):\n";
+  std::cout << "  overall (all " << overall_queries << " queries";
+  if (!one_unnamed_part)
+    std::cout << ", pooled over the " << (dataset.part_kind.empty() ? "" : dataset.part_kind + " ")
+              << "parts";
+  std::cout << "): " << dataset.main_score << " " << format_value(overall_means[dataset.main_score])
+            << "\n  by evidence position (" << dataset.main_score << ", queries):\n";
   for (const auto& [bucket, metrics] : by_position) {
     for (const auto& [metric, sum_count] : metrics) {
       const double mean =

@@ -89,9 +89,13 @@ int run_results(const ResultsArgs& args) {
     return 0;
   }
 
-  // The chosen metric over whole splits, per run and dataset/split.
+  // The chosen metric over whole splits, per run and dataset/split: a run's score on a dataset,
+  // the mean over all its queries pooled over its parts, with N and its interval where the
+  // per-query results are stored (the same cells as lmk compare's).
   std::vector<std::map<std::string, std::string>> params;
-  std::vector<std::map<std::string, double>> values;
+  std::vector<std::map<std::string, std::string>> values;
+  bool any_interval = false;
+  const stats::ResamplingOptions resampling;
   std::set<std::string> columns, other_metrics;
   for (const auto& run : runs) {
     params.push_back(store.run_params(run.id));
@@ -103,7 +107,18 @@ int run_results(const ResultsArgs& args) {
         continue;
       }
       const std::string column = result.dataset + "/" + result.split;
-      values.back()[column] = result.value;
+      const std::vector<QueryScore> scores =
+          store.query_scores(run.id, result.dataset, result.split, result.metric);
+      std::string cell = format_metric(result.value);
+      if (!scores.empty()) {
+        const CellSummary summary = summarize_scores(scores, resampling);
+        char text[64];
+        std::snprintf(text, sizeof text, "%.4f ± %.4f (N %zu)", summary.mean,
+                      summary.interval.half_width(), summary.n);
+        cell = text;
+        any_interval = true;
+      }
+      values.back()[column] = cell;
       columns.insert(column);
     }
   }
@@ -131,12 +146,19 @@ int run_results(const ResultsArgs& args) {
     for (const auto& key : keys) row.push_back({value_or_absent(params[r], key)});
     for (const auto& column : columns) {
       const auto it = values[r].find(column);
-      row.push_back({it == values[r].end() ? kAbsent : format_metric(it->second)});
+      row.push_back({it == values[r].end() ? kAbsent : it->second});
     }
     table.add_row(std::move(row));
   }
   std::cout << table.render(stdout_is_terminal());
-  if (!columns.empty()) std::cout << "(" << args.metric << ", whole split)\n";
+  if (!columns.empty()) {
+    std::cout << "(" << args.metric
+              << " on each dataset: the mean over all its queries, pooled over its parts";
+    if (any_interval)
+      std::cout << ", ± half the width of its 95 % percentile bootstrap interval ("
+                << resampling.resamples << " resamples of the queries), N queries";
+    std::cout << "; lmk compare gives paired tests, --group length the parts)\n";
+  }
   return 0;
 }
 

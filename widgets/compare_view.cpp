@@ -324,7 +324,7 @@ QString CompareView::summary() const {
   if (!pair_.compared) return pair_.note;
   const lmk::stats::PairedComparison& c = pair_.comparison;
   return tr("A − B = %1 (95 % CI %2 … %3, BCa %4 … %5)\n%6 (two-sided): p = %7; d_z = %8; "
-            "N = %9 queries (A %10, B %11)%12")
+            "N = %9 queries, pooled over the dataset's parts (mean A %10, B %11)%12")
       .arg(signed_number(c.difference), signed_number(c.difference_interval.low),
            signed_number(c.difference_interval.high), signed_number(c.difference_bca.low),
            signed_number(c.difference_bca.high),

@@ -136,7 +136,8 @@ void RunsTableModel::build_columns() {
                         "dataset = ? AND split = ? AND metric = ? AND "
                         "group_kind = 'all' AND group_value = '')"),
          {benchmark.dataset, benchmark.split, metric_},
-         tr("%1 on %2 (split %3, whole set)").arg(metric_, benchmark.dataset, benchmark.split)});
+         tr("%1 on %2 (split %3): the mean over all the dataset's queries, pooled over its parts")
+             .arg(metric_, benchmark.dataset, benchmark.split)});
 }
 
 bool RunsTableModel::reload(const QString& db_path) {

@@ -152,8 +152,9 @@ std::vector<std::string> ComparisonTable::legend() const {
   char confidence[16];
   std::snprintf(confidence, sizeof confidence, "%g", 100 * resampling.confidence);
   std::vector<std::string> lines = {
-      std::string("Cells: the mean over the queries ± half the width of its ") + confidence +
-      " % " + (options.bca ? "BCa" : "percentile") + " bootstrap interval (" +
+      std::string("Cells: the mean of the metric over the queries (a dataset's: over all its ") +
+      "queries, pooled over its parts; a part's: over that part's) ± half the width of its " +
+      confidence + " % " + (options.bca ? "BCa" : "percentile") + " bootstrap interval (" +
       std::to_string(resampling.resamples) + " resamples of the queries, seed " +
       std::to_string(resampling.seed) + ")."};
   char alpha[16];

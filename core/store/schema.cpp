@@ -163,11 +163,22 @@ CREATE TABLE query_metrics (
 ) WITHOUT ROWID;
 )sql";
 
+// Version 5: one definition of a run's score on a dataset -- the mean of the metric over all the
+// dataset's queries, pooled over its parts -- where lmk compare and the workbench's Compare had it
+// and the stored 'all' rows did not (those held the mean of the parts' means, and a dataset of
+// one named part had none). Recomputed from the per-query results wherever they exist.
+const char* const kVersion5 = R"sql(
+INSERT OR REPLACE INTO eval_results (run_id, dataset, split, metric, group_kind, group_value, value)
+SELECT q.run_id, q.dataset, q.split, m.metric, 'all', '', AVG(m.value)
+FROM eval_queries q JOIN query_metrics m ON m.query = q.id
+GROUP BY q.run_id, q.dataset, q.split, m.metric;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& migrations() {
   static const std::vector<Migration> all = {
-      {1, kVersion1}, {2, kVersion2}, {3, kVersion3}, {4, kVersion4}};
+      {1, kVersion1}, {2, kVersion2}, {3, kVersion3}, {4, kVersion4}, {5, kVersion5}};
   return all;
 }
 

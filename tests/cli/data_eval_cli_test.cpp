@@ -139,7 +139,8 @@ TEST_F(DataEvalCliTest, PasskeyEvaluatedIntoTheStoreAndMteb) {
   }
   EXPECT_EQ(lengths, (std::set<std::string>{"64", "128"}));
   EXPECT_FALSE(positions.empty());
-  EXPECT_NEAR(overall, length_sum / 2, 1e-9) << "overall = mean over the lengths";
+  // Both lengths have 4 queries, so the mean over the 8 queries is the mean of the two means.
+  EXPECT_NEAR(overall, length_sum / 2, 1e-9) << "overall = the mean over all the queries";
   // Attention profiles of the pooling tokens: per length, bins summing to 1.
   std::map<std::string, double> profile_sums;
   for (const auto& row : store.attention_profiles(runs[0].id))
@@ -235,6 +236,99 @@ TEST_F(DataEvalCliTest, PasskeyEvaluatedIntoTheStoreAndMteb) {
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("every query's target is shorter than 100000 tokens"), std::string::npos)
       << r.output;
+}
+
+// A run's score on a dataset is the mean over all its queries, pooled over its parts: the one
+// definition of lmk results, lmk compare, the store and the workbench's views. (It was the mean
+// of the parts' means in the store, the pooled mean in compare: two winners for the same runs.)
+// A dataset of one named part has its score too, so lmk compare pairs it by default.
+TEST_F(DataEvalCliTest, ADatasetsScoreIsTheMeanOverAllItsQueriesPooledOverItsParts) {
+  Result r = run_lmk("data passkey --tokenizer " + tokenizer_ + " --out " + path("passkey") +
+                     " --lengths 64,128 --documents 8 --queries 6 --seed 5");
+  ASSERT_EQ(r.code, 0) << r.output;
+  // Part 128 keeps 2 of its 6 queries: 6 + 2, so the two definitions differ.
+  for (const std::string file : {"queries.jsonl", "qrels/test.tsv"}) {
+    const std::string name = path("passkey/128/" + file);
+    std::istringstream lines(read_file(name));
+    std::string kept, line;
+    for (int n = 0; std::getline(lines, line);) {
+      const bool header = line.rfind("query-id", 0) == 0;
+      if (header || n++ < 2) kept += line + "\n";
+    }
+    AtomicFile out(name);
+    out.write(kept);
+    out.commit();
+  }
+  r = run_lmk("data passkey --tokenizer " + tokenizer_ + " --out " + path("one-part") +
+              " --lengths 64 --documents 8 --queries 4 --seed 6");
+  ASSERT_EQ(r.code, 0) << r.output;
+  ASSERT_EQ(
+      run_lmk("model init --preset tiny --tokenizer " + tokenizer_ + " --out " + path("m")).code,
+      0);
+  const std::string db = path("scores.db");
+  for (const std::string dataset : {"passkey", "one-part"})
+    for (const std::string pooling : {"cls", "mean"}) {
+      r = run_lmk("eval --model " + path("m") + " --dataset " + path(dataset) + " --pooling " +
+                      pooling + " --db " + db,
+                  "", testing::kQuickEnv);
+      ASSERT_EQ(r.code, 0) << r.output;
+      if (dataset == "passkey") {
+        EXPECT_NE(r.output.find("overall (all 8 queries, pooled over the length parts)"),
+                  std::string::npos)
+            << r.output;
+      }
+    }
+  ResultsStore store(db, ResultsStore::OpenMode::Existing);
+  std::vector<double> pooled;
+  for (int64_t run : {1, 2}) {
+    double sum = 0;
+    const std::vector<QueryScore> scores = store.query_scores(run, "passkey", "test", "ndcg_at_10");
+    ASSERT_EQ(scores.size(), 8u);
+    for (const QueryScore& s : scores) sum += s.value;
+    pooled.push_back(sum / 8);
+    double all = -1, parts = 0;
+    for (const EvalResult& e : store.eval_results(run, "passkey")) {
+      if (e.metric != "ndcg_at_10") continue;
+      if (e.group_kind == "all") all = e.value;
+      if (e.group_kind == "length") parts += e.value / 2;
+    }
+    EXPECT_NEAR(all, pooled.back(), 1e-12) << "run " << run;
+    EXPECT_GT(std::abs(parts - pooled.back()), 1e-6) << "run " << run
+                                                     << ": the test needs the two "
+                                                        "definitions to differ";
+  }
+  // lmk compare pairs them by default, each cell the pooled mean over the 8 queries, and lmk
+  // results shows the same scores with N.
+  r = run_lmk("compare --db " + db + " 1 2 --format csv");
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::vector<double> compared;
+  std::istringstream csv(r.output);
+  for (std::string line; std::getline(csv, line);) {
+    if (line.rfind("cell,", 0) != 0) continue;
+    std::vector<std::string> fields;
+    std::istringstream in(line);
+    for (std::string field; std::getline(in, field, ',');) fields.push_back(field);
+    ASSERT_GE(fields.size(), 8u) << line;
+    EXPECT_EQ(fields[6], "8") << line;  // n
+    compared.push_back(std::stod(fields[7]));
+  }
+  ASSERT_EQ(compared.size(), 2u) << r.output;
+  for (size_t i = 0; i < 2; ++i) EXPECT_NEAR(compared[i], pooled[i], 1e-12);
+  r = run_lmk("results --db " + db);
+  ASSERT_EQ(r.code, 0) << r.output;
+  for (double mean : pooled) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.4f ±", mean);
+    EXPECT_NE(r.output.find(text), std::string::npos) << text << "\n" << r.output;
+  }
+  EXPECT_NE(r.output.find("(N 8)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("the mean over all its queries, pooled over its parts"),
+            std::string::npos)
+      << r.output;
+  // One named part: its score is stored, and compare needs no --group.
+  r = run_lmk("compare --db " + db + " 3 4");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("passkey/test ndcg_at_10"), std::string::npos) << r.output;
 }
 
 TEST_F(DataEvalCliTest, CorpusPairsAndStats) {

@@ -100,7 +100,8 @@ TEST_F(StoreCliTest, ResultsTable) {
             "--  -------  --------  -----------  -------  --------  ------------\n"
             " 1  cls      FINISHED  -            cls        0.2500        0.5000\n"
             " 2  lmk-g32  FINISHED  32           lmk             -        0.6250\n"
-            "(ndcg_at_10, whole split)\n");
+            "(ndcg_at_10 on each dataset: the mean over all its queries, pooled over its parts; "
+            "lmk compare gives paired tests, --group length the parts)\n");
 
   // All runs: the experiment column appears; recall instead of nDCG.
   r = lmk("results --db " + db_ + " --metric recall_at_100");
@@ -160,6 +161,31 @@ TEST_F(StoreCliTest, CompareShowsConfigDifferencesAndMeansOfRunsWithoutPerQueryR
   r = shell("env -u NO_COLOR script -qec '" + kLmk + "compare --db " + db_ + " 1 2' /dev/null");
   EXPECT_NE(r.out.find("\x1b[1mlmk\x1b[0m"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("\x1b[1msmall"), std::string::npos) << r.out;
+}
+
+// Runs that share a dataset only by its parts (a store from before every dataset had its whole-set
+// score, without per-query rows to compute it from): the refusal says which --group pairs them.
+TEST(StoreCliGroups, RunsSharingOnlyPartsAreToldWhichGroupPairsThem) {
+  TempDir dir;
+  const std::string db = (dir.path() / "parts.db").string();
+  {
+    ResultsStore store(db);
+    const int64_t experiment = store.get_or_create_experiment("old");
+    for (const char* pooling : {"cls", "mean"}) {
+      const int64_t run =
+          store.create_run(experiment, {pooling, "eval", json{{"pooling", pooling}}});
+      store.add_eval_results(run, {{"passkey", "test", "ndcg_at_1", 0.5, "length", "256"}});
+      store.set_run_status(run, RunStatus::Finished);
+    }
+  }
+  Output r = lmk("compare --db " + db + " 1 2");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("runs 1 and 2 share passkey/test only by length: add --group length"),
+            std::string::npos)
+      << r.err;
+  r = lmk("compare --db " + db + " 1 2 --group length");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("length=256"), std::string::npos) << r.out;
 }
 
 TEST_F(StoreCliTest, ExportCsv) {

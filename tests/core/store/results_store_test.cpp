@@ -168,10 +168,60 @@ TEST(ResultsStoreTest, AVersion3StoreOpensWithoutPerQueryData) {
                         "INSERT INTO eval_results (run_id, dataset, split, metric, value) "
                         "VALUES (1, 'corpus-documents', 'test', 'ndcg_at_10', 0.25); COMMIT;");
   ResultsStore store(path, ResultsStore::OpenMode::Existing);
-  EXPECT_EQ(store.schema_version(), 4);
+  EXPECT_EQ(store.schema_version(), store_schema::current_version());
   EXPECT_EQ(store.eval_results(1).at(0).value, 0.25) << "what was stored stays";
   EXPECT_FALSE(store.has_query_results(1));
   EXPECT_TRUE(store.query_scores(1, "corpus-documents", "test", "ndcg_at_10").empty());
+}
+
+// Version 5: a run's score on a dataset is the mean over all its queries, pooled over its parts.
+// A version-4 store held the mean of the parts' means (8 queries weighed as much as 2) and no
+// score at all for a dataset of one named part; opening it recomputes them from the per-query
+// rows, and leaves alone what has none.
+TEST(ResultsStoreTest, AVersion4StoreGetsScoresPooledOverTheParts) {
+  TempDir dir;
+  const std::string path = (dir.path() / "v4.db").string();
+  std::string sql = "BEGIN;";
+  for (const auto& migration : store_schema::migrations())
+    if (migration.version <= 4) sql += migration.sql;
+  sql += "PRAGMA application_id = " + std::to_string(store_schema::kApplicationId) +
+         "; PRAGMA user_version = 4;"
+         "INSERT INTO experiments (name) VALUES ('old');"
+         "INSERT INTO runs (experiment_id, name, kind) VALUES (1, 'two parts', 'eval'), "
+         "(1, 'one named part', 'eval'), (1, 'no per-query rows', 'eval');"
+         // Run 1: part 128 has 2 queries at 1.0, part 512 has 6 at 0.0: the parts' means are 1
+         // and 0, their mean 0.5; over the 8 queries the mean is 0.25.
+         "INSERT INTO eval_results VALUES (1, 'docs', 'test', 'ndcg_at_10', 'length', '128', 1.0),"
+         "(1, 'docs', 'test', 'ndcg_at_10', 'length', '512', 0.0),"
+         "(1, 'docs', 'test', 'ndcg_at_10', 'all', '', 0.5),"
+         "(2, 'passkey', 'test', 'ndcg_at_10', 'length', '256', 0.75),"
+         "(3, 'docs', 'test', 'ndcg_at_10', 'all', '', 0.4);";
+  for (int q = 0; q < 8; ++q)
+    sql +=
+        "INSERT INTO eval_queries (run_id, dataset, split, part, query_id) VALUES (1, 'docs', "
+        "'test', '" +
+        std::string(q < 2 ? "128" : "512") + "', 'q" + std::to_string(q) +
+        "'); INSERT INTO query_metrics VALUES (last_insert_rowid(), 'ndcg_at_10', " +
+        (q < 2 ? "1.0" : "0.0") + ");";
+  for (int q = 0; q < 4; ++q)
+    sql +=
+        "INSERT INTO eval_queries (run_id, dataset, split, part, query_id) VALUES (2, "
+        "'passkey', 'test', '256', 'q" +
+        std::to_string(q) + "'); INSERT INTO query_metrics VALUES (last_insert_rowid(), " +
+        "'ndcg_at_10', " + (q == 0 ? "0.0" : "1.0") + ");";
+  execute_sql(path, sql + "COMMIT;");
+  ResultsStore store(path, ResultsStore::OpenMode::Existing);
+  EXPECT_EQ(store.schema_version(), store_schema::current_version());
+  auto value = [&](int64_t run, const std::string& kind, const std::string& group) {
+    for (const EvalResult& e : store.eval_results(run))
+      if (e.group_kind == kind && e.group_value == group) return e.value;
+    return -1.0;
+  };
+  EXPECT_DOUBLE_EQ(value(1, "all", ""), 0.25) << "pooled over the 8 queries, not 0.5";
+  EXPECT_DOUBLE_EQ(value(1, "length", "128"), 1.0) << "the parts stay";
+  EXPECT_DOUBLE_EQ(value(1, "length", "512"), 0.0);
+  EXPECT_DOUBLE_EQ(value(2, "all", ""), 0.75) << "one named part: its score, now stored";
+  EXPECT_DOUBLE_EQ(value(3, "all", ""), 0.4) << "no per-query rows: what was stored stays";
 }
 
 TEST(ResultsStoreTest, StoresPerQueryResultsAndReplacesAPartEvaluatedAgain) {
