@@ -10,6 +10,7 @@
 #include <atomic>
 #include <mutex>
 
+#include "core/store/results_store.h"
 #include "core/store/schema.h"
 
 namespace lmk::widgets {
@@ -103,6 +104,16 @@ QSqlDatabase store_connection(const QString& path) {
                            .arg(version)
                            .arg(store_schema::current_version())
                            .toStdString());
+    // An older schema is brought up to date as lmk does when it opens the store (the core's
+    // migrations; e.g. version 5's scores pooled over the parts), so that every view reads what
+    // the CLI reads.
+    if (version < store_schema::current_version()) {
+      try {
+        const ResultsStore upgraded(path.toStdString(), ResultsStore::OpenMode::Existing);
+      } catch (const std::exception& e) {
+        throw StoreError(e.what());
+      }
+    }
   } catch (const StoreError&) {
     db.close();
     db = QSqlDatabase();

@@ -22,6 +22,7 @@
 #include <map>
 #include <set>
 
+#include "core/store/schema.h"
 #include "tests/widgets/fixture_store.h"
 #include "tests/widgets/form_input.h"
 #include "widgets/designer_view.h"
@@ -265,23 +266,28 @@ void JobsTest::stores_without_jobs_show_the_empty_state() {
            qPrintable(monitor.empty_text()));
   QCOMPARE(monitor.model()->rowCount(), 0);
 
-  // A store of an lmk from before jobs (schema version 2): no jobs table at all.
+  // A store of an lmk from before jobs (schema version 2: no jobs table at all), which the
+  // workbench upgrades on open as lmk does.
   const QString old_store = dir_.filePath(QStringLiteral("v2.db"));
-  lmk::widgets::testing::copy_fixture_store(old_store);
   {
     QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("v2"));
     db.setDatabaseName(old_store);
     QVERIFY(db.open());
     QSqlQuery query(db);
-    QVERIFY(query.exec(QStringLiteral("DROP TABLE jobs")));
+    for (const auto& migration : lmk::store_schema::migrations()) {
+      if (migration.version > 2) continue;
+      for (const QString& statement : QString(migration.sql).split(';', Qt::SkipEmptyParts))
+        if (!statement.trimmed().isEmpty()) QVERIFY2(query.exec(statement), qPrintable(statement));
+    }
+    QVERIFY(query.exec(
+        QStringLiteral("PRAGMA application_id = %1").arg(lmk::store_schema::kApplicationId)));
     QVERIFY(query.exec(QStringLiteral("PRAGMA user_version = 2")));
     db.close();
   }
   QSqlDatabase::removeDatabase(QStringLiteral("v2"));
   monitor.set_store(old_store);
   QTRY_VERIFY_WITH_TIMEOUT(loaded.count() >= 2, 10000);
-  QVERIFY2(monitor.empty_text().contains(QStringLiteral("no jobs")) &&
-               monitor.empty_text().contains(QStringLiteral("lmk study")),
+  QVERIFY2(monitor.empty_text().contains(QStringLiteral("No jobs yet")),
            qPrintable(monitor.empty_text()));
   QCOMPARE(monitor.model()->rowCount(), 0);
 

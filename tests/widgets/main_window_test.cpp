@@ -16,6 +16,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "core/store/schema.h"
 #include "tests/widgets/fixture_store.h"
 #include "widgets/main_window.h"
 #include "widgets/store_connection.h"
@@ -102,6 +103,47 @@ class MainWindowTest : public QObject {
              qPrintable(window.statusBar()->currentMessage()));
     for (StoreView* view : window.views()) QVERIFY(view->db_path().isEmpty());
     QVERIFY_THROWS_EXCEPTION(lmk::widgets::StoreError, lmk::widgets::store_connection(path));
+  }
+
+  // A store of an older schema is upgraded as lmk upgrades it: a version-4 store's whole-set
+  // scores (the mean of the parts' means) become the mean over all the queries, which the views
+  // then show as lmk does.
+  void an_older_store_is_upgraded_on_open() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("v4.db");
+    lmk::widgets::testing::copy_fixture_store(path);
+    double pooled = 0;
+    qint64 run = 0;
+    {
+      QSqlDatabase db = QSqlDatabase::addDatabase("QSQLITE", "v4");
+      db.setDatabaseName(path);
+      QVERIFY(db.open());
+      QSqlQuery q(db);
+      QVERIFY(
+          q.exec("SELECT q.run_id, AVG(m.value) FROM eval_queries q JOIN query_metrics m ON "
+                 "m.query = q.id WHERE q.dataset = 'passkey' AND m.metric = 'ndcg_at_1' "
+                 "GROUP BY q.run_id ORDER BY q.run_id LIMIT 1"));
+      QVERIFY(q.next());
+      run = q.value(0).toLongLong();
+      pooled = q.value(1).toDouble();
+      QVERIFY(q.exec(QString("UPDATE eval_results SET value = 0.123 WHERE run_id = %1 AND "
+                             "dataset = 'passkey' AND metric = 'ndcg_at_1' AND group_kind = 'all'")
+                         .arg(run)));
+      QCOMPARE(q.numRowsAffected(), 1);
+      QVERIFY(q.exec("PRAGMA user_version = 4"));
+      db.close();
+    }
+    QSqlDatabase::removeDatabase("v4");
+    const QSqlDatabase db = lmk::widgets::store_connection(path);
+    QSqlQuery q(db);
+    QVERIFY(q.exec("PRAGMA user_version"));
+    QVERIFY(q.next());
+    QCOMPARE(q.value(0).toInt(), lmk::store_schema::current_version());
+    QVERIFY(q.exec(QString("SELECT value FROM eval_results WHERE run_id = %1 AND dataset = "
+                           "'passkey' AND metric = 'ndcg_at_1' AND group_kind = 'all'")
+                       .arg(run)));
+    QVERIFY(q.next());
+    QVERIFY(std::abs(q.value(0).toDouble() - pooled) < 1e-12);
   }
 
   // The command README's screenshots come from: one PNG per view, of the requested size.
