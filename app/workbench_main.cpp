@@ -119,6 +119,7 @@ int main(int argc, char** argv) {
   }
   window.show();
   if (!db.isEmpty()) window.open_store(db);
+  if (parser.isSet(db_option)) window.show_results();  // a store named: its results first
   if (!explore.isEmpty()) {
     lmk::widgets::ExplorerView* explorer = window.explorer();
     for (const QString& path : explore) explorer->open_file(path);

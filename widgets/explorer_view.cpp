@@ -81,6 +81,7 @@ void ExplorerView::build_controls() {
   run_->setToolTip(tr("An evaluation run of the open store: its model, pooling and test queries"));
   run_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
   run_->setMinimumContentsLength(10);
+  fit_list_to_items(run_);
   model_ = new QLineEdit(this);
   model_->setObjectName(QStringLiteral("explorer_model"));
   model_->setPlaceholderText(tr("model folder (config.json, model.safetensors, tokenizer)"));
@@ -143,6 +144,7 @@ void ExplorerView::build_controls() {
   query_choice_ = new QComboBox(target_page);
   query_choice_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
   query_choice_->setMinimumContentsLength(12);
+  fit_list_to_items(query_choice_);
   target_layout->addWidget(part_);
   target_layout->addWidget(query_choice_, 1);
   source_pages_->addWidget(file_page);

@@ -1,24 +1,35 @@
 #include "widgets/main_window.h"
 
+#include <qcustomplot.h>
+#include <sqlite3.h>
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QDialog>
+#include <QDialogButtonBox>
 #include <QDir>
 #include <QEventLoop>
+#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFileSystemWatcher>
+#include <QGuiApplication>
 #include <QKeySequence>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QProcess>
 #include <QRegularExpression>
+#include <QScreen>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTextBrowser>
 #include <QTimer>
+#include <QVBoxLayout>
 
 #include <stdexcept>
 
+#include "core/store/schema.h"
 #include "widgets/attention_view.h"
 #include "widgets/compare_view.h"
 #include "widgets/curves_view.h"
@@ -27,6 +38,8 @@
 #include "widgets/job_monitor_view.h"
 #include "widgets/length_view.h"
 #include "widgets/needle_map_view.h"
+#include "widgets/plot_export.h"
+#include "widgets/plot_view.h"
 #include "widgets/results_view.h"
 #include "widgets/store_connection.h"
 #include "widgets/store_view.h"
@@ -48,6 +61,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   auto* designer = new DesignerView(this);
   auto* monitor = new JobMonitorView(this);
   auto* results = new ResultsView(this);
+  results_ = results;
   auto* compare = new CompareView(this);
   explorer_ = new ExplorerView(this);
   views_ = {designer,
@@ -92,6 +106,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   for (int i = 0; i < static_cast<int>(views_.size()); ++i)
     view_menu->addAction(views_[i]->title(), QKeySequence(QStringLiteral("Ctrl+%1").arg(i + 1)),
                          this, [this, i] { tabs_->setCurrentIndex(i); });
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&User guide"), QKeySequence::HelpContents, this,
+                  [this] { show_text_dialog(tr("User guide"), user_guide_markdown(), true); });
+  help->addAction(tr("&Keyboard shortcuts"), this,
+                  [this] { show_text_dialog(tr("Keyboard shortcuts"), shortcuts_text(), false); });
+  help->addAction(tr("&About Landmark Workbench"), this, [this] {
+    QMessageBox::about(this, tr("About Landmark Workbench"), about_text());
+  });
   update_recent_menu();
 
   // A run writing into the store changes the database or its WAL file: refresh the visible view
@@ -117,7 +139,15 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     });
 
   QSettings settings;
-  restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+  // The user's last size and place, else most of the screen's available area (Qt's default
+  // size from the widgets' hints cut the designer's fields off).
+  if (!restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray())) {
+    if (const QScreen* screen = QGuiApplication::primaryScreen()) {
+      const QRect available = screen->availableGeometry();
+      resize(available.width() * 9 / 10, available.height() * 9 / 10);
+      move(available.center() - rect().center());
+    }
+  }
   tabs_->setCurrentIndex(settings.value(QStringLiteral("window/tab"), 0).toInt());
   connect(tabs_, &QTabWidget::currentChanged, this,
           [](int index) { QSettings().setValue(QStringLiteral("window/tab"), index); });
@@ -195,12 +225,97 @@ void MainWindow::update_recent_menu() {
   recent_menu_->setEnabled(!recent.isEmpty());
 }
 
+void MainWindow::show_results() {
+  tabs_->setCurrentWidget(results_);
+}
+
+void MainWindow::export_view_to(const QString& path) {
+  if (auto* plot = qobject_cast<PlotView*>(tabs_->currentWidget())) {
+    plot->export_to(path);
+  } else {
+    export_widget(tabs_->currentWidget(), path);
+  }
+}
+
 void MainWindow::export_current_view() {
-  const QString path =
-      QFileDialog::getSaveFileName(this, tr("Export view"), QString(), tr("PNG image (*.png)"));
+  QString name = static_cast<StoreView*>(tabs_->currentWidget())->title().toLower();
+  name.replace(QRegularExpression(QStringLiteral("[^a-z0-9]+")), QStringLiteral("-"));
+  const QString path = QFileDialog::getSaveFileName(
+      this, tr("Export view"), name + QStringLiteral(".png"), plot_file_filters());
   if (path.isEmpty()) return;
-  if (!tabs_->currentWidget()->grab().save(path))
-    QMessageBox::warning(this, tr("Export failed"), tr("Cannot write %1").arg(path));
+  try {
+    export_view_to(path);
+    statusBar()->showMessage(tr("Wrote %1").arg(path), 10000);
+  } catch (const std::exception& e) {
+    QMessageBox::warning(this, tr("Export failed"), QString::fromUtf8(e.what()));
+  }
+}
+
+QString MainWindow::shortcuts_text() const {
+  QStringList lines;
+  for (QAction* menu : menuBar()->actions()) {
+    if (!menu->menu()) continue;
+    for (QAction* action : menu->menu()->actions()) {
+      if (action->shortcut().isEmpty()) continue;
+      QString what = action->text();
+      what.remove(QLatin1Char('&'));
+      lines << QStringLiteral("%1\t%2 → %3")
+                   .arg(action->shortcut().toString(QKeySequence::NativeText),
+                        menu->text().remove(QLatin1Char('&')), what);
+    }
+  }
+  lines << tr("Ctrl+C\tA table: copy the selected cells (tab-separated, with their headers)");
+  return lines.join(QLatin1Char('\n'));
+}
+
+QString MainWindow::about_text() const {
+  // The lmk beside the workbench answers --version in milliseconds (it starts no LibTorch).
+  QProcess lmk;
+  lmk.start(lmk_program(), {QStringLiteral("--version")});
+  QString lmk_version = tr("lmk: not found (%1)").arg(lmk_program());
+  if (lmk.waitForFinished(5000) && lmk.exitCode() == 0)
+    lmk_version = QString::fromUtf8(lmk.readAllStandardOutput()).trimmed();
+  return tr("<b>Landmark Workbench</b> %1<br>Landmark pooling studies for text embeddings "
+            "(Doshi et al., arXiv 2601.21525).<br><br>"
+            "Qt %2 (built with %3)<br>QCustomPlot %4<br>SQLite %5<br>Results store schema %6<br>"
+            "%7<br><br>Store: %8")
+      .arg(QCoreApplication::applicationVersion(), QString::fromLatin1(qVersion()),
+           QStringLiteral(QT_VERSION_STR), QStringLiteral(QCUSTOMPLOT_VERSION_STR),
+           QString::fromLatin1(sqlite3_libversion()))
+      .arg(store_schema::current_version())
+      .arg(lmk_version.toHtmlEscaped(),
+           db_path_.isEmpty() ? tr("none open") : db_path_.toHtmlEscaped());
+}
+
+QString MainWindow::user_guide_markdown() const {
+  for (const QString& path : {QDir(QCoreApplication::applicationDirPath())
+                                  .filePath(QStringLiteral("../share/doc/lmk/USER-GUIDE.md")),
+                              QStringLiteral(LMK_SOURCE_DIR "/docs/USER-GUIDE.md")}) {
+    QFile file(path);
+    if (file.open(QIODevice::ReadOnly)) return QString::fromUtf8(file.readAll());
+  }
+  return tr("The user guide (docs/USER-GUIDE.md) is not beside this workbench nor in the "
+            "source tree it was built from (%1).")
+      .arg(QStringLiteral(LMK_SOURCE_DIR));
+}
+
+void MainWindow::show_text_dialog(const QString& title, const QString& text, bool markdown) {
+  auto* dialog = new QDialog(this);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  dialog->setWindowTitle(title);
+  auto* layout = new QVBoxLayout(dialog);
+  auto* browser = new QTextBrowser(dialog);
+  browser->setOpenExternalLinks(true);
+  if (markdown)
+    browser->setMarkdown(text);
+  else
+    browser->setPlainText(text);
+  layout->addWidget(browser);
+  auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close, dialog);
+  connect(buttons, &QDialogButtonBox::rejected, dialog, &QDialog::reject);
+  layout->addWidget(buttons);
+  dialog->resize(std::min(900, width() * 4 / 5), height() * 4 / 5);
+  dialog->open();
 }
 
 QStringList MainWindow::save_screenshots(const QString& dir, int timeout_ms) {

@@ -38,6 +38,21 @@ class MainWindow : public QMainWindow {
   // returns the files written. Throws std::runtime_error when a file cannot be written.
   QStringList save_screenshots(const QString& dir, int timeout_ms = 60000);
 
+  // Shows the Results view (lmk-workbench --db opens on it).
+  void show_results();
+  // Writes the current view to `path` (.png, .pdf or .svg: a plot view's plot as the plot's
+  // Export… does, any other view as drawn); File → Export current view (Ctrl+E) asks for the path.
+  // Throws std::runtime_error naming the path when it cannot.
+  void export_view_to(const QString& path);
+  // Help → Keyboard shortcuts: every menu action with a shortcut, "shortcut\taction" lines.
+  QString shortcuts_text() const;
+  // Help → About: the workbench's version and those of Qt, QCustomPlot, SQLite, the store schema
+  // and the lmk beside it.
+  QString about_text() const;
+  // Help → User guide: docs/USER-GUIDE.md of the source tree this was built from (Markdown), or
+  // why it cannot be found.
+  QString user_guide_markdown() const;
+
  protected:
   void closeEvent(QCloseEvent* event) override;
 
@@ -51,9 +66,11 @@ class MainWindow : public QMainWindow {
   void choose_store();
   void update_recent_menu();
   void export_current_view();
+  void show_text_dialog(const QString& title, const QString& text, bool markdown);
 
   QString db_path_;
   QTabWidget* tabs_ = nullptr;
+  StoreView* results_ = nullptr;
   QMenu* recent_menu_ = nullptr;
   std::vector<StoreView*> views_;
   ExplorerView* explorer_ = nullptr;

@@ -1,5 +1,10 @@
 #include "widgets/plot_view.h"
 
+#include <QAbstractItemView>
+#include <QComboBox>
+#include <QStyle>
+#include <algorithm>
+
 #include <qcustomplot.h>
 
 #include <QHBoxLayout>
@@ -36,7 +41,29 @@ QColor series_color(int index) {
   return colors[((index % count) + count) % count];
 }
 
+void fit_list_to_items(QComboBox* combo) {
+  // The popup shows every item whole (a view may keep the box itself short, as Compare's run
+  // choosers do for a laptop's width), and the box's tooltip names the chosen item.
+  const auto fit = [combo] {
+    int longest = 0;
+    for (int i = 0; i < combo->count(); ++i)
+      longest = std::max(longest, combo->fontMetrics().horizontalAdvance(combo->itemText(i)));
+    combo->view()->setMinimumWidth(longest +
+                                   4 * combo->style()->pixelMetric(QStyle::PM_ScrollBarExtent));
+  };
+  QObject::connect(combo->model(), &QAbstractItemModel::rowsInserted, combo, fit);
+  QObject::connect(combo->model(), &QAbstractItemModel::modelReset, combo, fit);
+  QObject::connect(combo, &QComboBox::currentTextChanged, combo,
+                   [combo](const QString& text) { combo->setToolTip(text); });
+  fit();
+}
+
 void PlotView::add_control(const QString& label, QWidget* widget) {
+  // A list as wide as its longest item (dataset names are long: "python-docs-documents · test").
+  if (auto* combo = qobject_cast<QComboBox*>(widget)) {
+    combo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    fit_list_to_items(combo);
+  }
   const int before_stretch = controls_->count() - 2;  // the stretch, then Export…
   if (!label.isEmpty()) controls_->insertWidget(before_stretch, new QLabel(label, this));
   controls_->insertWidget(controls_->count() - 2, widget);

@@ -13,6 +13,7 @@
 #include "widgets/store_view.h"
 
 class QCPColorGradient;
+class QComboBox;
 class QCustomPlot;
 class QHBoxLayout;
 class QVBoxLayout;
@@ -28,6 +29,10 @@ QColor series_color(int index);
 // its top is yellow — with gpThermal's white top the largest values looked like missing data.
 // QCustomPlot 2.1 has no such preset. NaN cells are transparent.
 QCPColorGradient viridis();
+
+// Makes `combo`'s popup wide enough for its longest item, kept so as items come and go, and its
+// tooltip the chosen item (add_control does this for every list of a plot view).
+void fit_list_to_items(QComboBox* combo);
 
 class PlotView : public StoreView {
   Q_OBJECT

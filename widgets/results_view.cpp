@@ -79,16 +79,26 @@ ResultsView::ResultsView(QWidget* parent) : StoreView(parent) {
   export_button->setPopupMode(QToolButton::InstantPopup);
   auto* export_menu = new QMenu(export_button);
   export_menu->addAction(tr("Runs table as CSV…"), this, [this] {
-    ask_export_csv(tr("Export the runs table"), QStringLiteral("runs.csv"),
-                   [this](const QString& path) { export_runs_csv(path); });
+    ask_export_file(tr("Export the runs table"), QStringLiteral("runs.csv"),
+                    [this](const QString& path) { export_runs_csv(path); });
   });
   export_menu->addAction(tr("Pivot as CSV…"), this, [this] {
-    ask_export_csv(tr("Export the pivot"), QStringLiteral("pivot.csv"),
-                   [this](const QString& path) { export_pivot_csv(path); });
+    ask_export_file(tr("Export the pivot"), QStringLiteral("pivot.csv"),
+                    [this](const QString& path) { export_pivot_csv(path); });
   });
   export_menu->addAction(tr("Pivot with intervals and tests as CSV…"), this, [this] {
-    ask_export_csv(tr("Export the pivot's intervals and tests"), QStringLiteral("pivot-tests.csv"),
-                   [this](const QString& path) { export_pivot_tests_csv(path); });
+    ask_export_file(tr("Export the pivot's intervals and tests"), QStringLiteral("pivot-tests.csv"),
+                    [this](const QString& path) { export_pivot_tests_csv(path); });
+  });
+  export_menu->addAction(tr("Pivot as LaTeX…"), this, [this] {
+    ask_export_file(
+        tr("Export the pivot as LaTeX"), QStringLiteral("pivot.tex"),
+        [this](const QString& path) { export_pivot_latex(path); }, tr("LaTeX (*.tex)"));
+  });
+  export_menu->addAction(tr("Pivot as Markdown…"), this, [this] {
+    ask_export_file(
+        tr("Export the pivot as Markdown"), QStringLiteral("pivot.md"),
+        [this](const QString& path) { export_pivot_markdown(path); }, tr("Markdown (*.md)"));
   });
   export_menu->addAction(tr("Selected runs as MTEB results…"), this, &ResultsView::ask_export_mteb);
   export_button->setMenu(export_menu);

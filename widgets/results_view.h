@@ -55,6 +55,10 @@ class ResultsView : public StoreView {
   void export_pivot_csv(const QString& path);
   // The pivot's cells and tests as lmk compare --format csv writes them.
   void export_pivot_tests_csv(const QString& path);
+  // The pivot as lmk compare / lmk export write it: a LaTeX table (booktabs, the significant best
+  // bold, the legend as caption) or a Markdown one with the legend under it.
+  void export_pivot_latex(const QString& path);
+  void export_pivot_markdown(const QString& path);
   // Writes the selected runs' results as MTEB files under `dir`, off the GUI thread; emits
   // mteb_exported when done.
   void export_mteb(const QString& dir);
@@ -100,9 +104,10 @@ class ResultsView : public StoreView {
   void update_column_menu();
   RunFilter current_filter() const;
   QTableView* make_table(QAbstractItemModel* model);
-  // Asks for a CSV file name and calls write(path); says how it went.
-  void ask_export_csv(const QString& caption, const QString& suggested_name,
-                      const std::function<void(const QString&)>& write);
+  // Asks for a file (of `filter`'s kind; CSV when empty) and writes it with `write`.
+  void ask_export_file(const QString& caption, const QString& suggested_name,
+                       const std::function<void(const QString&)>& write,
+                       const QString& filter = QString());
   void ask_export_mteb();
 
   StoreSummary summary_;

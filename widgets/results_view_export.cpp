@@ -29,6 +29,20 @@ void ResultsView::export_pivot_tests_csv(const QString& path) {
                             lmk::render_comparison(pivot_model_->table().comparison, options)));
 }
 
+void ResultsView::export_pivot_latex(const QString& path) {
+  lmk::ReportOptions options;
+  options.format = lmk::ReportFormat::Latex;
+  write_text_file(path, QString::fromStdString(
+                            lmk::render_comparison(pivot_model_->table().comparison, options)));
+}
+
+void ResultsView::export_pivot_markdown(const QString& path) {
+  lmk::ReportOptions options;
+  options.format = lmk::ReportFormat::Markdown;
+  write_text_file(path, QString::fromStdString(
+                            lmk::render_comparison(pivot_model_->table().comparison, options)));
+}
+
 void ResultsView::export_mteb(const QString& dir) {
   const QList<qlonglong> ids = selected_run_ids();
   const QString metric = metric_combo_->currentText().isEmpty()
@@ -42,10 +56,11 @@ void ResultsView::export_mteb(const QString& dir) {
       [this](QStringList files, const QString& error) { emit mteb_exported(files, error); });
 }
 
-void ResultsView::ask_export_csv(const QString& caption, const QString& suggested_name,
-                                 const std::function<void(const QString&)>& write) {
-  const QString path =
-      QFileDialog::getSaveFileName(this, caption, suggested_name, tr("CSV (*.csv)"));
+void ResultsView::ask_export_file(const QString& caption, const QString& suggested_name,
+                                  const std::function<void(const QString&)>& write,
+                                  const QString& filter) {
+  const QString path = QFileDialog::getSaveFileName(this, caption, suggested_name,
+                                                    filter.isEmpty() ? tr("CSV (*.csv)") : filter);
   if (path.isEmpty()) return;
   try {
     write(path);

@@ -4,8 +4,11 @@
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QGuiApplication>
 #include <QImage>
+#include <QMenuBar>
 #include <QProcess>
+#include <QScreen>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSqlDatabase>
@@ -50,6 +53,84 @@ class MainWindowTest : public QObject {
     }
     const QStringList recent = QSettings().value("recent_stores").toStringList();
     QCOMPARE(recent.value(0), window.db_path());
+  }
+
+  // First start (no saved geometry): most of the screen's available area, inside it; then the
+  // user's own size comes back.
+  void the_first_window_fits_the_screen_and_the_next_is_the_users() {
+    QSettings().remove("window/geometry");
+    const QRect available = QGuiApplication::primaryScreen()->availableGeometry();
+    {
+      MainWindow window;
+      window.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&window));
+      // 9/10 of the available area, or the window's minimum where that is larger (this test's
+      // offscreen screen is 800 px wide, narrower than the widest view's controls).
+      const QSize minimum = window.minimumSizeHint();
+      const QString sizes = QString("%1x%2, minimum %3x%4, available %5x%6")
+                                .arg(window.width())
+                                .arg(window.height())
+                                .arg(minimum.width())
+                                .arg(minimum.height())
+                                .arg(available.width())
+                                .arg(available.height());
+      QVERIFY2(
+          std::abs(window.width() - std::max(minimum.width(), available.width() * 9 / 10)) <= 1,
+          qPrintable(sizes));
+      QVERIFY2(
+          std::abs(window.height() - std::max(minimum.height(), available.height() * 9 / 10)) <= 1,
+          qPrintable(sizes));
+      window.resize(available.width() / 2, available.height() / 2);
+      window.close();  // saves the geometry
+    }
+    MainWindow again;
+    again.show();
+    QCOMPARE(again.size(),
+             QSize(std::max(again.minimumSizeHint().width(), available.width() / 2),
+                   std::max(again.minimumSizeHint().height(), available.height() / 2)));
+    QSettings().remove("window/geometry");
+  }
+
+  // Help: the user guide, every shortcut of the menus, and the versions of what it runs on.
+  void help_shows_the_guide_the_shortcuts_and_the_versions() {
+    MainWindow window;
+    window.open_store(LMK_WORKBENCH_STUDY_DB);
+    QStringList menus;
+    for (QAction* action : window.menuBar()->actions()) menus << action->text();
+    QVERIFY2(menus.contains("&Help"), qPrintable(menus.join(", ")));
+    QVERIFY2(window.user_guide_markdown().startsWith("# "),
+             qPrintable(window.user_guide_markdown().left(80)));
+    QVERIFY(window.user_guide_markdown().contains("lmk-workbench"));
+    const QString shortcuts = window.shortcuts_text();
+    for (const char* key : {"Ctrl+O", "Ctrl+E", "Ctrl+1", "Ctrl+9", "F1"})
+      QVERIFY2(shortcuts.contains(key), qPrintable(key + QString(" in:\n") + shortcuts));
+    const QString about = window.about_text();
+    for (const QString& part :
+         {QString::fromLatin1(qVersion()), QString("QCustomPlot 2."), QString("SQLite 3."),
+          QString("lmk 0.1.0"), QString("schema %1").arg(lmk::store_schema::current_version())})
+      QVERIFY2(about.contains(part), qPrintable(part + " in: " + about));
+  }
+
+  // Ctrl+E: the current view in every format the plot export offers, plot view or not.
+  void export_writes_the_current_view_as_png_pdf_or_svg() {
+    MainWindow window;
+    window.resize(1200, 800);
+    window.show();
+    QSignalSpy loaded(window.views()[7], &StoreView::loaded);  // the needle map
+    window.open_store(LMK_WORKBENCH_STUDY_DB);
+    window.tabs()->setCurrentIndex(7);
+    QVERIFY(loaded.count() > 0 || loaded.wait(30000));
+    QTemporaryDir dir;
+    for (int tab : {0, 7})
+      for (const char* suffix : {"png", "pdf", "svg"}) {
+        window.tabs()->setCurrentIndex(tab);
+        const QString path = dir.filePath(QString("view-%1.%2").arg(tab).arg(suffix));
+        window.export_view_to(path);
+        QVERIFY2(QFileInfo(path).size() > 1000, qPrintable(path));
+      }
+    QVERIFY_THROWS_EXCEPTION(std::exception, window.export_view_to(dir.filePath("view.gif")));
+    window.show_results();
+    QCOMPARE(window.tabs()->currentWidget(), static_cast<QWidget*>(window.views()[2]));
   }
 
   // A run writing into the store every 0.3 s: the visible view refreshes while it writes, not

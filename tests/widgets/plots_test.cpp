@@ -3,6 +3,8 @@
 // length bins with the training length marked, the curve points are the stored evaluation
 // results; exports are valid PNG / PDF / SVG and CSV; an empty store shows what to do.
 #include <qcustomplot.h>
+#include <QAbstractItemView>
+#include <QComboBox>
 #include <QFile>
 #include <QImage>
 #include <QJsonDocument>
@@ -32,6 +34,7 @@
 #include "widgets/length_view.h"
 #include "widgets/needle_map_view.h"
 #include "widgets/plot_export.h"
+#include "widgets/plot_view.h"
 
 using lmk::widgets::AttentionView;
 using lmk::widgets::CompareView;
@@ -569,6 +572,35 @@ class PlotsTest : public QObject {
   // The length x depth map: a panel per run (CLS first), each cell the mean of the run's stored
   // per-query values at that length and evidence depth (rounded to 0.1) with its N written in
   // it; every panel on one colour range; the hover names run, length, depth and N.
+  // Every list of the plot views is as wide as its longest item once the store is loaded
+  // (dataset names such as "python-docs-documents · test" were cut).
+  void every_list_is_as_wide_as_its_longest_item() {
+    AttentionView attention;
+    CurvesView curves;
+    NeedleMapView needle;
+    CompareView compare;
+    for (lmk::widgets::PlotView* view :
+         std::initializer_list<lmk::widgets::PlotView*>{&attention, &curves, &needle, &compare}) {
+      view->resize(1400, 900);
+      view->show();
+      QVERIFY(loads(*view, [&] { view->set_store(LMK_WORKBENCH_STUDY_DB); }));
+      QApplication::processEvents();
+      for (QComboBox* combo : view->findChildren<QComboBox*>()) {
+        if (!combo->isVisible() || combo->count() == 0) continue;
+        int longest = 0;
+        for (int i = 0; i < combo->count(); ++i)
+          longest = std::max(longest, combo->fontMetrics().horizontalAdvance(combo->itemText(i)));
+        // The box, or where a view keeps it short (Compare's run choosers), its popup.
+        QVERIFY2(combo->width() >= longest || combo->view()->minimumWidth() >= longest,
+                 qPrintable(QString("%1: a list %2 px wide (popup %3) for items of %4 px")
+                                .arg(view->title())
+                                .arg(combo->width())
+                                .arg(combo->view()->minimumWidth())
+                                .arg(longest)));
+      }
+    }
+  }
+
   void needle_map_cells_are_the_stored_queries() {
     NeedleMapView view;
     view.resize(1400, 600);

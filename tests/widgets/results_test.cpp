@@ -506,6 +506,18 @@ class ResultsTest : public QObject {
     QVERIFY(content.startsWith("kind,row_key,row,"));
     QVERIFY(content.contains("\ntest,"));
     QVERIFY(content.contains(",fisher,holm,0.05\n"));
+    // LaTeX and Markdown as lmk compare writes them: the same table, its legend and the test.
+    view.export_pivot_latex(dir.filePath("pivot.tex"));
+    view.export_pivot_markdown(dir.filePath("pivot.md"));
+    QFile tex(dir.filePath("pivot.tex")), markdown(dir.filePath("pivot.md"));
+    QVERIFY(tex.open(QIODevice::ReadOnly) && markdown.open(QIODevice::ReadOnly));
+    const QString latex = tex.readAll(), md = markdown.readAll();
+    QVERIFY2(latex.contains("\\begin{tabular}") && latex.contains("\\caption") &&
+                 latex.contains("Holm") && latex.contains("cls"),
+             qPrintable(latex.left(400)));
+    QVERIFY2(md.contains("| ") && md.contains("|---") && md.contains("Holm") && md.contains("cls"),
+             qPrintable(md.left(400)));
+    QVERIFY(md.contains("pooled over its parts"));
   }
 
   void pivot_keeps_experiments_apart() {
