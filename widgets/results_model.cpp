@@ -2,6 +2,7 @@
 
 #include <QBrush>
 #include <QColor>
+#include <QDateTime>
 #include <QFont>
 #include <QMap>
 #include <QSet>
@@ -104,6 +105,10 @@ RunsTableModel::RunsTableModel(QObject* parent) : QSqlQueryModel(parent) {}
 
 void RunsTableModel::set_columns(const QStringList& param_keys, const QList<Benchmark>& benchmarks,
                                  const QString& metric) {
+  if (metric != metric_ || benchmarks != benchmarks_) {
+    summaries_.clear();
+    summarized_runs_.clear();
+  }
   param_keys_ = param_keys;
   benchmarks_ = benchmarks;
   metric_ = metric;
@@ -120,7 +125,24 @@ void RunsTableModel::build_columns() {
       {ColumnKind::Text, QStringLiteral("experiment"), QStringLiteral("e.name"), {}, QString()},
       {ColumnKind::Text, QStringLiteral("name"), QStringLiteral("r.name"), {}, QString()},
       {ColumnKind::Text, QStringLiteral("kind"), QStringLiteral("r.kind"), {}, QString()},
-      {ColumnKind::Text, QStringLiteral("status"), QStringLiteral("r.status"), {}, QString()}};
+      {ColumnKind::Text, QStringLiteral("status"), QStringLiteral("r.status"), {}, QString()},
+      {ColumnKind::Text,
+       QStringLiteral("started"),
+       QStringLiteral("r.started_at"),
+       {},
+       tr("When the run started (UTC)")},
+      {ColumnKind::Duration,
+       QStringLiteral("duration"),
+       QStringLiteral("(julianday(r.ended_at) - julianday(r.started_at)) * 86400.0"),
+       {},
+       tr("From start to end (running: not yet ended)")},
+      {ColumnKind::Text, QStringLiteral("host"), QStringLiteral("r.host"), {}, QString()},
+      {ColumnKind::Text, QStringLiteral("device"), QStringLiteral("r.device"), {}, QString()},
+      {ColumnKind::Text,
+       QStringLiteral("error"),
+       QStringLiteral("r.error_text"),
+       {},
+       tr("Why a failed run failed")}};
   for (const QString& key : param_keys_)
     columns_.append({ColumnKind::Param,
                      key,
@@ -128,6 +150,25 @@ void RunsTableModel::build_columns() {
                      {key},
                      tr("Run param %1").arg(key)});
   if (metric_.isEmpty()) return;
+  if (long_format_) {
+    columns_.append({ColumnKind::Text,
+                     QStringLiteral("benchmark"),
+                     QStringLiteral("er.dataset"),
+                     {},
+                     tr("The dataset this row's score is on")});
+    columns_.append(
+        {ColumnKind::Text, QStringLiteral("split"), QStringLiteral("er.split"), {}, QString()});
+    columns_.append(
+        {ColumnKind::Metric,
+         QStringLiteral("score"),
+         QStringLiteral("er.value"),
+         {},
+         tr("%1 on the row's benchmark: the mean over all the dataset's queries, pooled over its "
+            "parts, ± half the width of its 95 % percentile bootstrap interval (10000 resamples "
+            "of the queries), N queries — as lmk results prints it")
+             .arg(metric_)});
+    return;
+  }
   for (const Benchmark& benchmark : benchmarks_)
     columns_.append(
         {ColumnKind::Metric,
@@ -136,7 +177,9 @@ void RunsTableModel::build_columns() {
                         "dataset = ? AND split = ? AND metric = ? AND "
                         "group_kind = 'all' AND group_value = '')"),
          {benchmark.dataset, benchmark.split, metric_},
-         tr("%1 on %2 (split %3): the mean over all the dataset's queries, pooled over its parts")
+         tr("%1 on %2 (split %3): the mean over all the dataset's queries, pooled over its "
+            "parts, ± half the width of its 95 % percentile bootstrap interval (10000 "
+            "resamples of the queries), N queries — as lmk results prints it")
              .arg(metric_, benchmark.dataset, benchmark.split)});
 }
 
@@ -177,17 +220,27 @@ bool RunsTableModel::reload(const QString& db_path) {
           QStringLiteral("%1 IS NULL, CAST(%1 AS NUMERIC) %2, %1 %2, c0").arg(column, direction);
       break;
     case ColumnKind::Metric:  // runs without a result last, either way
+    case ColumnKind::Duration:
       order = QStringLiteral("%1 IS NULL, %1 %2, c0").arg(column, direction);
       break;
   }
+  // Long format: a row per run and benchmark with the metric (a run without any: one row).
+  QString join;
+  if (long_format_ && !metric_.isEmpty()) {
+    join = QStringLiteral(
+        " LEFT JOIN eval_results er ON er.run_id = r.id AND er.metric = ? AND "
+        "er.group_kind = 'all' AND er.group_value = ''");
+    bindings.insert(bindings.size() - where.bindings.size(), metric_);
+  }
   const QString sql = QStringLiteral(
-                          "SELECT %1 FROM runs r JOIN experiments e ON e.id = r.experiment_id "
+                          "SELECT %1 FROM runs r JOIN experiments e ON e.id = r.experiment_id%4 "
                           "WHERE %2 ORDER BY %3")
-                          .arg(select.join(QStringLiteral(", ")), where.sql, order);
+                          .arg(select.join(QStringLiteral(", ")), where.sql, order, join);
   try {
     setQuery(scrollable_query(store_connection(db_path), sql, bindings));
     if (lastError().isValid())
       throw StoreError(QStringLiteral("%1: %2").arg(db_path, lastError().text()).toStdString());
+    summarize_fetched_rows();
   } catch (const StoreError& e) {
     last_error_ = QString::fromUtf8(e.what());
     clear();
@@ -208,6 +261,79 @@ void RunsTableModel::fetch_all() {
   }
 }
 
+void RunsTableModel::fetchMore(const QModelIndex& parent) {
+  QSqlQueryModel::fetchMore(parent);
+  summarize_fetched_rows();
+}
+
+void RunsTableModel::set_long_format(bool long_format) {
+  long_format_ = long_format;
+}
+
+lmk::CellSummary RunsTableModel::cell_summary(int row, int column) const {
+  if (column_kind(column) != ColumnKind::Metric) return {};
+  int benchmark = column - (static_cast<int>(columns_.size()) - benchmarks_.size());
+  if (long_format_) {  // the row's own benchmark
+    const QString dataset = QSqlQueryModel::data(index(row, column - 2)).toString(),
+                  split = QSqlQueryModel::data(index(row, column - 1)).toString();
+    benchmark = -1;
+    for (int b = 0; b < benchmarks_.size(); ++b)
+      if (benchmarks_[b].dataset == dataset && benchmarks_[b].split == split) benchmark = b;
+  }
+  if (benchmark < 0) return {};
+  return summaries_.value(qMakePair(run_id(row), benchmark));
+}
+
+void RunsTableModel::summarize_fetched_rows() {
+  if (metric_.isEmpty() || benchmarks_.isEmpty() || db_path_.isEmpty()) return;
+  QList<qlonglong> runs;
+  for (int row = 0; row < rowCount(); ++row) {
+    const qlonglong id = run_id(row);
+    if (!summarized_runs_.contains(id)) runs << id;
+  }
+  if (runs.isEmpty()) return;
+  for (qlonglong id : runs) summarized_runs_.insert(id);
+  ++pending_summaries_;
+  using Summaries = QHash<QPair<qlonglong, int>, lmk::CellSummary>;
+  const QList<Benchmark> benchmarks = benchmarks_;
+  const QString metric = metric_;
+  load_in_background<Summaries>(
+      this, db_path_,
+      [runs, benchmarks, metric, path = db_path_](const QSqlDatabase&) {
+        // Each cell's per-query values read and summarized by the core, as lmk results does
+        // (the same rows, the same resampling, so the same interval).
+        const ResultsStore store(path.toStdString(), ResultsStore::OpenMode::Existing);
+        const lmk::stats::ResamplingOptions resampling;
+        Summaries summaries;
+        for (qlonglong id : runs) {
+          for (int b = 0; b < benchmarks.size(); ++b) {
+            const std::vector<lmk::QueryScore> scores =
+                store.query_scores(id, benchmarks[b].dataset.toStdString(),
+                                   benchmarks[b].split.toStdString(), metric.toStdString());
+            if (!scores.empty())
+              summaries.insert(qMakePair(id, b), lmk::summarize_scores(scores, resampling));
+          }
+        }
+        return summaries;
+      },
+      [this, metric](Summaries summaries, const QString& error) {
+        --pending_summaries_;
+        if (!error.isEmpty() || metric != metric_) {
+          emit summaries_ready();
+          return;
+        }
+        for (auto it = summaries.begin(); it != summaries.end(); ++it)
+          summaries_.insert(it.key(), it.value());
+        const int first_metric = long_format_
+                                     ? static_cast<int>(columns_.size()) - 1
+                                     : static_cast<int>(columns_.size()) - benchmarks_.size();
+        if (rowCount() > 0 && first_metric < columns_.size())
+          emit dataChanged(index(0, first_metric), index(rowCount() - 1, columns_.size() - 1),
+                           {Qt::DisplayRole, Qt::ToolTipRole});
+        emit summaries_ready();
+      });
+}
+
 void RunsTableModel::sort(int column, Qt::SortOrder order) {
   if (column < 0 || column >= columns_.size()) return;
   // The header repeats the current order after each reload: nothing to do then.
@@ -217,32 +343,78 @@ void RunsTableModel::sort(int column, Qt::SortOrder order) {
   if (!db_path_.isEmpty()) reload(db_path_);
 }
 
+namespace {
+
+// Param values that mean "not applicable" or "no limit" when 0 (a CLS run's granularity, an
+// evaluation at full length): shown as "—" like an empty value.
+bool zero_means_none(const QString& key) {
+  return key == QLatin1String("granularity") || key.endsWith(QLatin1String("max_length"));
+}
+
+QString duration_text(double seconds) {
+  if (seconds < 60) return QStringLiteral("%1 s").arg(seconds, 0, 'f', 1);
+  if (seconds < 3600) return QStringLiteral("%1 min").arg(seconds / 60, 0, 'f', 1);
+  return QStringLiteral("%1 h").arg(seconds / 3600, 0, 'f', 2);
+}
+
+}  // namespace
+
 QVariant RunsTableModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || index.column() >= columns_.size())
     return QSqlQueryModel::data(index, role);
   const Column& column = columns_[index.column()];
-  const bool number = column.kind == ColumnKind::Metric || column.kind == ColumnKind::Id;
+  const bool number = column.kind == ColumnKind::Metric || column.kind == ColumnKind::Id ||
+                      column.kind == ColumnKind::Duration;
+  const QVariant value = QSqlQueryModel::data(index, Qt::DisplayRole);
+  const bool none = value.isNull() || value.toString().isEmpty() ||
+                    (column.kind == ColumnKind::Param && value.toString() == QLatin1String("0") &&
+                     zero_means_none(column.label));
   switch (role) {
     case Qt::DisplayRole: {
-      const QVariant value = QSqlQueryModel::data(index, Qt::DisplayRole);
+      if (none) return QStringLiteral("—");
+      if (column.kind == ColumnKind::Duration) return duration_text(value.toDouble());
+      if (index.column() == StartedColumn) {  // to the second; the tooltip has it all
+        const QDateTime when = QDateTime::fromString(value.toString(), Qt::ISODateWithMs);
+        if (when.isValid()) return when.toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
+      }
       if (column.kind != ColumnKind::Metric) return value;
-      return value.isNull() ? QString() : number_text(value.toDouble());
+      const lmk::CellSummary summary = cell_summary(index.row(), index.column());
+      if (summary.n == 0) return number_text(value.toDouble());
+      return QStringLiteral("%1 ± %2 (N %3)")
+          .arg(value.toDouble(), 0, 'f', 4)
+          .arg(summary.interval.half_width(), 0, 'f', 4)
+          .arg(summary.n);
     }
     case Qt::EditRole:
-      return QSqlQueryModel::data(index, Qt::DisplayRole);
+      return value;
     case Qt::TextAlignmentRole:
       return QVariant::fromValue(Qt::AlignVCenter | (number ? Qt::AlignRight : Qt::AlignLeft));
     case Qt::ToolTipRole: {
-      const QVariant value = QSqlQueryModel::data(index, Qt::DisplayRole);
-      if (column.kind == ColumnKind::Metric)
-        return value.isNull() ? QVariant() : QString::number(value.toDouble(), 'g', 12);
-      if (index.column() == StatusColumn && value.toString() == QLatin1String("RUNNING"))
-        return tr("Still running: its results may be incomplete");
+      if (column.kind == ColumnKind::Metric) {
+        if (value.isNull()) return QVariant();
+        const lmk::CellSummary summary = cell_summary(index.row(), index.column());
+        if (summary.n == 0) return QString::number(value.toDouble(), 'g', 12);
+        return tr("%1 over %2 queries; 95 % interval %3 – %4")
+            .arg(QString::number(value.toDouble(), 'g', 12))
+            .arg(summary.n)
+            .arg(summary.interval.low, 0, 'f', 4)
+            .arg(summary.interval.high, 0, 'f', 4);
+      }
+      if (index.column() == StatusColumn) {
+        if (value.toString() == QLatin1String("RUNNING"))
+          return tr("Still running: its results may be incomplete");
+        const QString error =
+            QSqlQueryModel::data(this->index(index.row(), ErrorColumn)).toString();
+        if (!error.isEmpty()) return tr("%1: %2").arg(value.toString(), error);
+      }
+      if (none && column.kind == ColumnKind::Param && !value.isNull() &&
+          !value.toString().isEmpty())
+        return tr("0: not applicable, or no limit");
       return value;
     }
     case Qt::ForegroundRole: {
       if (index.column() != StatusColumn) return QVariant();
-      const QString status = QSqlQueryModel::data(index, Qt::DisplayRole).toString();
+      const QString status = value.toString();
       if (status == QLatin1String("RUNNING")) return QBrush(QColor(0x1f, 0x6f, 0xc5));
       if (status == QLatin1String("FAILED")) return QBrush(QColor(0xc0, 0x39, 0x2b));
       if (status == QLatin1String("KILLED") || status == QLatin1String("SCHEDULED"))

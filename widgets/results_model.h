@@ -6,8 +6,10 @@
 // selected runs, and the MTEB-style JSON export of runs.
 
 #include <QAbstractTableModel>
+#include <QHash>
 #include <QList>
 #include <QPair>
+#include <QSet>
 #include <QSqlDatabase>
 #include <QSqlQueryModel>
 #include <QString>
@@ -15,6 +17,7 @@
 #include <QVariantList>
 #include <QVector>
 
+#include "core/eval/comparison.h"
 #include "widgets/run_filter.h"
 
 namespace lmk::widgets {
@@ -24,6 +27,9 @@ struct Benchmark {
   QString dataset;
   QString split;
   QString label;  // the dataset, with " (split)" when the store holds several splits
+  bool operator==(const Benchmark& other) const {
+    return dataset == other.dataset && split == other.split && label == other.label;
+  }
 };
 
 // What the results browser offers for a store: read once per load, off the GUI thread.
@@ -38,21 +44,41 @@ struct StoreSummary {
 // Reads the summary of the store behind `db` (stores without eval_results have no benchmarks).
 StoreSummary read_store_summary(const QSqlDatabase& db);
 
-// The runs table: one row per run (id, experiment, name, kind, status, the chosen params), then
-// one column per benchmark holding the chosen metric. Filtering and sorting are SQL (ORDER BY the
-// clicked column), so both stay right while rows are fetched lazily, 256 at a time.
+// The runs table: one row per run (id, experiment, name, kind, status, when it started, how long
+// it took, host, device, a failed run's error, the chosen params), then one column per benchmark
+// holding the chosen metric: the run's score on the dataset (the mean over all its queries,
+// pooled over its parts), shown with ± half the width of its 95 % bootstrap interval and N as
+// lmk results prints them — computed off the GUI thread for the rows fetched, the mean alone
+// until then. Empty and not-applicable values show as "—". Filtering and sorting are SQL (ORDER
+// BY the clicked column), so both stay right while rows are fetched lazily, 256 at a time.
 class RunsTableModel : public QSqlQueryModel {
   Q_OBJECT
  public:
-  enum class ColumnKind { Id, Text, Param, Metric };
-  // The first five columns, always present.
-  enum FixedColumn { IdColumn, ExperimentColumn, NameColumn, KindColumn, StatusColumn };
+  enum class ColumnKind { Id, Text, Param, Metric, Duration };
+  // The first columns, always present.
+  enum FixedColumn {
+    IdColumn,
+    ExperimentColumn,
+    NameColumn,
+    KindColumn,
+    StatusColumn,
+    StartedColumn,
+    DurationColumn,
+    HostColumn,
+    DeviceColumn,
+    ErrorColumn
+  };
 
   explicit RunsTableModel(QObject* parent = nullptr);
 
   // The param columns and benchmark columns (showing `metric`); used by the next reload().
   void set_columns(const QStringList& param_keys, const QList<Benchmark>& benchmarks,
                    const QString& metric);
+  // Long format: one row per run and benchmark it has a score on, with a "benchmark" and a
+  // "split" column and one "score" column, instead of one column per benchmark (a store whose
+  // evaluations each cover one dataset reads better so); used by the next reload().
+  void set_long_format(bool long_format);
+  bool long_format() const { return long_format_; }
   // The runs shown; used by the next reload(). Returns the filter's error text (empty: none).
   QString set_filter(const RunFilter& filter);
   // Queries the store at `db_path` with this thread's connection (the GUI thread's: the model
@@ -60,6 +86,12 @@ class RunsTableModel : public QSqlQueryModel {
   bool reload(const QString& db_path);
   // Fetches every row that matches (exports, tests).
   void fetch_all();
+  void fetchMore(const QModelIndex& parent = QModelIndex()) override;
+  // The interval and N of a benchmark cell, once computed (n == 0: not yet, or no per-query
+  // results stored).
+  lmk::CellSummary cell_summary(int row, int column) const;
+  // Whether intervals of fetched rows are still being computed.
+  bool summaries_pending() const { return pending_summaries_ > 0; }
 
   // Sorts in SQL and queries again (rows arrive lazily in the new order).
   void sort(int column, Qt::SortOrder order) override;
@@ -82,6 +114,9 @@ class RunsTableModel : public QSqlQueryModel {
  signals:
   // A reload failed (the store vanished, stayed locked past the busy timeout, …).
   void query_failed(const QString& error);
+  // Intervals of fetched rows arrived (the benchmark cells changed), or their computation
+  // failed (the cells keep the mean alone).
+  void summaries_ready();
 
  private:
   struct Column {
@@ -92,6 +127,8 @@ class RunsTableModel : public QSqlQueryModel {
     QString tooltip;
   };
   void build_columns();
+  // Starts computing the intervals of the fetched rows that have none yet.
+  void summarize_fetched_rows();
 
   QString db_path_;
   QStringList param_keys_;
@@ -102,6 +139,11 @@ class RunsTableModel : public QSqlQueryModel {
   int sort_column_ = IdColumn;
   Qt::SortOrder sort_order_ = Qt::AscendingOrder;
   QString last_error_;
+  // (run id, benchmark index) -> interval and N, for metric_; rows asked for already.
+  QHash<QPair<qlonglong, int>, lmk::CellSummary> summaries_;
+  QSet<qlonglong> summarized_runs_;
+  bool long_format_ = false;
+  int pending_summaries_ = 0;
 };
 
 // The configuration of several runs side by side: runs.config (JSON, flattened to dotted keys,

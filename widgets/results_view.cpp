@@ -125,6 +125,15 @@ ResultsView::ResultsView(QWidget* parent) : StoreView(parent) {
   bar->addWidget(new QLabel(tr("Metric:"), this));
   bar->addWidget(metric_combo_);
   bar->addWidget(count_label_);
+  long_format_check_ = new QCheckBox(tr("Long"), this);
+  long_format_check_->setToolTip(
+      tr("One row per run and benchmark, one score column (else a column per benchmark)"));
+  long_format_check_->setChecked(QSettings().value(QStringLiteral("results/long"), true).toBool());
+  connect(long_format_check_, &QCheckBox::toggled, this, [this](bool on) {
+    QSettings().setValue(QStringLiteral("results/long"), on);
+    reload_runs(false);
+  });
+  bar->addWidget(long_format_check_);
   bar->addWidget(columns_button);
   bar->addWidget(compare_button);
   bar->addWidget(export_button);
@@ -224,6 +233,10 @@ ResultsView::ResultsView(QWidget* parent) : StoreView(parent) {
           qOverload<>(&QTimer::start));
   connect(diff_timer_, &QTimer::timeout, this, &ResultsView::start_diff);
   connect(runs_model_, &RunsTableModel::query_failed, this, &ResultsView::status_message);
+  connect(runs_model_, &RunsTableModel::summaries_ready, this, [this] {
+    widen_metric_columns();
+    finish_loading(false);
+  });
 
   show_message(
       tr("No results store open — File → Open a results.db, or design a study in the "
@@ -280,11 +293,12 @@ void ResultsView::hideEvent(QHideEvent* event) {
 void ResultsView::load(bool keep_state) {
   const int generation = ++load_generation_;
   loading_ = true;
+  pivot_due_ = true;
   if (db_path_.isEmpty()) {
     show_message(
         tr("No results store open — File → Open a results.db, or design a study in the "
            "Designer tab"));
-    finish_loading();
+    finish_loading(true);
     return;
   }
   load_in_background<StoreSummary>(
@@ -294,7 +308,7 @@ void ResultsView::load(bool keep_state) {
         if (!error.isEmpty()) {
           show_message(tr("Cannot read the results store:\n%1").arg(error));
           emit status_message(error);
-          finish_loading();
+          finish_loading(true);
           return;
         }
         summary_ = std::move(summary);
@@ -302,7 +316,7 @@ void ResultsView::load(bool keep_state) {
           runs_model_->reload(QString());
           pivot_model_->set_table(PivotTable());
           show_message(tr("No runs yet — design a study in the Designer tab"));
-          finish_loading();
+          finish_loading(true);
           return;
         }
         stack_->setCurrentIndex(1);
@@ -313,10 +327,20 @@ void ResultsView::load(bool keep_state) {
       });
 }
 
-void ResultsView::finish_loading() {
-  if (!loading_) return;
+void ResultsView::finish_loading(bool pivot_shown) {
+  if (pivot_shown) pivot_due_ = false;
+  if (!loading_ || pivot_due_ || runs_model_->summaries_pending()) return;
   loading_ = false;
   emit loaded();
+}
+
+void ResultsView::widen_metric_columns() {
+  for (int column = 0; column < runs_model_->columnCount(); ++column) {
+    if (runs_model_->column_kind(column) != RunsTableModel::ColumnKind::Metric) continue;
+    const int width = runs_table_->columnWidth(column);  // never narrower than the user made it
+    runs_table_->resizeColumnToContents(column);
+    if (runs_table_->columnWidth(column) < width) runs_table_->setColumnWidth(column, width);
+  }
 }
 
 void ResultsView::show_message(const QString& text) {
@@ -387,8 +411,13 @@ void ResultsView::apply_filter() {
   start_pivot();
 }
 
+void ResultsView::set_long_format(bool long_format) {
+  long_format_check_->setChecked(long_format);
+}
+
 // Queries the runs table again, keeping the selection; with keep_scroll (a refresh, another
 // metric or column) also the rows fetched so far and the scroll position.
+
 void ResultsView::reload_runs(bool keep_scroll) {
   if (db_path_.isEmpty() || summary_.run_count == 0) return;
   const QList<qlonglong> selected = selected_run_ids();
@@ -399,6 +428,7 @@ void ResultsView::reload_runs(bool keep_scroll) {
   for (const QString& key : param_columns_)
     if (summary_.param_keys.contains(key)) params << key;
   runs_model_->set_columns(params, summary_.benchmarks, metric_combo_->currentText());
+  runs_model_->set_long_format(long_format_check_->isChecked());
   const QString filter_error = runs_model_->set_filter(current_filter());
   if (!runs_model_->reload(db_path_)) return;  // query_failed went to the status bar
   if (!filter_error.isEmpty()) emit status_message(tr("Filter term ignored: %1").arg(filter_error));
@@ -421,6 +451,7 @@ void ResultsView::reload_runs(bool keep_scroll) {
       runs_model_->fetchMore();
   }
   if (!isVisible()) runs_model_->fetch_all();  // see hideEvent
+  widen_metric_columns();
   select_rows(selected, false);
   if (keep_scroll) runs_table_->verticalScrollBar()->setValue(scroll);
   start_count();

@@ -43,6 +43,9 @@ class ResultsView : public StoreView {
   void set_filter_text(const QString& text);
   // Shows `metric` in the benchmark columns and the pivot, when the store has it.
   void set_metric(const QString& metric);
+  // The runs table's layout (the "Long" box): a row per run and benchmark, or a column per
+  // benchmark; remembered in the settings.
+  void set_long_format(bool long_format);
   void set_pivot_rows(PivotRows rows);
   // The pivot row marked against (empty: none); the CLS row until one is chosen.
   void set_pivot_baseline(const QString& row);
@@ -100,7 +103,11 @@ class ResultsView : public StoreView {
   void start_diff();
   void select_rows(const QList<qlonglong>& ids, bool fetch);
   void show_message(const QString& text);
-  void finish_loading();
+  // Emits loaded() when this load is complete (`pivot_shown`: the pivot just arrived, or will
+  // not come).
+  void finish_loading(bool pivot_shown);
+  // The metric columns wide enough for their intervals, once computed.
+  void widen_metric_columns();
   void update_column_menu();
   RunFilter current_filter() const;
   QTableView* make_table(QAbstractItemModel* model);
@@ -112,7 +119,9 @@ class ResultsView : public StoreView {
 
   StoreSummary summary_;
   QStringList param_columns_;
-  bool loading_ = false;  // loaded() is due once the pivot of this load is shown
+  // loaded() is due once the pivot of this load is shown and the runs table's intervals are in.
+  bool loading_ = false;
+  bool pivot_due_ = false;
   int load_generation_ = 0;
   int pivot_generation_ = 0;
   int diff_generation_ = 0;
@@ -127,6 +136,7 @@ class ResultsView : public StoreView {
   QComboBox* metric_combo_ = nullptr;
   QMenu* column_menu_ = nullptr;
   QLabel* count_label_ = nullptr;
+  QCheckBox* long_format_check_ = nullptr;
   QTabWidget* tabs_ = nullptr;
   QTableView* runs_table_ = nullptr;
   QTableView* pivot_table_ = nullptr;

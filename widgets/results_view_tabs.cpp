@@ -65,7 +65,7 @@ void ResultsView::start_pivot() {
           pivot_table_->resizeColumnsToContents();
         pivot_legend_->setText(pivot_model_->legend());
         emit pivot_ready();
-        finish_loading();
+        finish_loading(true);
       });
 }
 

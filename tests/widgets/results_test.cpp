@@ -27,6 +27,7 @@
 
 #include "core/eval/comparison.h"
 #include "core/store/export.h"
+#include "core/store/results_store.h"
 #include "tests/widgets/fixture_store.h"
 #include "widgets/results_model.h"
 #include "widgets/results_view.h"
@@ -164,7 +165,86 @@ class ResultsTest : public QObject {
   void initTestCase() {
     QStandardPaths::setTestModeEnabled(true);
     QSettings().clear();
+    // These tests read the wide layout (a column per benchmark); the long one has its own.
+    QSettings().setValue("results/long", false);
     QVERIFY2(QFile::exists(LMK_WORKBENCH_STUDY_DB), "run ctest -R workbench_fixture_study first");
+  }
+
+  // The long layout: a row per run and benchmark it has a score on (a run with none: one row),
+  // a benchmark, a split and a score column; each score with its interval and N as in the wide
+  // layout.
+  void the_long_runs_table_has_a_row_per_run_and_benchmark() {
+    QTemporaryDir dir;
+    const QString path = copy_fixture(dir);
+    ResultsView view;
+    load(view, path);
+    view.set_long_format(true);  // queries the runs again, on this thread
+    RunsTableModel* model = view.runs_model();
+    QVERIFY(model->long_format());
+    model->fetch_all();
+    const QSqlDatabase db = direct(path);
+    const int scored = sql_value(db,
+                                 "SELECT count(*) FROM eval_results WHERE metric = 'ndcg_at_10' "
+                                 "AND group_kind = 'all'")
+                           .toInt();
+    const int unscored = sql_value(db,
+                                   "SELECT count(*) FROM runs r WHERE NOT EXISTS (SELECT 1 FROM "
+                                   "eval_results e WHERE e.run_id = r.id AND e.metric = "
+                                   "'ndcg_at_10' AND e.group_kind = 'all')")
+                             .toInt();
+    QCOMPARE(model->rowCount(), scored + unscored);
+    const int benchmark = model->column_of("benchmark"), score = model->column_of("score");
+    QVERIFY(benchmark >= 0 && score >= 0);
+    int checked = 0;
+    for (int row = 0; row < model->rowCount(); ++row) {
+      const QString dataset = model->index(row, benchmark).data(Qt::EditRole).toString();
+      if (dataset.isEmpty()) continue;
+      QCOMPARE(model->index(row, score).data(Qt::EditRole).toDouble(),
+               stored_metric(db, model->run_id(row), dataset, "ndcg_at_10"));
+      ++checked;
+    }
+    QCOMPARE(checked, scored);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        [&] {
+          for (int row = 0; row < model->rowCount(); ++row)
+            if (model->cell_summary(row, score).n > 0 &&
+                model->index(row, score).data().toString().contains(" ± "))
+              return true;
+          return false;
+        }(),
+        30000);
+    view.set_long_format(false);
+  }
+
+  // A failed run's error is a column and its status tooltip says it (it said "FAILED" alone);
+  // the start reads to the second; a run that has not ended has no duration ("—").
+  void a_failed_run_says_why_in_its_row() {
+    QTemporaryDir dir;
+    const QString path = copy_fixture(dir);
+    {
+      const QSqlDatabase db = direct(path);
+      sql(db,
+          "UPDATE runs SET status = 'FAILED', error_text = 'exit 137: killed (out of memory)' "
+          "WHERE id = 3");
+      sql(db, "UPDATE runs SET status = 'RUNNING', ended_at = NULL WHERE id = 4");
+    }
+    ResultsView view;
+    load(view, path);
+    RunsTableModel* model = view.runs_model();
+    model->fetch_all();
+    const int failed = model->row_of(3), running = model->row_of(4);
+    QVERIFY(failed >= 0 && running >= 0);
+    QCOMPARE(model->index(failed, model->column_of("error")).data().toString(),
+             QString("exit 137: killed (out of memory)"));
+    QCOMPARE(model->index(failed, RunsTableModel::StatusColumn).data(Qt::ToolTipRole).toString(),
+             QString("FAILED: exit 137: killed (out of memory)"));
+    QCOMPARE(model->index(running, model->column_of("error")).data().toString(), QString("—"));
+    QCOMPARE(model->index(running, model->column_of("duration")).data().toString(), QString("—"));
+    const QString started =
+        sql_value(direct(path), "SELECT started_at FROM runs WHERE id = 3").toString();
+    QCOMPARE(model->index(failed, model->column_of("started")).data().toString(),
+             started.left(19).replace('T', ' '));
+    QVERIFY(model->index(failed, model->column_of("duration")).data().toString().endsWith(" s"));
   }
 
   void runs_table_holds_every_run_and_its_stored_metrics() {
@@ -194,7 +274,11 @@ class ResultsTest : public QObject {
           continue;
         }
         QCOMPARE(shown.toDouble(), expected);
-        QCOMPARE(model->index(row, column).data().toString(), QString::number(expected, 'f', 4));
+        // The mean alone until its interval is computed, then "mean ± half-width (N n)".
+        const QString text = model->index(row, column).data().toString();
+        QVERIFY2(text == QString::number(expected, 'f', 4) ||
+                     text.startsWith(QString::number(expected, 'f', 4) + " ± "),
+                 qPrintable(text));
         ++checked;
       }
     }
@@ -202,6 +286,51 @@ class ResultsTest : public QObject {
                                 "SELECT count(*) FROM eval_results WHERE metric = "
                                 "'ndcg_at_10' AND group_kind = 'all' AND value IS NOT NULL")
                           .toInt());
+
+    // Each score with N and its interval, as lmk results prints it (the same resampling): the
+    // cells of the rows fetched, computed off the GUI thread.
+    QSignalSpy ready(model, &RunsTableModel::summaries_ready);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        [&] {
+          for (int row = 0; row < model->rowCount(); ++row)
+            for (int column = 0; column < model->columnCount(); ++column)
+              if (model->cell_summary(row, column).n > 0) return true;
+          return false;
+        }(),
+        30000);
+    int with_interval = 0;
+    {
+      lmk::ResultsStore store(path.toStdString(), lmk::ResultsStore::OpenMode::Existing);
+      for (int row = 0; row < model->rowCount(); ++row) {
+        for (int column = 0; column < model->columnCount(); ++column) {
+          if (model->column_kind(column) != RunsTableModel::ColumnKind::Metric) continue;
+          const lmk::CellSummary summary = model->cell_summary(row, column);
+          if (summary.n == 0) continue;
+          const QString dataset =
+              model->headerData(column, Qt::Horizontal).toString().section(" (", 0, 0);
+          const std::vector<lmk::QueryScore> scores =
+              store.query_scores(model->run_id(row), dataset.toStdString(), "test", "ndcg_at_10");
+          const lmk::CellSummary expected = lmk::summarize_scores(scores, {});
+          QCOMPARE(summary.n, expected.n);
+          QCOMPARE(model->index(row, column).data().toString(),
+                   QString("%1 ± %2 (N %3)")
+                       .arg(expected.mean, 0, 'f', 4)
+                       .arg(expected.interval.half_width(), 0, 'f', 4)
+                       .arg(expected.n));
+          ++with_interval;
+        }
+      }
+    }
+    QVERIFY(with_interval >= 10);
+    // Run details as columns; a failed run says why; "—" where there is no value.
+    for (const char* detail : {"started", "duration", "host", "device", "error"})
+      QVERIFY2(model->column_of(detail) >= 0, detail);
+    const int granularity = model->column_of("granularity");
+    for (int row = 0; row < model->rowCount(); ++row) {
+      const QString value = model->index(row, granularity).data(Qt::EditRole).toString();
+      if (value.isEmpty() || value == "0")
+        QCOMPARE(model->index(row, granularity).data().toString(), QString("—"));
+    }
 
     // Another metric: the same columns now hold it.
     view.set_metric("map_at_10");
@@ -218,11 +347,14 @@ class ResultsTest : public QObject {
     // Params are columns too.
     const int pooling = model->column_of("pooling");
     QVERIFY(pooling >= 0);
-    for (int row = 0; row < model->rowCount(); ++row)
+    for (int row = 0; row < model->rowCount(); ++row) {
+      const QString stored =
+          sql_value(db, "SELECT value FROM params WHERE run_id = ? AND key = 'pooling'",
+                    {model->run_id(row)})
+              .toString();
       QCOMPARE(model->index(row, pooling).data().toString(),
-               sql_value(db, "SELECT value FROM params WHERE run_id = ? AND key = 'pooling'",
-                         {model->run_id(row)})
-                   .toString());
+               stored.isEmpty() ? QString("—") : stored);
+    }
   }
 
   void filters_select_exactly_the_matching_runs() {
@@ -619,8 +751,15 @@ class ResultsTest : public QObject {
       QCOMPARE(id, runs->run_id(r - 1));
       for (int c = 0; c < runs->columnCount(); ++c) {
         const QString& field = run_rows[r][c];
+        if (runs->column_kind(c) == RunsTableModel::ColumnKind::Duration) {
+          const QVariant seconds = runs->index(r - 1, c).data(Qt::EditRole);
+          QCOMPARE(field.isEmpty(), seconds.isNull());
+          if (!field.isEmpty()) QCOMPARE(field.toDouble(), seconds.toDouble());
+          continue;
+        }
         if (runs->column_kind(c) != RunsTableModel::ColumnKind::Metric) {
-          QCOMPARE(field, runs->index(r - 1, c).data().toString());
+          // The value itself: "—" and the like are the table's display, not data.
+          QCOMPARE(field, runs->index(r - 1, c).data(Qt::EditRole).toString());
           continue;
         }
         check_csv_number(field,
