@@ -110,7 +110,7 @@ const QStringList& training_curve_keys() {
 }
 
 RunCurves load_run_curves(const QSqlDatabase& db, qint64 run_id, const CurveSteps& after,
-                          int max_points) {
+                          int max_points, const QStringList& keys) {
   RunCurves curves;
   curves.run_id = run_id;
   const int most = std::max(1, max_points);
@@ -128,7 +128,13 @@ RunCurves load_run_curves(const QSqlDatabase& db, qint64 run_id, const CurveStep
       if (open) connection.rollback();
     }
   } transaction(db);
-  for (const QString& key : training_curve_keys()) {
+  QSqlQuery start = run_query(db,
+                              QStringLiteral("SELECT COALESCE(NULLIF(started_at, ''), (SELECT "
+                                             "MIN(time) FROM metrics WHERE run_id = ?)) FROM "
+                                             "runs WHERE id = ?"),
+                              {run_id, run_id});
+  const QVariant started = start.next() ? start.value(0) : QVariant();
+  for (const QString& key : keys) {
     const qint64 from = after.value(key, -1);
     QSqlQuery count = run_query(
         db,
@@ -137,10 +143,11 @@ RunCurves load_run_curves(const QSqlDatabase& db, qint64 run_id, const CurveStep
     const qint64 total = count.next() ? count.value(0).toLongLong() : 0;
     if (total == 0) continue;
     const qint64 stride = (total + most - 1) / most;
-    QSqlQuery query = run_query(db,
-                                QStringLiteral("SELECT step, value FROM metrics WHERE run_id = ? "
-                                               "AND key = ? AND step > ? ORDER BY step"),
-                                {run_id, key, from});
+    QSqlQuery query = run_query(
+        db,
+        QStringLiteral("SELECT step, value, (julianday(time) - julianday(?)) * 86400.0 FROM "
+                       "metrics WHERE run_id = ? AND key = ? AND step > ? ORDER BY step"),
+        {started, run_id, key, from});
     CurveSeries series;
     series.key = key;
     for (qint64 n = 0; query.next(); ++n) {
@@ -150,10 +157,30 @@ RunCurves load_run_curves(const QSqlDatabase& db, qint64 run_id, const CurveStep
       if (query.value(1).isNull()) continue;  // NaN
       series.steps.push_back(static_cast<double>(step));
       series.values.push_back(query.value(1).toDouble());
+      series.seconds.push_back(query.value(2).isNull() ? NAN : query.value(2).toDouble());
     }
     curves.series.push_back(std::move(series));
   }
   return curves;
+}
+
+TrainingRuns load_training_runs(const QSqlDatabase& db) {
+  TrainingRuns found;
+  // metric_latest holds a row per run and key: small, and what a run logged at a glance.
+  QSqlQuery runs = run_query(
+      db,
+      QStringLiteral("SELECT r.id, e.name, r.name, r.kind, r.status FROM runs r JOIN "
+                     "experiments e ON e.id = r.experiment_id WHERE EXISTS (SELECT 1 FROM "
+                     "metric_latest m WHERE m.run_id = r.id AND m.key = 'loss') ORDER BY r.id"));
+  while (runs.next())
+    found.runs.push_back({runs.value(0).toLongLong(), runs.value(1).toString(),
+                          runs.value(2).toString(), runs.value(3).toString(),
+                          runs.value(4).toString()});
+  QSqlQuery keys = run_query(
+      db, QStringLiteral("SELECT DISTINCT key FROM metric_latest WHERE run_id IN (SELECT run_id "
+                         "FROM metric_latest WHERE key = 'loss') ORDER BY key"));
+  while (keys.next()) found.keys << keys.value(0).toString();
+  return found;
 }
 
 RequeueTarget load_requeue_target(const QSqlDatabase& db, qint64 run_id) {

@@ -59,20 +59,34 @@ const QStringList& training_curve_keys();
 struct CurveSeries {
   QString key;
   QVector<double> steps, values;  // NaN values are left out
+  QVector<double> seconds;        // per point, seconds since the run started
   qint64 last_step = -1;          // the last step read, NaN or not
 };
 // Per curve key, the last step read; a key not there: none yet.
 using CurveSteps = QHash<QString, qint64>;
 struct RunCurves {
   qint64 run_id = 0;
-  QVector<CurveSeries> series;  // the training_curve_keys() with points after `after`
+  QVector<CurveSeries> series;  // the keys asked for with points after `after`
 };
-// The run's training curves, each after its own step in `after` (the keys are logged by
-// separate commits, so one shared step would skip a point committed between them), each cut
-// down to about `max_points` points by taking every k-th (a run of a million steps stays quick
-// to draw). One read transaction reads all keys, so they come from one snapshot of the store.
+// The run's curves of `keys` (the monitor's by default), each after its own step in `after`
+// (the keys are logged by separate commits, so one shared step would skip a point committed
+// between them), each cut down to about `max_points` points by taking every k-th and the last
+// (a run of a million steps stays quick to draw). One read transaction reads all keys, so they
+// come from one snapshot of the store. A point's time counts from the run's start (its first
+// metric when the run has no start).
 RunCurves load_run_curves(const QSqlDatabase& db, qint64 run_id, const CurveSteps& after = {},
-                          int max_points = 20000);
+                          int max_points = 20000, const QStringList& keys = training_curve_keys());
+
+// A run that logged training curves (a loss), and the curve keys such runs logged.
+struct TrainingRun {
+  qint64 id = 0;
+  QString experiment, name, kind, status;
+};
+struct TrainingRuns {
+  QVector<TrainingRun> runs;  // by id
+  QStringList keys;           // sorted
+};
+TrainingRuns load_training_runs(const QSqlDatabase& db);
 
 // How to submit the study of a job again: the config and profile its submission recorded
 // (runs.config of its step's run, else of another run of the same study folder).

@@ -43,6 +43,7 @@
 #include "widgets/results_view.h"
 #include "widgets/store_connection.h"
 #include "widgets/store_view.h"
+#include "widgets/training_view.h"
 
 namespace lmk::widgets {
 namespace {
@@ -67,6 +68,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   views_ = {designer,
             monitor,
             results,
+            new TrainingView(this),
             new AttentionView(this),
             explorer_,
             new LengthView(this),
@@ -103,9 +105,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, qApp, &QApplication::closeAllWindows);
   QMenu* view_menu = menuBar()->addMenu(tr("&View"));
+  // Ctrl+1 … Ctrl+9, then Ctrl+0 for the tenth view.
   for (int i = 0; i < static_cast<int>(views_.size()); ++i)
-    view_menu->addAction(views_[i]->title(), QKeySequence(QStringLiteral("Ctrl+%1").arg(i + 1)),
-                         this, [this, i] { tabs_->setCurrentIndex(i); });
+    view_menu->addAction(
+        views_[i]->title(),
+        i < 10 ? QKeySequence(QStringLiteral("Ctrl+%1").arg((i + 1) % 10)) : QKeySequence(), this,
+        [this, i] { tabs_->setCurrentIndex(i); });
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("&User guide"), QKeySequence::HelpContents, this,
                   [this] { show_text_dialog(tr("User guide"), user_guide_markdown(), true); });

@@ -10,6 +10,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
+#include <QSplitter>
 #include <QStackedWidget>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -58,6 +59,41 @@ void fit_list_to_items(QComboBox* combo) {
   fit();
 }
 
+namespace {
+const char* const kHiddenSeries = "lmk_hidden_series";  // the plot's property: hidden names
+}  // namespace
+
+QStringList hidden_series(const QCustomPlot* plot) {
+  return plot->property(kHiddenSeries).toStringList();
+}
+
+void apply_hidden_series(QCustomPlot* plot) {
+  const QStringList hidden = hidden_series(plot);
+  for (int i = 0; i < plot->plottableCount(); ++i) {
+    QCPAbstractPlottable* plottable = plot->plottable(i);
+    const bool shown = !hidden.contains(plottable->name());
+    plottable->setVisible(shown);
+    // (a plot whose legend was removed has none)
+    if (QCPPlottableLegendItem* item =
+            plot->legend != nullptr ? plot->legend->itemWithPlottable(plottable) : nullptr)
+      item->setTextColor(shown ? QColor(Qt::black) : QColor(0xa0, 0xa0, 0xa0));
+  }
+}
+
+void make_legend_clickable(QCustomPlot* plot) {
+  QObject::connect(plot, &QCustomPlot::legendClick, plot,
+                   [plot](QCPLegend*, QCPAbstractLegendItem* item, QMouseEvent*) {
+                     auto* series = qobject_cast<QCPPlottableLegendItem*>(item);
+                     if (series == nullptr) return;
+                     const QString name = series->plottable()->name();
+                     QStringList hidden = hidden_series(plot);
+                     if (!hidden.removeAll(name)) hidden << name;
+                     plot->setProperty(kHiddenSeries, hidden);
+                     apply_hidden_series(plot);
+                     plot->replot();
+                   });
+}
+
 void PlotView::add_control(const QString& label, QWidget* widget) {
   // A list as wide as its longest item (dataset names are long: "python-docs-documents · test").
   if (auto* combo = qobject_cast<QComboBox*>(widget)) {
@@ -89,7 +125,12 @@ PlotView::PlotView(QWidget* parent) : StoreView(parent) {
   plot_ = new QCustomPlot(pages_);
   pages_->addWidget(message_);
   pages_->addWidget(plot_);
-  layout_->addWidget(pages_, 1);
+  body_ = new QSplitter(Qt::Horizontal, this);
+  body_->setChildrenCollapsible(false);
+  body_->addWidget(pages_);
+  body_->setStretchFactor(0, 1);
+  layout_->addWidget(body_, 1);
+  make_legend_clickable(plot_);
 
   connect(export_button, &QPushButton::clicked, this, [this] {
     const QString path = export_plot_with_dialog(plot_, this, export_name());
@@ -100,6 +141,12 @@ PlotView::PlotView(QWidget* parent) : StoreView(parent) {
 
 void PlotView::add_below(QWidget* widget, int stretch) {
   layout_->addWidget(widget, stretch);
+}
+
+void PlotView::add_beside(QWidget* widget) {
+  body_->insertWidget(body_->count() - 1, widget);
+  body_->setStretchFactor(body_->count() - 1, 1);
+  body_->setStretchFactor(body_->count() - 2, 0);
 }
 
 void PlotView::export_to(const QString& path, int width, int height) {
@@ -120,6 +167,7 @@ void PlotView::show_message(const QString& text) {
 }
 
 void PlotView::show_plot() {
+  apply_hidden_series(plot_);
   pages_->setCurrentWidget(plot_);
   export_button_->setEnabled(true);
   plot_->replot();

@@ -18,6 +18,7 @@ class QCustomPlot;
 class QHBoxLayout;
 class QVBoxLayout;
 class QLabel;
+class QSplitter;
 class QStackedWidget;
 
 namespace lmk::widgets {
@@ -29,6 +30,15 @@ QColor series_color(int index);
 // its top is yellow — with gpThermal's white top the largest values looked like missing data.
 // QCustomPlot 2.1 has no such preset. NaN cells are transparent.
 QCPColorGradient viridis();
+
+// Makes a click on a legend item hide or show its series: every plottable of the plot with the
+// item's name (a line with its band and points), the item greyed while hidden. The hidden names
+// survive a redraw: PlotView::show_plot() applies them to the new plottables.
+void make_legend_clickable(QCustomPlot* plot);
+// The series names hidden from the legend of `plot`.
+QStringList hidden_series(const QCustomPlot* plot);
+// Hides the plottables named in hidden_series(plot) and greys their legend items.
+void apply_hidden_series(QCustomPlot* plot);
 
 // Makes `combo`'s popup wide enough for its longest item, kept so as items come and go, and its
 // tooltip the chosen item (add_control does this for every list of a plot view).
@@ -52,6 +62,9 @@ class PlotView : public StoreView {
   void add_control(const QString& label, QWidget* widget);
   // Adds a widget under the plot (a table beside what the plot shows); not part of exports.
   void add_below(QWidget* widget, int stretch = 0);
+  // Adds a widget left of the plot, the two split by a handle (a list of what to draw); not
+  // part of exports.
+  void add_beside(QWidget* widget);
   // Shows `text` instead of the plot (an empty store, an error, nothing for these choices).
   void show_message(const QString& text);
   // Shows the plot (after the subclass drew it).
@@ -100,6 +113,7 @@ class PlotView : public StoreView {
   QHBoxLayout* controls_ = nullptr;
   QVBoxLayout* layout_ = nullptr;
   QStackedWidget* pages_ = nullptr;
+  QSplitter* body_ = nullptr;  // what add_beside() adds, then the pages
   QLabel* message_ = nullptr;
   QWidget* export_button_ = nullptr;
   QCustomPlot* plot_ = nullptr;

@@ -22,6 +22,7 @@
 #include <map>
 #include <set>
 
+#include "core/store/results_store.h"
 #include "core/store/schema.h"
 #include "tests/widgets/fixture_store.h"
 #include "tests/widgets/form_input.h"
@@ -178,15 +179,19 @@ void JobsTest::curves_continue_per_key() {
   // only at 2. The next read must still bring lr's step 3.
   const QString path = dir_.filePath(QStringLiteral("curves.db"));
   {
+    // A real store with run 1; its metrics rows written one by one, as separate commits are.
+    lmk::ResultsStore store(path.toStdString());
+    QCOMPARE(store.create_run(store.get_or_create_experiment("curves"), {"train", "train"}), 1);
+  }
+  {
     QSqlDatabase db =
         QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("curves"));
     db.setDatabaseName(path);
     QVERIFY(db.open());
     QSqlQuery query(db);
-    QVERIFY(query.exec(QStringLiteral(
-        "CREATE TABLE metrics (run_id INTEGER, key TEXT, step INTEGER, value REAL)")));
     auto add = [&](const char* key, int step) {
-      QVERIFY(query.exec(QStringLiteral("INSERT INTO metrics VALUES (1, '%1', %2, %3)")
+      QVERIFY(query.exec(QStringLiteral("INSERT INTO metrics (run_id, key, step, value) "
+                                        "VALUES (1, '%1', %2, %3)")
                              .arg(QLatin1String(key))
                              .arg(step)
                              .arg(step * 0.5)));

@@ -102,7 +102,7 @@ class MainWindowTest : public QObject {
              qPrintable(window.user_guide_markdown().left(80)));
     QVERIFY(window.user_guide_markdown().contains("lmk-workbench"));
     const QString shortcuts = window.shortcuts_text();
-    for (const char* key : {"Ctrl+O", "Ctrl+E", "Ctrl+1", "Ctrl+9", "F1"})
+    for (const char* key : {"Ctrl+O", "Ctrl+E", "Ctrl+1", "Ctrl+9", "Ctrl+0", "F1"})
       QVERIFY2(shortcuts.contains(key), qPrintable(key + QString(" in:\n") + shortcuts));
     const QString about = window.about_text();
     for (const QString& part :
@@ -116,12 +116,12 @@ class MainWindowTest : public QObject {
     MainWindow window;
     window.resize(1200, 800);
     window.show();
-    QSignalSpy loaded(window.views()[7], &StoreView::loaded);  // the needle map
+    QSignalSpy loaded(window.views()[8], &StoreView::loaded);  // the needle map
     window.open_store(LMK_WORKBENCH_STUDY_DB);
-    window.tabs()->setCurrentIndex(7);
+    window.tabs()->setCurrentIndex(8);
     QVERIFY(loaded.count() > 0 || loaded.wait(30000));
     QTemporaryDir dir;
-    for (int tab : {0, 7})
+    for (int tab : {0, 8})
       for (const char* suffix : {"png", "pdf", "svg"}) {
         window.tabs()->setCurrentIndex(tab);
         const QString path = dir.filePath(QString("view-%1.%2").arg(tab).arg(suffix));
