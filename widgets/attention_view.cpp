@@ -18,9 +18,12 @@ namespace {
 // replot (tests/bench/workbench_bench.cpp).
 constexpr int kMaxRowLabels = 64;
 
-QString head_text(int layer, int head) {
-  return head < 0 ? QObject::tr("layer %1 · mean over heads").arg(layer)
-                  : QObject::tr("layer %1 · head %2").arg(layer).arg(head);
+// "layer 1 (local, window 64) · mean over heads"; the kind left out when not known.
+QString head_text(int layer, int head, const QString& kind) {
+  const QString name = kind.isEmpty() ? QObject::tr("layer %1").arg(layer)
+                                      : QObject::tr("layer %1 (%2)").arg(layer).arg(kind);
+  return head < 0 ? QObject::tr("%1 · mean over heads").arg(name)
+                  : QObject::tr("%1 · head %2").arg(name).arg(head);
 }
 
 // The stored bin of `row` that covers position x (the last bin includes its end), or null.
@@ -112,16 +115,32 @@ AttentionView::AttentionView(QWidget* parent) : PlotView(parent) {
   x_scale_ = new QComboBox(this);
   x_scale_->addItem(tr("linear"), false);
   x_scale_->addItem(tr("log"), true);
-  x_scale_->setToolTip(tr("Log: the stored bins drawn on a logarithmic position axis"));
+  x_scale_->setToolTip(tr("The position axis. Log: the stored bins drawn on a logarithmic one"));
   auto add = [this](const QString& label, QWidget* widget) { add_control(label, widget); };
   add(tr("Dataset"), dataset_);
-  add(tr("Layer / head"), layer_head_);
-  add(tr("Length group"), length_group_);
+  add(tr("Layer"), layer_head_);
+  add(tr("Lengths"), length_group_);
   for (int panel = 0; panel < 2; ++panel) {
     panels_[panel].pooling = new QComboBox(this);
     add(panel == 0 ? tr("Left") : tr("Right"), panels_[panel].pooling);
   }
-  add(tr("Positions"), x_scale_);
+  add(tr("x"), x_scale_);
+  color_scale_type_ = new QComboBox(this);
+  color_scale_type_->addItem(tr("log"), true);
+  color_scale_type_->addItem(tr("linear"), false);
+  color_scale_type_->setToolTip(
+      tr("Log: small shares told apart (CLS's first bin holds most of its attention; on a "
+         "linear scale every landmark row was one colour). A share of 0 is the lowest colour"));
+  add(tr("Colour"), color_scale_type_);
+  // The layer list names each layer's kind ("layer 5 (local, window 128) · mean over heads"):
+  // the box shows its start (the whole text in the list and the tooltip), so that the window
+  // keeps a laptop's width.
+  layer_head_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  layer_head_->setMinimumContentsLength(10);
+  for (Panel& panel : panels_) {  // poolings are short names: "cls", "lmk", "mean"
+    panel.pooling->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    panel.pooling->setMinimumContentsLength(4);
+  }
   build_plot();
 
   connect(dataset_, &QComboBox::currentIndexChanged, this, [this] {
@@ -132,6 +151,7 @@ AttentionView::AttentionView(QWidget* parent) : PlotView(parent) {
   connect(layer_head_, &QComboBox::currentIndexChanged, this, [this] { load_rows(); });
   connect(length_group_, &QComboBox::currentIndexChanged, this, [this] { redraw(); });
   connect(x_scale_, &QComboBox::currentIndexChanged, this, [this] { redraw(); });
+  connect(color_scale_type_, &QComboBox::currentIndexChanged, this, [this] { redraw(); });
   for (Panel& panel : panels_)
     connect(panel.pooling, &QComboBox::currentIndexChanged, this, [this] { redraw(); });
   connect(plot(), &QCustomPlot::mouseMove, this, &AttentionView::show_tooltip);
@@ -183,6 +203,7 @@ void AttentionView::set_store(const QString& db_path) {
     QVector<AttentionChoice> choices;
     AttentionChoice chosen;
     QVector<AttentionRow> rows;
+    QMap<int, QString> layer_kinds;
   };
   load<Loaded>(
       LoadKind::Store,
@@ -209,11 +230,13 @@ void AttentionView::set_store(const QString& db_path) {
         }
         loaded.chosen = *best;
         loaded.rows = read_attention_rows(db, best->dataset, best->layer, best->head);
+        loaded.layer_kinds = read_layer_kinds(db, best->dataset);
         return loaded;
       },
       [this](const Loaded& loaded) {
         choices_ = loaded.choices;
         rows_ = loaded.rows;
+        layer_kinds_ = loaded.layer_kinds;
         fill_choice_controls(loaded.chosen.dataset, loaded.chosen.layer, loaded.chosen.head);
         fill_pooling_controls();
         redraw();
@@ -224,6 +247,7 @@ void AttentionView::clear_data() {
   choices_.clear();
   rows_.clear();
   centers_.clear();
+  layer_kinds_.clear();
   for (QComboBox* combo :
        {dataset_, layer_head_, length_group_, panels_[0].pooling, panels_[1].pooling}) {
     const QSignalBlocker block(combo);
@@ -245,7 +269,8 @@ void AttentionView::fill_choice_controls(const QString& dataset, int layer, int 
   for (const AttentionChoice& choice : choices_) {
     if (dataset_->findText(choice.dataset) < 0) dataset_->addItem(choice.dataset);
     if (choice.dataset != dataset) continue;
-    layer_head_->addItem(head_text(choice.layer, choice.head), QPoint(choice.layer, choice.head));
+    layer_head_->addItem(head_text(choice.layer, choice.head, layer_kinds_.value(choice.layer)),
+                         QPoint(choice.layer, choice.head));
     for (const QString& group : choice.length_groups)
       if (!length_groups.contains(group)) length_groups.append(group);
   }
@@ -293,13 +318,24 @@ void AttentionView::load_rows() {
   const QString dataset = dataset_->currentText();
   const QPoint layer_head = layer_head_->currentData().toPoint();
   if (dataset.isEmpty() || db_path_.isEmpty()) return;
-  load<QVector<AttentionRow>>(
+  using Rows = QPair<QVector<AttentionRow>, QMap<int, QString>>;
+  load<Rows>(
       LoadKind::Data,
       [dataset, layer_head](const QSqlDatabase& db) {
-        return read_attention_rows(db, dataset, layer_head.x(), layer_head.y());
+        return Rows(read_attention_rows(db, dataset, layer_head.x(), layer_head.y()),
+                    read_layer_kinds(db, dataset));
       },
-      [this](const QVector<AttentionRow>& rows) {
-        rows_ = rows;
+      [this](const Rows& rows) {
+        rows_ = rows.first;
+        if (rows.second != layer_kinds_) {  // another dataset's models: the list's texts
+          layer_kinds_ = rows.second;
+          const QSignalBlocker block(layer_head_);
+          for (int i = 0; i < layer_head_->count(); ++i) {
+            const QPoint item = layer_head_->itemData(i).toPoint();
+            layer_head_->setItemText(i,
+                                     head_text(item.x(), item.y(), layer_kinds_.value(item.x())));
+          }
+        }
         fill_pooling_controls();
         redraw();
       });
@@ -341,14 +377,30 @@ void AttentionView::redraw() {
       max_end = std::max(max_end, bin.end);
     }
   }
+  const bool log_color = this->log_color();
   // One colour range for both panels: the smallest to the largest share either shows (from 0,
-  // most cells sat near the top colour). One share alone spans 0 to it.
-  const QCPRange data_range = largest > smallest ? QCPRange(smallest, largest)
-                              : largest > 0      ? QCPRange(0.0, largest)
-                                                 : QCPRange(0.0, 1.0);
+  // most cells sat near the top colour). One share alone spans 0 to it. On the log scale the
+  // smallest positive share: a share of 0 (a local layer's positions beyond its window) takes
+  // the lowest colour.
+  QCPRange data_range = largest > smallest ? QCPRange(smallest, largest)
+                        : largest > 0      ? QCPRange(0.0, largest)
+                                           : QCPRange(0.0, 1.0);
+  if (log_color) {
+    double smallest_positive = std::numeric_limits<double>::infinity();
+    for (const AttentionRow* row : shown)
+      for (const AttentionBin& bin : row->bins)
+        if (std::isfinite(bin.weight) && bin.weight > 0)
+          smallest_positive = std::min(smallest_positive, bin.weight);
+    data_range = std::isfinite(smallest_positive) && largest > smallest_positive
+                     ? QCPRange(smallest_positive, largest)
+                 : std::isfinite(smallest_positive) ? QCPRange(smallest_positive / 10, largest)
+                                                    : QCPRange(1e-6, 1.0);
+  }
   const QPoint layer_head = layer_head_->currentData().toPoint();
-  color_scale_->setLabel(tr("share of the pooling token's attention (%1)")
-                             .arg(head_text(layer_head.x(), layer_head.y())));
+  color_scale_->setLabel(
+      tr("share of the pooling token's attention, %1 scale (%2)")
+          .arg(log_color ? tr("log") : tr("linear"))
+          .arg(head_text(layer_head.x(), layer_head.y(), layer_kinds_.value(layer_head.x()))));
 
   for (Panel& panel : panels_) {
     const QString pooling = panel.pooling->currentText();
@@ -368,10 +420,13 @@ void AttentionView::redraw() {
         const AttentionRow& row = rows_[panel.rows[r]];
         for (int c = 0; c < cells; ++c) {
           const AttentionBin* bin = bin_at(row, centers_[c]);
-          data->setCell(c, r, bin ? bin->weight : kNaN);
+          double value = bin ? bin->weight : kNaN;
+          if (log_color && value < data_range.lower) value = data_range.lower;  // 0: lowest colour
+          data->setCell(c, r, value);
         }
       }
     }
+    panel.map->setDataScaleType(log_color ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
     panel.map->setDataRange(data_range);
 
     QCPAxis* x_axis = panel.rect->axis(QCPAxis::atBottom);
@@ -399,6 +454,11 @@ void AttentionView::redraw() {
                                           : tr("no %1 runs for these choices").arg(pooling));
     panel.note->setVisible(rows == 0);
   }
+  color_scale_->setDataScaleType(log_color ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
+  if (log_color)
+    color_scale_->axis()->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
+  else
+    color_scale_->axis()->setTicker(QSharedPointer<QCPAxisTicker>::create());
   color_scale_->setDataRange(data_range);
   show_plot();
 }
@@ -447,10 +507,13 @@ QString AttentionView::describe(int panel, double x, int row) const {
   const AttentionBin* bin = bin_at(shown, x);
   if (!bin) return {};
   const int index = static_cast<int>(bin - shown.bins.data());
-  return tr("%1 (run %2, %3 pooling)\npositions %4–%5 (bin %6 of %7)\nshare %8")
+  // The bin named as the x axis names positions.
+  const QString axis = panels_[panel].rect->axis(QCPAxis::atBottom)->label();
+  return tr("%1 (run %2, %3 pooling)\n%4 %5–%6 (bin %7 of %8)\nshare %9")
       .arg(shown.label())
       .arg(shown.run_id)
       .arg(shown.pooling)
+      .arg(axis)
       .arg(bin->start, 0, 'g', 4)
       .arg(bin->end, 0, 'g', 4)
       .arg(index + 1)
@@ -492,6 +555,18 @@ void AttentionView::set_pooling(int panel, const QString& pooling) {
 
 void AttentionView::set_log_x(bool log_x) {
   x_scale_->setCurrentIndex(x_scale_->findData(log_x));
+}
+
+void AttentionView::set_log_color(bool log_color) {
+  color_scale_type_->setCurrentIndex(color_scale_type_->findData(log_color));
+}
+
+bool AttentionView::log_color() const {
+  return color_scale_type_->currentData().toBool();
+}
+
+QString AttentionView::layer_head_text() const {
+  return layer_head_->currentText();
 }
 
 QString AttentionView::export_name() const {

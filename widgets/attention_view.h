@@ -6,6 +6,7 @@
 // another pooling (LMK by default) on the right — under one colour scale. Hovering a cell shows
 // its run, bin and exact share.
 
+#include <QMap>
 #include <QString>
 #include <QStringList>
 #include <QVector>
@@ -39,6 +40,15 @@ class AttentionView : public PlotView {
   void set_length_group(const QString& length_group);  // empty: every length group
   void set_pooling(int panel, const QString& pooling);
   void set_log_x(bool log_x);
+  // The colour scale: logarithmic (the default: CLS's first bin holds most of the share, and on
+  // a linear scale every other row was one colour) or linear.
+  void set_log_color(bool log_color);
+  bool log_color() const;
+  // What the layer / head list says of a layer: "global", "local, window W", or empty when the
+  // models' folders cannot be read.
+  QString layer_kind(int layer) const { return layer_kinds_.value(layer); }
+  // The text of the layer / head list's current item.
+  QString layer_head_text() const;
 
   QString dataset() const;
   // What panel 0 (left) and 1 (right) show.
@@ -50,7 +60,8 @@ class AttentionView : public PlotView {
   // cells that each show the stored bin their centre falls in (the stored bins are the data).
   int cell_count(int panel) const;
   double cell_center(int panel, int cell) const;
-  // The share the colour map holds for `row`, `cell`.
+  // The share the colour map holds for `row`, `cell` (on the log scale a share of 0 is held as
+  // the scale's lower end, the lowest colour).
   double cell_value(int panel, int row, int cell) const;
   QCPRange color_range(int panel) const;
   QCPColorScale* color_scale() const { return color_scale_; }
@@ -82,7 +93,9 @@ class AttentionView : public PlotView {
   QComboBox* layer_head_ = nullptr;
   QComboBox* length_group_ = nullptr;
   QComboBox* x_scale_ = nullptr;
+  QComboBox* color_scale_type_ = nullptr;
   QCPColorScale* color_scale_ = nullptr;
+  QMap<int, QString> layer_kinds_;  // of the dataset shown
   Panel panels_[2];
   QVector<AttentionChoice> choices_;
   QVector<AttentionRow> rows_;

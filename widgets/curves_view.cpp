@@ -16,6 +16,16 @@ namespace {
 const char* const kMinQueriesKey = "curves/min_queries";
 const char* const kRole = "lmk_role";  // the QObject property naming a graph's role in a curve
 
+// A position bin's bounds: "30-40%" -> (30, 40); NaNs for another text (never a gap).
+QPair<double, double> bin_bounds(QString group) {
+  group.remove(QLatin1Char('%'));
+  const QStringList parts = group.split(QLatin1Char('-'));
+  bool low_ok = false, high_ok = false;
+  const double low = parts.value(0).toDouble(&low_ok), high = parts.value(1).toDouble(&high_ok);
+  if (parts.size() != 2 || !low_ok || !high_ok) return {NAN, NAN};
+  return {low, high};
+}
+
 QString default_metric(const QStringList& metrics, const QString& kept) {
   if (metrics.contains(kept)) return kept;
   if (metrics.contains(QStringLiteral("ndcg_at_10"))) return QStringLiteral("ndcg_at_10");
@@ -100,6 +110,9 @@ CurvesView::CurvesView(QWidget* parent) : PlotView(parent) {
   position_axis->setLabel(tr("evidence position (% of the document)"));
   position_axis->setRange(0, 100);
   connect(figure, &QCustomPlot::mouseMove, this, &CurvesView::show_tooltip);
+  // Bands on a layer under the lines: drawn over them, they hid the other series' lines.
+  figure->addLayer(QStringLiteral("bands"), figure->layer(QStringLiteral("main")),
+                   QCustomPlot::limBelow);
 }
 
 void CurvesView::set_store(const QString& db_path) {
@@ -272,9 +285,19 @@ void CurvesView::draw_panel(Panel panel, const QVector<Curve>& curves) {
     QCPGraph* graph = add_graph(QStringLiteral("line"));
     graph->setPen(QPen(color, many ? 1 : 2));
     QVector<double> keys, values, low, high, solid_keys, solid_values, few_keys, few_values;
+    QVector<double> line_keys, line_values;  // the line, broken where a bin has no point
     bool banded = false;
     for (int i = 0; i < curve.points.size(); ++i) {
       const QPointF& point = curve.points[i];
+      // An empty bin between this point's and the last one's (their bins do not touch): a gap
+      // in the line (NaN), not a line across it.
+      if (i > 0 && panel == Panel::Position &&
+          bin_bounds(curve.groups.value(i - 1)).second < bin_bounds(curve.groups.value(i)).first) {
+        line_keys << (curve.points[i - 1].x() + point.x()) / 2;
+        line_values << kNaN;
+      }
+      line_keys << point.x();
+      line_values << point.y();
       keys << point.x();
       values << point.y();
       const bool has_interval = i < curve.low.size() && std::isfinite(curve.low[i]);
@@ -292,7 +315,7 @@ void CurvesView::draw_panel(Panel panel, const QVector<Curve>& curves) {
         y_high = std::max(y_high, y);
       }
     }
-    graph->setData(keys, values, true);
+    graph->setData(line_keys, line_values, true);
     if (!many) {
       if (banded) {
         // The band: the area between the low and high graphs, in the line's colour.
@@ -300,7 +323,10 @@ void CurvesView::draw_panel(Panel panel, const QVector<Curve>& curves) {
         QCPGraph* upper = add_graph(QStringLiteral("high"));
         QColor fill = color;
         fill.setAlpha(45);
-        for (QCPGraph* edge : {lower, upper}) edge->setPen(Qt::NoPen);
+        for (QCPGraph* edge : {lower, upper}) {
+          edge->setPen(Qt::NoPen);
+          edge->setLayer(QStringLiteral("bands"));  // under every line and point
+        }
         lower->setData(keys, low, true);
         upper->setData(keys, high, true);
         upper->setBrush(fill);
@@ -416,7 +442,27 @@ QVector<QPointF> graph_points(const QCPGraph* graph) {
 }  // namespace
 
 QVector<QPointF> CurvesView::curve(Panel panel, const QString& name) const {
-  return graph_points(graph_of(panel, name, QStringLiteral("line")));
+  QVector<QPointF> points;
+  for (const QPointF& point : graph_points(graph_of(panel, name, QStringLiteral("line"))))
+    if (!std::isnan(point.y())) points << point;
+  return points;
+}
+
+QVector<double> CurvesView::gaps(Panel panel, const QString& name) const {
+  QVector<double> xs;
+  for (const QPointF& point : graph_points(graph_of(panel, name, QStringLiteral("line"))))
+    if (std::isnan(point.y())) xs << point.x();
+  return xs;
+}
+
+QCPLayer* CurvesView::band_layer(Panel panel, const QString& name) const {
+  QCPGraph* upper = graph_of(panel, name, QStringLiteral("high"));
+  return upper != nullptr ? upper->layer() : nullptr;
+}
+
+QCPLayer* CurvesView::line_layer(Panel panel, const QString& name) const {
+  QCPGraph* line = graph_of(panel, name, QStringLiteral("line"));
+  return line != nullptr ? line->layer() : nullptr;
 }
 
 QVector<QPair<double, double>> CurvesView::band(Panel panel, const QString& name) const {
@@ -436,10 +482,18 @@ QString CurvesView::point_text(Panel panel, const QString& name, int index) cons
   for (const Curve& curve : drawn_[panel == Panel::Length ? 0 : 1]) {
     if (curve.name != name || index < 0 || index >= curve.points.size()) continue;
     const QPointF& point = curve.points[index];
-    QString text =
-        QStringLiteral("%1\n%2 %3\n%4 %5")
-            .arg(name, panel == Panel::Length ? tr("length") : tr("evidence position %"),
-                 QString::number(point.x(), 'g', 6), metric(), QString::number(point.y(), 'f', 4));
+    // The point named as its axis names it: a length in tokens, a position bin as a range.
+    QString where;
+    if (panel == Panel::Length) {
+      where = tr("evaluation length %1 tokens").arg(QString::number(point.x(), 'g', 6));
+    } else {
+      QString bin = curve.groups.value(index);
+      bin.remove(QLatin1Char('%'));
+      bin.replace(QLatin1Char('-'), QStringLiteral("–"));
+      where = tr("evidence position %1 % of the document").arg(bin.trimmed());
+    }
+    QString text = QStringLiteral("%1\n%2\n%3 %4")
+                       .arg(name, where, metric(), QString::number(point.y(), 'f', 4));
     const int n = curve.n.value(index);
     if (n > 0 && std::isfinite(curve.low.value(index, kNaN))) {
       text += tr("\n95 % CI %1 – %2, N %3")

@@ -20,6 +20,7 @@ class QCPAxis;
 class QCPAxisRect;
 class QCPGraph;
 class QCPItemText;
+class QCPLayer;
 class QCPTextElement;
 class QMouseEvent;
 class QSpinBox;
@@ -52,6 +53,12 @@ class CurvesView : public PlotView {
   // The curves drawn in `panel`, by name, and each one's (x, y) as the plot holds them.
   QStringList curve_names(Panel panel) const;
   QVector<QPointF> curve(Panel panel, const QString& name) const;
+  // Where the line of a curve is broken (the x of each gap): a bin of the panel between two of
+  // its points that it has no point in.
+  QVector<double> gaps(Panel panel, const QString& name) const;
+  // The layer the curve's band is drawn on, and its line's (bands under lines).
+  QCPLayer* band_layer(Panel panel, const QString& name) const;
+  QCPLayer* line_layer(Panel panel, const QString& name) const;
   QCPAxis* x_axis(Panel panel) const;
   // The band of a curve as drawn: (low, high) per point of curve(panel, name); empty without one.
   QVector<QPair<double, double>> band(Panel panel, const QString& name) const;

@@ -61,6 +61,17 @@ double max_weight(const std::vector<float>& weights, bool skip_sink);
 // The colour of a normalized weight: white at 0 through orange to dark red at 1 (text on it
 // stays readable; the darkest third takes white text).
 QColor attention_color(double normalized);
+// The marks of the text and its legend: pooling tokens (tab10 blue), the selected ones (red), the
+// query's evidence (green).
+inline QColor pooling_border_color() {
+  return QColor(31, 119, 180);
+}
+inline QColor selected_border_color() {
+  return QColor(214, 39, 40);
+}
+inline QColor evidence_border_color() {
+  return QColor(44, 160, 44);
+}
 
 // The weights summed over `bins` equal ranges of the text's bytes (a position counts in the bin
 // of its position_fraction); position 0 left out when skip_sink. Attention is a distribution

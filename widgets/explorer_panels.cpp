@@ -1,10 +1,12 @@
 #include "widgets/explorer_panels.h"
 
+#include <QFontMetricsF>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QPainterPath>
 
 #include <algorithm>
+#include <cmath>
 
 namespace lmk::widgets {
 namespace {
@@ -58,6 +60,75 @@ double OverviewStrip::fraction_at(double x) const {
 
 QSize OverviewStrip::sizeHint() const {
   return QSize(400, std::max<int>(1, static_cast<int>(rows_.size())) * (kStripHeight + 2) + 6);
+}
+
+namespace {
+constexpr double kRampWidth = 160;
+constexpr double kLegendHeight = 20;
+}  // namespace
+
+ColourLegend::ColourLegend(QWidget* parent) : QWidget(parent) {
+  setToolTip(
+      tr("The token colours: the attention a token gets, from none (white) to the "
+         "largest shown (dark red); the boxes and the frame are the text's marks"));
+}
+
+void ColourLegend::set_scale(const ColourScale& scale) {
+  scale_ = scale;
+  update();
+}
+
+QStringList ColourLegend::labels() const {
+  const QString low = scale_.log ? QString::number(scale_.max / 1000, 'g', 2) : QStringLiteral("0");
+  return {
+      tr("attention %1").arg(low),
+      tr("%1 (%2)").arg(QString::number(scale_.max, 'g', 3), scale_.log ? tr("log") : tr("linear")),
+      tr("pooling token"), tr("selected"), tr("evidence")};
+}
+
+QRectF ColourLegend::ramp_rect() const {
+  const QFontMetricsF metrics(font());
+  const double left = std::ceil(4 + metrics.horizontalAdvance(labels()[0]) + 6);  // whole pixels
+  return QRectF(left, 4, kRampWidth, kLegendHeight - 8);
+}
+
+QSize ColourLegend::sizeHint() const {
+  const QFontMetricsF metrics(font());
+  double width = kRampWidth + 40;
+  for (const QString& label : labels()) width += metrics.horizontalAdvance(label) + 28;
+  return QSize(static_cast<int>(width), static_cast<int>(kLegendHeight));
+}
+
+void ColourLegend::paintEvent(QPaintEvent*) {
+  QPainter painter(this);
+  const QStringList texts = labels();
+  const QFontMetricsF metrics(font());
+  const QRectF ramp = ramp_rect();
+  painter.setPen(palette().color(QPalette::Text));
+  painter.drawText(QRectF(4, 0, ramp.left() - 6, kLegendHeight), Qt::AlignVCenter | Qt::AlignRight,
+                   texts[0]);
+  for (int x = 0; x < static_cast<int>(ramp.width()); ++x)
+    painter.fillRect(QRectF(ramp.left() + x, ramp.top(), 1, ramp.height()),
+                     attention_color((x + 0.5) / ramp.width()));
+  painter.setPen(QPen(palette().color(QPalette::Mid), 1));
+  painter.drawRect(ramp);
+  double x = ramp.right() + 6;
+  painter.setPen(palette().color(QPalette::Text));
+  painter.drawText(QRectF(x, 0, metrics.horizontalAdvance(texts[1]) + 2, kLegendHeight),
+                   Qt::AlignVCenter | Qt::AlignLeft, texts[1]);
+  x += metrics.horizontalAdvance(texts[1]) + 16;
+  const QColor marks[3] = {pooling_border_color(), selected_border_color(),
+                           evidence_border_color()};
+  for (int i = 0; i < 3; ++i) {
+    const QRectF box(x, 5, 14, kLegendHeight - 10);
+    painter.setBrush(Qt::NoBrush);
+    painter.setPen(QPen(marks[i], i == 0 ? 1.2 : i == 1 ? 2.5 : 3));
+    painter.drawRoundedRect(box, i == 2 ? 0 : 3, i == 2 ? 0 : 3);
+    painter.setPen(palette().color(QPalette::Text));
+    painter.drawText(QRectF(x + 18, 0, metrics.horizontalAdvance(texts[2 + i]) + 2, kLegendHeight),
+                     Qt::AlignVCenter | Qt::AlignLeft, texts[2 + i]);
+    x += 18 + metrics.horizontalAdvance(texts[2 + i]) + 12;
+  }
 }
 
 void OverviewStrip::paintEvent(QPaintEvent*) {

@@ -7,7 +7,9 @@
 // - LayerHeadGrid: one small position profile per layer and head (mean over heads first),
 //   global layers marked; a click picks the layer and head.
 
+#include <QRectF>
 #include <QString>
+#include <QStringList>
 #include <QWidget>
 
 #include <cstdint>
@@ -17,6 +19,29 @@
 #include "widgets/explorer_data.h"
 
 namespace lmk::widgets {
+
+// The text's colour key: the ramp of the token colours from 0 to the largest weight shown (log:
+// three decades below it, as ColourScale does), then the marks the text draws — a pooling
+// token, a selected one, the query's evidence.
+class ColourLegend : public QWidget {
+  Q_OBJECT
+ public:
+  explicit ColourLegend(QWidget* parent = nullptr);
+  void set_scale(const ColourScale& scale);
+  const ColourScale& scale() const { return scale_; }
+  // The labels drawn, in order (the ramp's ends, then the marks).
+  QStringList labels() const;
+  // Where the ramp is drawn; its left edge is weight 0 (log: max / 1000), its right the max.
+  QRectF ramp_rect() const;
+  QSize sizeHint() const override;
+  QSize minimumSizeHint() const override { return sizeHint(); }
+
+ protected:
+  void paintEvent(QPaintEvent* event) override;
+
+ private:
+  ColourScale scale_;
+};
 
 class OverviewStrip : public QWidget {
   Q_OBJECT

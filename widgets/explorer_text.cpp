@@ -12,9 +12,9 @@ namespace lmk::widgets {
 namespace {
 
 constexpr double kMargin = 8;
-const QColor kPoolingBorder(31, 119, 180);  // tab10 blue
-const QColor kSelectedBorder(214, 39, 40);  // tab10 red
-const QColor kEvidenceBorder(44, 160, 44);  // tab10 green
+const QColor kPoolingBorder = pooling_border_color();
+const QColor kSelectedBorder = selected_border_color();
+const QColor kEvidenceBorder = evidence_border_color();
 
 QFont marker_font(const QFont& base) {
   QFont small = base;
@@ -66,6 +66,30 @@ void TokenTextView::set_selected_rows(int64_t first, int64_t last) {
 void TokenTextView::set_evidence(std::pair<int64_t, int64_t> span) {
   evidence_ = span;
   viewport()->update();
+}
+
+std::pair<int64_t, int64_t> TokenTextView::evidence_positions() const {
+  if (d_ == nullptr || evidence_.first < 0) return {-1, -1};
+  // A range: the tokens whose bytes overlap it. A point (a fraction of the text, as the
+  // datasets store it): the token at or after that byte — it often falls on the space between
+  // two tokens, which no token covers, and nothing was framed.
+  const bool point = evidence_.first == evidence_.second;
+  int64_t first = -1, last = -1;
+  for (size_t i = 0; i < d_->spans.size(); ++i) {
+    const auto [b, e] = d_->spans[i];
+    if (e <= b) continue;  // a token the model inserted
+    const bool in = point ? static_cast<int64_t>(e) > evidence_.first
+                          : static_cast<int64_t>(b) < evidence_.second &&
+                                evidence_.first < static_cast<int64_t>(e);
+    if (!in) {
+      if (first >= 0) break;
+      continue;
+    }
+    if (first < 0) first = static_cast<int64_t>(i);
+    last = static_cast<int64_t>(i);
+    if (point) break;
+  }
+  return {first, last};
 }
 
 void TokenTextView::set_selected_position(int64_t position) {
@@ -229,23 +253,23 @@ void TokenTextView::paintEvent(QPaintEvent*) {
   const QFont text_font = font();
   const QFont small_font = marker_font(font());
   // The evidence: framed on each line it spans.
+  const auto [evidence_first, evidence_last] = evidence_positions();
   const auto in_evidence = [&](const Item& item) {
-    if (evidence_.first < 0 || item.position < 0) return false;
-    const auto [b, e] = d_->spans[static_cast<size_t>(item.position)];
-    if (evidence_.first == evidence_.second)
-      return !item.inserted && static_cast<int64_t>(b) <= evidence_.first &&
-             evidence_.first < static_cast<int64_t>(e);
-    return !item.inserted && static_cast<int64_t>(b) < evidence_.second &&
-           evidence_.first < static_cast<int64_t>(e);
+    return evidence_first >= 0 && !item.inserted && item.position >= evidence_first &&
+           item.position <= evidence_last;
   };
   int evidence_line = -1;
   double evidence_left = 0, evidence_right = 0;
   const auto frame_evidence = [&] {
     if (evidence_line < 0) return;
-    painter.setPen(QPen(kEvidenceBorder, 2));
+    // A 3 px frame and a bar under it: a 2 px frame alone was lost on the orange-to-red
+    // token colours.
+    const QRectF frame(kMargin + evidence_left - 2, evidence_line * line_height_ - top + 0.5,
+                       evidence_right - evidence_left + 4, line_height_ - 1);
+    painter.setPen(QPen(kEvidenceBorder, 3));
     painter.setBrush(Qt::NoBrush);
-    painter.drawRect(QRectF(kMargin + evidence_left - 1, evidence_line * line_height_ - top + 0.5,
-                            evidence_right - evidence_left + 2, line_height_ - 1));
+    painter.drawRect(frame);
+    painter.fillRect(QRectF(frame.left(), frame.bottom() - 3, frame.width(), 3), kEvidenceBorder);
     evidence_line = -1;
   };
   for (size_t k = first; k < last; ++k) {

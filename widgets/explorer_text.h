@@ -33,6 +33,8 @@ class TokenTextView : public QAbstractScrollArea {
   void set_selected_rows(int64_t first, int64_t last);
   // The evidence's byte range (begin == end: a marker at that byte; -1: none).
   void set_evidence(std::pair<int64_t, int64_t> span);
+  // The input positions framed as the evidence, first and last ({-1, -1}: none).
+  std::pair<int64_t, int64_t> evidence_positions() const;
   // The input position clicked last (-1: none), outlined.
   void set_selected_position(int64_t position);
 

@@ -203,7 +203,9 @@ void ExplorerView::build_controls() {
   left_layout->setContentsMargins(0, 0, 0, 0);
   overview_ = new OverviewStrip(left);
   text_ = new TokenTextView(left);
+  legend_ = new ColourLegend(left);
   left_layout->addWidget(overview_);
+  left_layout->addWidget(legend_);
   left_layout->addWidget(text_, 1);
 
   // The right column scrolls when the window is short.

@@ -45,6 +45,7 @@ class QElapsedTimer;
 namespace lmk::widgets {
 
 class LayerHeadGrid;
+class ColourLegend;
 class OverviewStrip;
 class TokenTextView;
 
@@ -124,6 +125,7 @@ class ExplorerView : public StoreView {
   const QString& computed_file() const { return computed_file_; }
 
   TokenTextView* text_view() const { return text_; }
+  ColourLegend* colour_legend() const { return legend_; }
   OverviewStrip* overview() const { return overview_; }
   LayerHeadGrid* grid() const { return grid_; }
 
@@ -201,6 +203,7 @@ class ExplorerView : public StoreView {
   // The picture.
   TokenTextView* text_ = nullptr;
   OverviewStrip* overview_ = nullptr;
+  ColourLegend* legend_ = nullptr;  // the text's colour key
   LayerHeadGrid* grid_ = nullptr;
   QCustomPlot* similarity_plot_ = nullptr;
   QCustomPlot* token_plot_ = nullptr;

@@ -204,6 +204,7 @@ void ExplorerView::redraw() {
   scale.max = max_weight(weights, skip_sink_->isChecked());
   scale.log = scale_->currentIndex() == 1;
   text_->set_weights(std::move(weights), scale);
+  legend_->set_scale(scale);
   text_->set_selected_rows(why.isEmpty() ? selection_.first_row : -1,
                            why.isEmpty() ? selection_.last_row : -1);
   text_->set_evidence(evidence_);

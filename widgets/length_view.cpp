@@ -4,6 +4,7 @@
 #include <QComboBox>
 #include <QFileInfo>
 #include <QHBoxLayout>
+#include <QToolTip>
 
 #include <algorithm>
 #include <cmath>
@@ -44,6 +45,35 @@ LengthView::LengthView(QWidget* parent) : PlotView(parent) {
   figure->legend->setVisible(true);
   percentiles_ = new QCPTextElement(figure, QString(), QFont(font().family(), 9));
   figure->plotLayout()->addElement(1, 0, percentiles_);
+  connect(figure, &QCustomPlot::mouseMove, this, &LengthView::show_tooltip);
+}
+
+QString LengthView::describe(double length, double count) const {
+  QStringList lines;
+  for (int i = 0; i < plot()->plottableCount(); ++i) {
+    auto* bars = qobject_cast<QCPBars*>(plot()->plottable(i));
+    if (bars == nullptr || !bars->visible() || bars->data()->isEmpty()) continue;
+    const qint64 lo = bars->property("lo").toLongLong(), hi = bars->property("hi").toLongLong();
+    const double documents = bars->data()->constBegin()->value;
+    if (length < static_cast<double>(lo) || length >= static_cast<double>(hi) || count < 0 ||
+        count > documents)
+      continue;
+    const QString bin =
+        hi == std::numeric_limits<qint64>::max()
+            ? tr("document length ≥ %1 tokens").arg(lo)
+            : tr("document length %1–%2 tokens").arg(lo).arg(hi - 1);  // bins are [lo, hi)
+    lines << tr("%1: %2 documents (%3)").arg(bin).arg(documents).arg(bars->name());
+  }
+  return lines.join(QLatin1Char('\n'));
+}
+
+void LengthView::show_tooltip(QMouseEvent* event) {
+  const QString text = describe(plot()->xAxis->pixelToCoord(event->position().x()),
+                                plot()->yAxis->pixelToCoord(event->position().y()));
+  if (text.isEmpty())
+    QToolTip::hideText();
+  else
+    QToolTip::showText(event->globalPosition().toPoint(), text, plot());
 }
 
 void LengthView::set_store(const QString& db_path) {

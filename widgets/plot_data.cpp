@@ -7,10 +7,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <limits>
 #include <map>
 
+#include <nlohmann/json.hpp>
+
 #include "core/eval/comparison.h"
+#include "core/model/config.h"
 #include "core/util/random.h"
 #include "widgets/store_connection.h"
 
@@ -55,8 +59,9 @@ class CurveSet {
     QVector<Curve> out;
     for (const QString& name : order_) {
       const CurveBuilder& builder = builders_.at(name);
-      Curve curve{name, builder.pooling, {}, {}, {}, {}};
+      Curve curve{name, builder.pooling, {}, {}, {}, {}, {}};
       for (const auto& [x, point] : builder.by_x) {
+        curve.groups.append(point.group_value);
         curve.points.append({x, point.value});
         curve.low.append(point.low);
         curve.high.append(point.high);
@@ -140,6 +145,36 @@ QVector<AttentionChoice> read_attention_choices(const QSqlDatabase& db) {
   for (AttentionChoice& choice : choices)
     std::sort(choice.length_groups.begin(), choice.length_groups.end(), number_aware_less);
   return choices;
+}
+
+QMap<int, QString> read_layer_kinds(const QSqlDatabase& db, const QString& dataset) {
+  QMap<int, QString> kinds;
+  if (!has_table(db, QStringLiteral("attention_profiles"))) return kinds;
+  QSqlQuery models = run_query(db,
+                               QStringLiteral("SELECT DISTINCT p.value FROM params p WHERE "
+                                              "p.key = 'model' AND p.run_id IN (SELECT DISTINCT "
+                                              "run_id FROM attention_profiles WHERE dataset = ?)"),
+                               {dataset});
+  QMap<int, QSet<QString>> seen;  // layer -> what the models say of it
+  while (models.next()) {
+    const std::string path = models.value(0).toString().toStdString() + "/config.json";
+    std::ifstream in(path);
+    if (!in) continue;  // the folder is gone (or moved): nothing to say
+    try {
+      const EncoderConfig config = EncoderConfig::from_json(nlohmann::json::parse(in), path);
+      for (int64_t layer = 0; layer < config.num_layers; ++layer)
+        seen[static_cast<int>(layer)].insert(
+            config.is_global_layer(layer)
+                ? QStringLiteral("global")
+                : QStringLiteral("local, window %1").arg(config.local_attention));
+    } catch (const std::exception&) {
+      continue;  // not a config lmk reads: no mark rather than a wrong one
+    }
+  }
+  for (auto it = seen.begin(); it != seen.end(); ++it)
+    kinds.insert(it.key(), it.value().size() == 1 ? *it.value().begin()
+                                                  : QStringLiteral("global or local by model"));
+  return kinds;
 }
 
 QVector<AttentionRow> read_attention_rows(const QSqlDatabase& db, const QString& dataset, int layer,

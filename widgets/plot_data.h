@@ -5,6 +5,7 @@
 // evidence position (the extrapolation curves). Every SQL statement of the plots is here; the
 // functions run on a worker thread with its connection (load_in_background).
 
+#include <QMap>
 #include <QPointF>
 #include <QSqlDatabase>
 #include <QString>
@@ -80,6 +81,12 @@ QVector<AttentionChoice> read_attention_choices(const QSqlDatabase& db);
 // eval length, experiment, run name and length group.
 QVector<AttentionRow> read_attention_rows(const QSqlDatabase& db, const QString& dataset, int layer,
                                           int head);
+
+// What each layer of the models whose profiles of `dataset` are stored attends to: "global",
+// "local, window W" (ModernBERT's sliding-window layers), or "global or local by model" where
+// the models differ. Read from each run's model folder (its config.json, through the core's
+// EncoderConfig); a layer is absent when no run's folder can be read any more.
+QMap<int, QString> read_layer_kinds(const QSqlDatabase& db, const QString& dataset);
 
 // ---- Document-length distributions (length_histograms, length_percentiles) --------------------
 
@@ -196,6 +203,7 @@ struct Curve {
   QVector<QPointF> points;    // ascending x
   QVector<double> low, high;  // the interval of each point (NaN: none)
   QVector<int> n;             // the queries behind each point (0: unknown)
+  QStringList groups;         // each point's stored group ("30-40" for a position bin)
 };
 
 // Metric vs evaluation length, one curve per experiment and run_variant: from the per-length groups

@@ -368,6 +368,49 @@ class ExplorerTest : public QObject {
       QCOMPARE(d.text.substr(static_cast<size_t>(view.evidence().first),
                              static_cast<size_t>(view.evidence().second - view.evidence().first)),
                request.query.toStdString());
+
+    // The evidence is framed on screen in its colour (the text scrolled to it), under the first
+    // token it covers; the legend above the text has the text's scale and draws its ramp.
+    lmk::widgets::TokenTextView* text = view.text_view();
+    // The first token of the text (not one the model inserted) ending after the evidence's
+    // first byte: a point evidence often falls on a space no token covers.
+    int64_t first_evidence = -1;
+    for (size_t i = 0; i < d.spans.size() && first_evidence < 0; ++i)
+      if (d.spans[i].second > d.spans[i].first &&
+          static_cast<int64_t>(d.spans[i].second) > view.evidence().first)
+        first_evidence = static_cast<int64_t>(i);
+    QCOMPARE(text->evidence_positions().first, first_evidence);
+    QVERIFY2(first_evidence >= 0,
+             qPrintable(QString("evidence %1-%2, last span %3-%4, text %5 bytes, truncated %6")
+                            .arg(view.evidence().first)
+                            .arg(view.evidence().second)
+                            .arg(d.spans.back().first)
+                            .arg(d.spans.back().second)
+                            .arg(d.text.size())
+                            .arg(d.truncated)));
+    QCoreApplication::processEvents();
+    const QRectF box =
+        text->token_rect(first_evidence).translated(0, -text->verticalScrollBar()->value());
+    QVERIFY2(box.top() >= 0 && box.bottom() <= text->viewport()->height(), "evidence off screen");
+    const QImage shown = text->viewport()->grab().toImage();
+    int green = 0;
+    for (int x = static_cast<int>(box.left()); x < static_cast<int>(box.right()); ++x)
+      for (int y = static_cast<int>(box.bottom()) - 4; y < static_cast<int>(box.bottom()); ++y)
+        if (shown.pixelColor(x * shown.devicePixelRatio(), y * shown.devicePixelRatio()) ==
+            lmk::widgets::evidence_border_color())
+          ++green;
+    QVERIFY2(green >= box.width(), qPrintable(QString::number(green)));
+    lmk::widgets::ColourLegend* legend = view.colour_legend();
+    QVERIFY(legend->isVisible());
+    QCOMPARE(legend->scale().max, text->scale().max);
+    QCOMPARE(legend->scale().log, text->scale().log);
+    QVERIFY(legend->labels()[1].startsWith(QString::number(text->scale().max, 'g', 3)));
+    const QImage key = legend->grab().toImage();
+    const QRectF ramp = legend->ramp_rect();
+    const int y = static_cast<int>(ramp.center().y()), w = static_cast<int>(ramp.width());
+    for (int k : {2, w / 2, w - 3})  // pixel k of the ramp: the colour of (k + 0.5) / width
+      QCOMPARE(key.pixelColor(static_cast<int>(ramp.left()) + k, y),
+               lmk::widgets::attention_color((k + 0.5) / ramp.width()));
     QTRY_VERIFY_WITH_TIMEOUT(!view.rank_text().isEmpty(), 10000);
 
     // The store's own number, read with plain SQL.

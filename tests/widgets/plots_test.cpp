@@ -7,6 +7,7 @@
 #include <QComboBox>
 #include <QFile>
 #include <QImage>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSignalSpy>
@@ -36,6 +37,7 @@
 #include "widgets/plot_export.h"
 #include "widgets/plot_view.h"
 
+using lmk::widgets::AttentionBin;
 using lmk::widgets::AttentionView;
 using lmk::widgets::CompareView;
 using lmk::widgets::CurvesView;
@@ -206,6 +208,7 @@ class PlotsTest : public QObject {
     view.resize(1200, 700);
     view.show();
     QVERIFY(loads(view, [&] { view.set_store(LMK_WORKBENCH_STUDY_DB); }));
+    view.set_log_color(false);  // cells hold the stored shares as they are
     QVERIFY(view.message().isEmpty());
     const QStringList poolings = strings(
         "SELECT DISTINCT p.value FROM params p JOIN attention_profiles a "
@@ -261,6 +264,7 @@ class PlotsTest : public QObject {
     AttentionView view;
     view.resize(1200, 700);
     QVERIFY(loads(view, [&] { view.set_store(LMK_WORKBENCH_STUDY_DB); }));
+    view.set_log_color(false);
     double smallest = std::numeric_limits<double>::infinity();
     double largest = -smallest;
     // The extreme stored weights over the rows shown, from the store.
@@ -287,6 +291,69 @@ class PlotsTest : public QObject {
     for (QCPColorMap* map : maps) QCOMPARE(map->colorScale(), view.color_scale());
   }
 
+  // The colour scale is logarithmic by default, from the smallest positive share shown to the
+  // largest (a share of 0 held at that lower end: the lowest colour); each layer in the list
+  // says global or local as its model's config.json does (read here with Qt's JSON, not the
+  // core's reader); the hover names the bin as the x axis does.
+  void attention_log_colour_scale_and_layer_kinds() {
+    AttentionView view;
+    view.resize(1200, 700);
+    QVERIFY(loads(view, [&] { view.set_store(LMK_WORKBENCH_STUDY_DB); }));
+    QVERIFY(view.log_color());
+    QCOMPARE(view.color_scale()->dataScaleType(), QCPAxis::stLogarithmic);
+    double smallest_positive = std::numeric_limits<double>::infinity(), largest = 0;
+    for (int panel = 0; panel < 2; ++panel)
+      for (int r = 0; r < view.row_count(panel); ++r)
+        for (const AttentionBin& bin : view.row(panel, r).bins)
+          if (std::isfinite(bin.weight)) {
+            if (bin.weight > 0) smallest_positive = std::min(smallest_positive, bin.weight);
+            largest = std::max(largest, bin.weight);
+          }
+    QCOMPARE(view.color_range(0).lower, smallest_positive);
+    QCOMPARE(view.color_range(1).upper, largest);
+    int checked = 0;
+    for (int panel = 0; panel < 2; ++panel)
+      for (int r = 0; r < view.row_count(panel); ++r)
+        for (int c = 0; c < view.cell_count(panel); ++c) {
+          const double stored = view.row(panel, r).bins[c].weight;
+          QCOMPARE(view.cell_value(panel, r, c), std::max(stored, smallest_positive));
+          ++checked;
+        }
+    QVERIFY(checked > 20);
+
+    // The layer's kind from each run's model folder.
+    const QPoint layer_head(view.row(0, 0).run_id, 0);
+    const QString model =
+        strings("SELECT value FROM params WHERE run_id = ? AND key = 'model'", {layer_head.x()})
+            .value(0);
+    QFile file(model + "/config.json");
+    QVERIFY2(file.open(QIODevice::ReadOnly), qPrintable(file.fileName()));
+    const QJsonObject config = QJsonDocument::fromJson(file.readAll()).object();
+    const int layer =
+        strings("SELECT MAX(layer) FROM attention_profiles WHERE dataset = ?", {view.dataset()})
+            .value(0)
+            .toInt();
+    const QString type = config["layer_types"].toArray().at(layer).toString();
+    QVERIFY(!type.isEmpty());
+    const QString expected =
+        type == "full_attention"
+            ? QString("global")
+            : QString("local, window %1").arg(config["local_attention"].toInt());
+    QCOMPARE(view.layer_kind(layer), expected);
+    QVERIFY2(view.layer_head_text().contains("(" + expected + ")"),
+             qPrintable(view.layer_head_text()));
+    QVERIFY(view.color_scale()->label().contains(expected));
+
+    // The hover names the bin as the axis does.
+    const QString axis = view.plot()->axisRects().at(0)->axis(QCPAxis::atBottom)->label();
+    const auto& bin = view.row(0, 0).bins[1];
+    QVERIFY2(
+        view.describe(0, (bin.start + bin.end) / 2, 0)
+            .contains(
+                QString("%1 %2–%3").arg(axis).arg(bin.start, 0, 'g', 4).arg(bin.end, 0, 'g', 4)),
+        qPrintable(view.describe(0, (bin.start + bin.end) / 2, 0)));
+  }
+
   // On a log axis every cell shows the stored bin its centre falls in; the length-group choice
   // keeps that group's rows only; hovering names the run, bin and exact weight.
   void attention_log_axis_groups_and_hover() {
@@ -303,6 +370,7 @@ class PlotsTest : public QObject {
         "ORDER BY CAST(length_group AS INTEGER) DESC",
         {dataset});
     view.set_length_group(groups.front());
+    view.set_log_color(false);  // cells hold the stored shares as they are
     QVERIFY(view.row_count(0) > 0);
     for (int panel = 0; panel < 2; ++panel)
       for (const QString& label : view.row_labels(panel))
@@ -380,6 +448,18 @@ class PlotsTest : public QObject {
         QCOMPARE(bars[i].lo, expected[i].lo);
         QCOMPARE(bars[i].hi, expected[i].hi);
         QCOMPARE(bars[i].count, expected[i].count);
+      }
+      // Hovering a bar names its bin as the axis does, from the stored bounds ([lo, hi)).
+      for (const LengthBin& bin : expected) {
+        if (bin.count == 0 || bin.hi == std::numeric_limits<qint64>::max() || bin.lo == 0) continue;
+        const QString hover = view.describe((bin.lo + bin.hi) / 2.0, bin.count / 2.0);
+        QVERIFY2(hover.contains(QString("document length %1–%2 tokens: %3 documents")
+                                    .arg(bin.lo)
+                                    .arg(bin.hi - 1)
+                                    .arg(bin.count)),
+                 qPrintable(hover));
+        QVERIFY(view.describe((bin.lo + bin.hi) / 2.0, bin.count + 1.0).isEmpty());
+        break;
       }
       QSqlQuery p = query(
           "SELECT value FROM length_percentiles WHERE dataset = ? AND "
@@ -531,6 +611,7 @@ class PlotsTest : public QObject {
 
     AttentionView attention;
     QVERIFY(loads(attention, [&] { attention.set_store(path); }));
+    attention.set_log_color(false);
     const QString dataset = attention.dataset();
     QSqlQuery choice =
         query("SELECT MAX(layer), MIN(head) FROM attention_profiles WHERE dataset = ?", {dataset},
@@ -760,6 +841,54 @@ class PlotsTest : public QObject {
   // still reports loaded().
   // Each curve point has the interval of its queries' mean (the run's per-query results of the
   // point's group), its N in the hover, and is hollow below the min-N setting.
+  // A line breaks where its position bins do not touch (an empty bin between them) and nowhere
+  // else; bands lie on a layer under the lines; the hover names a point as its axis does.
+  void curve_lines_break_at_empty_bins_and_bands_lie_under_them() {
+    CurvesView view;
+    view.resize(1200, 600);
+    QVERIFY(loads(view, [&] { view.set_store(LMK_WORKBENCH_STUDY_DB); }));
+    if (view.dataset() != "manpages-documents")
+      QVERIFY(loads(view, [&] { view.set_dataset("manpages-documents"); }));
+    if (view.metric() != "ndcg_at_10") QVERIFY(loads(view, [&] { view.set_metric("ndcg_at_10"); }));
+    int gaps = 0, names = 0;
+    for (qint64 length : {0, 128}) {
+      view.set_position_length(length);
+      for (const QString& name : view.curve_names(CurvesView::Panel::Position)) {
+        const qint64 run = run_named(name + "/manpages-documents");
+        QVERIFY(run > 0);
+        QStringList bins = strings(
+            "SELECT group_value FROM eval_results WHERE run_id = ? AND metric = 'ndcg_at_10' "
+            "AND group_kind = ? AND value IS NOT NULL",
+            {run, length == 0 ? QString("position") : QString("position@%1").arg(length)});
+        std::sort(bins.begin(), bins.end(), [](const QString& a, const QString& b) {
+          return a.section('-', 0, 0).toDouble() < b.section('-', 0, 0).toDouble();
+        });
+        QVector<double> expected;
+        for (int i = 1; i < bins.size(); ++i) {
+          const double end = bins[i - 1].section('-', 1).remove('%').toDouble();
+          const double start = bins[i].section('-', 0, 0).toDouble();
+          if (end < start)
+            expected << ((bins[i - 1].section('-', 0, 0).toDouble() + end) / 2 +
+                         (start + bins[i].section('-', 1).remove('%').toDouble()) / 2) /
+                            2;
+        }
+        QCOMPARE(view.gaps(CurvesView::Panel::Position, name), expected);
+        gaps += expected.size();
+        ++names;
+        if (QCPLayer* band = view.band_layer(CurvesView::Panel::Position, name))
+          QVERIFY(band->index() < view.line_layer(CurvesView::Panel::Position, name)->index());
+        const QString text = view.point_text(CurvesView::Panel::Position, name, 0);
+        QVERIFY2(text.contains("evidence position " + bins[0].section('-', 0, 0) + "–"),
+                 qPrintable(text));
+      }
+    }
+    QVERIFY(names >= 4);
+    QVERIFY(gaps >= 4);  // the fixture's runs lack 20-30 % at every length, and more at 128
+    QVERIFY(view.point_text(CurvesView::Panel::Length,
+                            view.curve_names(CurvesView::Panel::Length).value(0), 0)
+                .contains("evaluation length "));
+  }
+
   void curve_bands_are_the_query_intervals_and_few_queries_are_hollow() {
     CurvesView view;
     view.resize(1200, 600);
