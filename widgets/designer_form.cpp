@@ -23,6 +23,7 @@
 #include <QPushButton>
 #include <QRadioButton>
 #include <QRegularExpression>
+#include <QVBoxLayout>
 
 #include <map>
 #include <set>
@@ -164,17 +165,19 @@ QWidget* DesignerView::build_form() {
   // Each group's rows stay at its top when the column is taller.
   for (QGroupBox* box : {study, tokenizer, model, pretrain, finetune, eval})
     grid_of(box)->setRowStretch(grid_of(box)->rowCount(), 1);
+  // Three columns, each its own stack: in one grid the rows were shared across columns, so the
+  // pretraining box took the study box's height and the form did not fit 1440 x 900 (the first
+  // window on a 1600 x 1000 screen) without scrollbars.
   auto* form = new QWidget;
-  auto* columns = new QGridLayout(form);
-  columns->addWidget(study, 0, 0);
-  columns->addWidget(tokenizer, 1, 0);
-  columns->addWidget(model, 2, 0);
-  columns->addWidget(pretrain, 0, 1);
-  columns->addWidget(finetune, 1, 1, 2, 1);
-  columns->addWidget(eval, 0, 2, 2, 1);
-  columns->addWidget(sweep, 2, 2);
-  columns->setRowStretch(3, 1);
-  for (int c = 0; c < 3; ++c) columns->setColumnStretch(c, 1);
+  auto* columns = new QHBoxLayout(form);
+  const QList<QList<QGroupBox*>> stacks = {
+      {study, tokenizer, model}, {pretrain, finetune}, {eval, sweep}};
+  for (const QList<QGroupBox*>& stack : stacks) {
+    auto* column = new QVBoxLayout;
+    for (QGroupBox* box : stack) column->addWidget(box, box == sweep ? 1 : 0);
+    if (!stack.contains(sweep)) column->addStretch(1);
+    columns->addLayout(column, 1);
+  }
   return form;
 }
 

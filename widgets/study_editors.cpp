@@ -72,7 +72,7 @@ PoolingsEditor::PoolingsEditor(QWidget* parent) : QWidget(parent) {
   variable_->setObjectName(base + QStringLiteral("variable"));
   variable_g_ =
       small_line(base + QStringLiteral("variable_g"), QStringLiteral("32,64,128,256"), 220);
-  variable_g_->setMinimumWidth(170);
+  variable_g_->setMinimumWidth(120);
   sentence_ = new QCheckBox(tr("LMK, after each sentence, chunks ≤"));
   sentence_->setObjectName(base + QStringLiteral("sentence"));
   sentence_g_ = small_line(base + QStringLiteral("sentence_g"), tr("none"), 70);
@@ -161,16 +161,19 @@ QVariantList PoolingsEditor::value() const {
 ChecklistEditor::ChecklistEditor(const QString& name, const QStringList& choices,
                                  const QStringList& defaults, QWidget* parent)
     : QWidget(parent), choices_(choices), defaults_(defaults) {
-  auto* layout = new QHBoxLayout(this);
+  // Three to a row: five in one row made the evaluation column too wide for a laptop.
+  auto* layout = new QGridLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
+  constexpr int kPerRow = 3;
   for (const QString& choice : choices) {
     auto* box = new QCheckBox(choice);
     box->setObjectName(name + QChar('.') + choice);
+    const int index = static_cast<int>(boxes_.size());
     boxes_ << box;
-    layout->addWidget(box);
+    layout->addWidget(box, index / kPerRow, index % kPerRow);
     connect(box, &QCheckBox::clicked, this, &ChecklistEditor::edited);
   }
-  layout->addStretch(1);
+  layout->setColumnStretch(kPerRow, 1);
 }
 
 void ChecklistEditor::set_value(const QVariant& list) {

@@ -9,6 +9,8 @@
 #include <QMenuBar>
 #include <QProcess>
 #include <QScreen>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSqlDatabase>
@@ -89,6 +91,28 @@ class MainWindowTest : public QObject {
              QSize(std::max(again.minimumSizeHint().width(), available.width() / 2),
                    std::max(again.minimumSizeHint().height(), available.height() / 2)));
     QSettings().remove("window/geometry");
+  }
+
+  // The first window on a 1600 x 1000 screen is 1440 x 900: the designer's whole form shows
+  // there, no field cut off and no scrollbar (it had both: one grid row per box across the
+  // columns, five benchmark boxes in a row).
+  void the_designer_fits_the_first_window_of_a_laptop_screen() {
+    MainWindow window;
+    window.resize(1440, 900);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.tabs()->setCurrentIndex(0);
+    QCoreApplication::processEvents();
+    QCOMPARE(window.size(), QSize(1440, 900));
+    auto* scroll = window.views()[0]->findChild<QScrollArea*>();
+    QVERIFY(scroll != nullptr);
+    QVERIFY2(
+        !scroll->horizontalScrollBar()->isVisible() && !scroll->verticalScrollBar()->isVisible(),
+        qPrintable(QString("form %1x%2 in %3x%4")
+                       .arg(scroll->widget()->minimumSizeHint().width())
+                       .arg(scroll->widget()->minimumSizeHint().height())
+                       .arg(scroll->viewport()->width())
+                       .arg(scroll->viewport()->height())));
   }
 
   // Help: the user guide, every shortcut of the menus, and the versions of what it runs on.
