@@ -94,7 +94,11 @@ int run_inspect(const std::string& dir) {
             << (model.pooling.normalize ? ", L2-normalized" : "") << "; landmarks train "
             << model.pooling.landmarks.train.to_string() << ", eval "
             << model.pooling.landmarks.eval.to_string() << "; max length "
-            << model.pooling.max_seq_length << "\n";
+            << model.pooling.max_seq_length
+            << (model.pooling.truncate_by_default
+                    ? " (sentence-transformers' files: inputs cut there unless --max-length)"
+                    : "")
+            << "\n";
   if (!model.missing_head.empty())
     std::cout << "note             MLM head absent from the checkpoint\n";
   if (!model.unexpected.empty())
@@ -157,6 +161,10 @@ EncodeOptions encode_options(const EncodeArgs& args, const LoadedModel& model) {
   options.pooling = args.pooling.empty() ? model.pooling.pooling : parse_pooling(args.pooling);
   options.granularity = args.granularity;
   options.max_length = args.max_length;
+  // A sentence-transformers folder truncates at its max_seq_length, as sentence-transformers
+  // does, unless --max-length says otherwise.
+  if (options.max_length == 0 && model.pooling.truncate_by_default)
+    options.max_length = static_cast<size_t>(model.pooling.max_seq_length);
   options.batch_size = args.batch_size;
   options.normalize = !args.no_normalize && model.pooling.normalize;
   options.device = args.device;
@@ -217,10 +225,7 @@ int run_explore(const EncodeArgs& args) {
   EncodeOptions options = encode_options(args, model);
   const EncoderConfig& config = model.encoder->config();
   // A model with a position table reads at most that many tokens: cut there, and say so.
-  if (!config.rotates()) {
-    const auto limit = static_cast<size_t>(config.max_position_embeddings);
-    if (options.max_length == 0 || options.max_length > limit) options.max_length = limit;
-  }
+  options.max_length = input_limit(config, options.max_length);
   ExplorerOptions explorer;
   explorer.query = args.query;
   explorer.model_name = fs::absolute(args.model).lexically_normal().string();
@@ -370,7 +375,9 @@ Runner add_attention_command(CLI::App& app) {
   cmd->add_option("--device", args->device, "cpu | cuda | cuda:N (bf16 autocast on CUDA)")
       ->capture_default_str();
   cmd->add_option("--out", args->out, "CSV file (default: stdout)");
-  cmd->add_option("--max-length", args->max_length, "truncate inputs to N tokens (0: no limit)");
+  cmd->add_option("--max-length", args->max_length,
+                  "truncate inputs to N tokens (0: no limit; a sentence-transformers folder: its "
+                  "max_seq_length)");
   return [args] { return run_attention(*args); };
 }
 
@@ -385,7 +392,9 @@ Runner add_encode_command(CLI::App& app) {
   cmd->add_option("--granularity", args->granularity, "landmark / MultiCLS / every-k granularity");
   cmd->add_option("--input", args->input, "docs.jsonl")->required();
   cmd->add_option("--out", args->out, "emb.npy (ids go to emb.ids.txt)")->required();
-  cmd->add_option("--max-length", args->max_length, "truncate inputs to N tokens (0: no limit)");
+  cmd->add_option("--max-length", args->max_length,
+                  "truncate inputs to N tokens (0: no limit; a sentence-transformers folder: its "
+                  "max_seq_length)");
   cmd->add_option("--batch-size", args->batch_size, "texts per batch")->capture_default_str();
   cmd->add_option("--device", args->device, "cpu | cuda | cuda:N (bf16 autocast on CUDA)")
       ->capture_default_str();

@@ -118,11 +118,17 @@ at::Tensor embed_batch(const LoadedModel& model, const Batch& batch, const Pooli
   return pool(plan.pooling, hidden, on_device, batch.pool_positions, plan.options).to(at::kCPU);
 }
 
+size_t input_limit(const EncoderConfig& config, size_t max_length) {
+  if (config.uses_rope()) return max_length;
+  const auto table = static_cast<size_t>(config.max_position_embeddings);
+  return max_length == 0 || max_length > table ? table : max_length;
+}
+
 LandmarkTokenizer input_tokenizer(const Tokenizer& tokenizer, const PoolingPlan& plan,
-                                  const EncodeOptions& options) {
+                                  const EncodeOptions& options, const EncoderConfig& config) {
   LandmarkOptions landmark_options;
   landmark_options.spec = plan.landmarks;
-  landmark_options.max_length = options.max_length;
+  landmark_options.max_length = input_limit(config, options.max_length);
   return LandmarkTokenizer(tokenizer, landmark_options);
 }
 
@@ -130,7 +136,8 @@ at::Tensor encode_texts(const LoadedModel& model, const Tokenizer& tokenizer,
                         const std::vector<std::string>& texts, const EncodeOptions& options,
                         const std::function<void(size_t)>& progress) {
   const PoolingPlan plan = plan_pooling(options, model);
-  const LandmarkTokenizer landmarks = input_tokenizer(tokenizer, plan, options);
+  const LandmarkTokenizer landmarks =
+      input_tokenizer(tokenizer, plan, options, model.encoder->config());
   std::vector<TokenizedText> inputs;
   inputs.reserve(texts.size());
   std::vector<size_t> lengths;

@@ -87,9 +87,16 @@ PoolingPlan plan_pooling(Pooling pooling, int granularity, const PoolingSettings
 // The plan of encode options over a loaded model (its settings, its latent module).
 PoolingPlan plan_pooling(const EncodeOptions& options, const LoadedModel& model);
 
-// The model inputs of a plan: its landmark layout, cut to options.max_length.
+// The tokens a model reads of an input asked to be cut at `max_length` (0: no limit): at most
+// its position table for a model with absolute positions (BERT: 512), whatever was asked;
+// models with rotary positions read any length.
+size_t input_limit(const EncoderConfig& config, size_t max_length);
+
+// The model inputs of a plan: its landmark layout, cut to options.max_length and to what the
+// model can read (input_limit): a BERT input longer than its position table is cut, as
+// transformers and sentence-transformers cut it, instead of failing.
 LandmarkTokenizer input_tokenizer(const Tokenizer& tokenizer, const PoolingPlan& plan,
-                                  const EncodeOptions& options);
+                                  const EncodeOptions& options, const EncoderConfig& config);
 
 // One padded batch through the encoder and the pooling (fp32) on `device`: [B, H] float32 on
 // the CPU.

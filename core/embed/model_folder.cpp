@@ -99,10 +99,61 @@ std::vector<std::string> weight_files(const fs::path& dir) {
   return files;
 }
 
+// A sentence-transformers folder's own pooling (modules.json: its Pooling module's config.json,
+// a Normalize module; sentence_bert_config.json: max_seq_length), as sentence-transformers
+// itself reads them. A folder without modules.json keeps the defaults (CLS, normalized).
+PoolingSettings read_sentence_transformers_pooling(const fs::path& dir) {
+  PoolingSettings settings;
+  const fs::path modules_path = dir / "modules.json";
+  if (!fs::is_regular_file(modules_path)) return settings;
+  const std::string where = modules_path.string();
+  const json modules = ju::parse(read_file(where), where);
+  if (!modules.is_array()) throw input_error(where, "must be a JSON array of modules");
+  bool normalize = false;
+  for (size_t i = 0; i < modules.size(); ++i) {
+    const std::string at = where + "[" + std::to_string(i) + "]";
+    const std::string type = ju::optional<std::string>(modules[i], "type", at, "");
+    if (type == "sentence_transformers.models.Normalize") normalize = true;
+    if (type != "sentence_transformers.models.Pooling") continue;
+    const std::string folder = ju::optional<std::string>(modules[i], "path", at, "");
+    if (folder.find("..") != std::string::npos)
+      throw input_error(at + ".path", "must be a folder inside the model folder");
+    const fs::path config_path = dir / folder / "config.json";
+    const std::string config_where = config_path.string();
+    if (!fs::is_regular_file(config_path)) throw input_error(config_where, "no such file");
+    const json c = ju::parse(read_file(config_where), config_where);
+    const auto mode = [&](const char* key) {
+      return ju::optional<bool>(c, key, config_where, false);
+    };
+    if (mode("pooling_mode_cls_token")) {
+      settings.pooling = Pooling::Cls;
+    } else if (mode("pooling_mode_mean_tokens")) {
+      settings.pooling = Pooling::Mean;
+    } else if (mode("pooling_mode_lasttoken")) {
+      settings.pooling = Pooling::Last;
+    } else {
+      throw input_error(config_where,
+                        "a pooling lmk does not compute (it computes pooling_mode_cls_token, "
+                        "pooling_mode_mean_tokens and pooling_mode_lasttoken; or give --pooling)");
+    }
+  }
+  settings.normalize = normalize;
+  const fs::path st_config = dir / "sentence_bert_config.json";
+  if (fs::is_regular_file(st_config)) {
+    const std::string st_where = st_config.string();
+    const json j = ju::parse(read_file(st_where), st_where);
+    settings.max_seq_length = ju::optional<int64_t>(j, "max_seq_length", st_where, 512);
+    if (settings.max_seq_length < 1)
+      throw input_error(st_where + ": max_seq_length", "must be >= 1");
+    settings.truncate_by_default = true;
+  }
+  return settings;
+}
+
 PoolingSettings read_pooling_settings(const fs::path& dir, json* latent_config) {
   PoolingSettings settings;
   const fs::path path = dir / "lmk_pooling.json";
-  if (!fs::is_regular_file(path)) return settings;
+  if (!fs::is_regular_file(path)) return read_sentence_transformers_pooling(dir);
   const std::string where = path.string();
   const json j = ju::parse(read_file(where), where);
   settings.pooling = parse_pooling(ju::get<std::string>(j, "pooling", where));

@@ -16,17 +16,25 @@
 namespace lmk {
 
 // How a model folder's embeddings are made.
+// Read from lmk_pooling.json; a folder without one that sentence-transformers wrote
+// (modules.json) gets its own: the Pooling module's mode, normalized when it has a Normalize
+// module, truncated at sentence_bert_config.json's max_seq_length as sentence-transformers
+// truncates; any other folder, the defaults.
 struct PoolingSettings {
   Pooling pooling = Pooling::Cls;
   LandmarkSettings landmarks;
   bool normalize = true;
   int64_t max_seq_length = 512;
+  // Whether inputs are cut at max_seq_length unless --max-length says otherwise: a
+  // sentence-transformers folder's own behaviour. lmk's folders keep every token (long inputs
+  // are what they are for).
+  bool truncate_by_default = false;
 };
 
 struct LoadedModel {
   std::unique_ptr<Encoder> encoder;
   std::unique_ptr<LatentAttention> latent;  // when the folder has latent attention weights
-  PoolingSettings pooling;                  // from lmk_pooling.json (defaults when absent)
+  PoolingSettings pooling;                  // lmk_pooling.json, or sentence-transformers' files
   std::vector<std::string> missing_head;    // MLM head tensors the checkpoint lacks (kept random)
   std::vector<std::string> unexpected;      // tensors that were not used
 };

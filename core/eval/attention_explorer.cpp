@@ -32,7 +32,8 @@ DocumentAttention explore_attention(const LoadedModel& model, const Tokenizer& t
   if (row_layers.empty()) row_layers = {num_layers - 1};
   require_layers(row_layers, num_layers);
   const PoolingPlan plan = plan_pooling(options, model);
-  const TokenizedText t = input_tokenizer(tokenizer, plan, options).tokenize(text);
+  const TokenizedText t =
+      input_tokenizer(tokenizer, plan, options, model.encoder->config()).tokenize(text);
   const auto L = static_cast<int64_t>(t.ids.size());
 
   DocumentAttention d;

@@ -30,7 +30,8 @@ std::vector<AttentionProfile> attention_profiles(const LoadedModel& model,
                                                  const AttentionProfileOptions& profile_options) {
   require_layers(profile_options.layers, model.encoder->config().num_layers);
   const PoolingPlan plan = plan_pooling(options, model);
-  const LandmarkTokenizer landmarks = input_tokenizer(tokenizer, plan, options);
+  const LandmarkTokenizer landmarks =
+      input_tokenizer(tokenizer, plan, options, model.encoder->config());
   const c10::Device device = parse_device(options.device);
   model.encoder->to(device);
   at::NoGradGuard no_grad;

