@@ -10,8 +10,10 @@
                                                        the real all-MiniLM-L6-v2 against
                                                        sentence-transformers
 
-ARCH: modernbert | bert. (GTE's "new" architecture has no implementation in transformers: its
-code lives on the hub as remote code, which this offline machine cannot fetch.)
+ARCH: modernbert | bert. (GTE is not here yet: lmk reads the hub's remote-code GTE, model_type
+"new", which transformers can only run as remote code this offline machine cannot fetch;
+transformers' own port, model_type "gte" (GteModel), names its tensors and config otherwise,
+and lmk does not read or write that layout yet.)
 
 What is compared: `lmk encode --no-normalize` with CLS, mean and LMK pooling against
 transformers' last hidden states pooled the same way in Python from the paper's Algorithm 1
