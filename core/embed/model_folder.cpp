@@ -134,7 +134,7 @@ PoolingSettings read_sentence_transformers_pooling(const fs::path& dir) {
     } else {
       throw input_error(config_where,
                         "a pooling lmk does not compute (it computes pooling_mode_cls_token, "
-                        "pooling_mode_mean_tokens and pooling_mode_lasttoken; or give --pooling)");
+                        "pooling_mode_mean_tokens and pooling_mode_lasttoken)");
     }
   }
   settings.normalize = normalize;
