@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 namespace lmk::widgets {
 namespace {
@@ -237,6 +238,7 @@ void AttentionView::set_store(const QString& db_path) {
         choices_ = loaded.choices;
         rows_ = loaded.rows;
         layer_kinds_ = loaded.layer_kinds;
+        layer_kinds_dataset_ = loaded.chosen.dataset;
         fill_choice_controls(loaded.chosen.dataset, loaded.chosen.layer, loaded.chosen.head);
         fill_pooling_controls();
         redraw();
@@ -248,6 +250,7 @@ void AttentionView::clear_data() {
   rows_.clear();
   centers_.clear();
   layer_kinds_.clear();
+  layer_kinds_dataset_.clear();
   for (QComboBox* combo :
        {dataset_, layer_head_, length_group_, panels_[0].pooling, panels_[1].pooling}) {
     const QSignalBlocker block(combo);
@@ -318,17 +321,21 @@ void AttentionView::load_rows() {
   const QString dataset = dataset_->currentText();
   const QPoint layer_head = layer_head_->currentData().toPoint();
   if (dataset.isEmpty() || db_path_.isEmpty()) return;
-  using Rows = QPair<QVector<AttentionRow>, QMap<int, QString>>;
+  // The layers' kinds are the dataset's models': read again only for another dataset (they
+  // come from each run's config.json), not for another layer or head.
+  const bool read_kinds = dataset != layer_kinds_dataset_;
+  using Rows = QPair<QVector<AttentionRow>, std::optional<QMap<int, QString>>>;
   load<Rows>(
       LoadKind::Data,
-      [dataset, layer_head](const QSqlDatabase& db) {
+      [dataset, layer_head, read_kinds](const QSqlDatabase& db) {
         return Rows(read_attention_rows(db, dataset, layer_head.x(), layer_head.y()),
-                    read_layer_kinds(db, dataset));
+                    read_kinds ? std::optional(read_layer_kinds(db, dataset)) : std::nullopt);
       },
-      [this](const Rows& rows) {
+      [this, dataset](const Rows& rows) {
         rows_ = rows.first;
-        if (rows.second != layer_kinds_) {  // another dataset's models: the list's texts
-          layer_kinds_ = rows.second;
+        if (rows.second) layer_kinds_dataset_ = dataset;
+        if (rows.second && *rows.second != layer_kinds_) {  // another dataset's models
+          layer_kinds_ = *rows.second;
           const QSignalBlocker block(layer_head_);
           for (int i = 0; i < layer_head_->count(); ++i) {
             const QPoint item = layer_head_->itemData(i).toPoint();

@@ -96,6 +96,7 @@ class AttentionView : public PlotView {
   QComboBox* color_scale_type_ = nullptr;
   QCPColorScale* color_scale_ = nullptr;
   QMap<int, QString> layer_kinds_;  // of the dataset shown
+  QString layer_kinds_dataset_;     // the dataset layer_kinds_ were read for
   Panel panels_[2];
   QVector<AttentionChoice> choices_;
   QVector<AttentionRow> rows_;

@@ -23,6 +23,17 @@ const char* const kRawProperty = "lmk_raw";  // a graph of the raw values
 constexpr int kMaxPointsPerRun = 5000;
 constexpr int kMaxRunsTickedAtFirst = 12;
 
+// The curve of `metric` of each run in `runs` (a run that logged none: absent).
+QHash<qlonglong, CurveSeries> read_curves(const QSqlDatabase& db, const QList<qlonglong>& runs,
+                                          const QString& metric) {
+  QHash<qlonglong, CurveSeries> curves;
+  for (qlonglong id : runs) {
+    RunCurves read = load_run_curves(db, id, {}, kMaxPointsPerRun, {metric});
+    if (!read.series.isEmpty()) curves.insert(id, read.series.front());
+  }
+  return curves;
+}
+
 QString default_metric(const QStringList& keys, const QString& kept) {
   if (keys.contains(kept)) return kept;
   if (keys.contains(QStringLiteral("loss"))) return QStringLiteral("loss");
@@ -126,10 +137,7 @@ void TrainingView::set_store(const QString& db_path) {
         if (known.isEmpty() && fresh.size() > kMaxRunsTickedAtFirst)
           fresh = fresh.mid(fresh.size() - kMaxRunsTickedAtFirst);
         loaded.shown << fresh;
-        for (qlonglong id : loaded.shown) {
-          RunCurves curves = load_run_curves(db, id, {}, kMaxPointsPerRun, {loaded.metric});
-          if (!curves.series.isEmpty()) loaded.curves.insert(id, curves.series.front());
-        }
+        loaded.curves = read_curves(db, loaded.shown, loaded.metric);
         return loaded;
       },
       [this](const Loaded& loaded) {
@@ -181,14 +189,7 @@ void TrainingView::load_curves() {
   using Curves = QHash<qlonglong, CurveSeries>;
   load<Curves>(
       LoadKind::Data,
-      [metric, shown](const QSqlDatabase& db) {
-        Curves curves;
-        for (qlonglong id : shown) {
-          RunCurves read = load_run_curves(db, id, {}, kMaxPointsPerRun, {metric});
-          if (!read.series.isEmpty()) curves.insert(id, read.series.front());
-        }
-        return curves;
-      },
+      [metric, shown](const QSqlDatabase& db) { return read_curves(db, shown, metric); },
       [this](const Curves& curves) {
         curves_ = curves;
         redraw();
@@ -322,14 +323,15 @@ void TrainingView::redraw() {
 
   const double weight = smoothing();
   const bool log = log_y_->isChecked();
+  const QList<qlonglong> listed = listed_runs();
   bool any = false;
   for (int i = 0; i < shown.size(); ++i) {
     const qlonglong id = shown[i];
     const auto it = curves_.find(id);
     if (it == curves_.end() || it->values.isEmpty()) continue;
     any = true;
-    const QColor color = series_color(listed_runs().indexOf(id));
-    if (QListWidgetItem* item = runs_list_->item(listed_runs().indexOf(id))) {
+    const QColor color = series_color(listed.indexOf(id));
+    if (QListWidgetItem* item = runs_list_->item(listed.indexOf(id))) {
       const QSignalBlocker block(runs_list_);
       QPixmap swatch(10, 10);  // the line's colour beside the run's name
       swatch.fill(color);
@@ -382,7 +384,8 @@ void TrainingView::show_tooltip(QMouseEvent* event) {
   QCustomPlot* figure = plot();
   const QPointF at = event->position();
   double best = 12 * 12;  // pixels squared: only a point near the pointer
-  QString text;
+  qlonglong best_run = -1;
+  int best_index = -1;
   for (int g = 0; g < figure->graphCount(); ++g) {
     QCPGraph* graph = figure->graph(g);
     if (!graph->visible() || graph->property(kRawProperty).toBool()) continue;
@@ -393,10 +396,12 @@ void TrainingView::show_tooltip(QMouseEvent* event) {
       const double dx = pixel.x() - at.x(), dy = pixel.y() - at.y();
       if (dx * dx + dy * dy < best) {
         best = dx * dx + dy * dy;
-        text = point_text(run, index);
+        best_run = run;
+        best_index = index;
       }
     }
   }
+  const QString text = best_index >= 0 ? point_text(best_run, best_index) : QString();
   if (text.isEmpty())
     QToolTip::hideText();
   else
