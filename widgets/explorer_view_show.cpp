@@ -1,5 +1,6 @@
 // The attention explorer's picture: what a result shows, the plots, the target's rank and the
-// exports (widgets/explorer_view.h; the controls and the computation are in explorer_view.cpp).
+// exports (widgets/explorer_view.h; the controls and the computation are in explorer_view.cpp, the
+// store's runs in explorer_view_store.cpp).
 #include <qcustomplot.h>
 #include <QCheckBox>
 #include <QComboBox>
