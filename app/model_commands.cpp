@@ -71,7 +71,11 @@ int run_inspect(const std::string& dir) {
   for (const auto& [name, t] : model.encoder->named_weights()) {
     (model.encoder->is_head_weight(name) ? head_parameters : encoder_parameters) += t.numel();
   }
-  std::cout << "architecture     " << architecture_name(c.architecture) << "\n"
+  std::cout << "architecture     " << architecture_name(c.architecture)
+            << (c.architecture == Architecture::Gte && c.gte_layout == GteLayout::RemoteCode
+                    ? " (the hub's remote-code layout, model_type \"new\")"
+                    : "")
+            << "\n"
             << "layers           " << c.num_layers << " (" << c.layer_pattern()
             << "; G global, L local)\n"
             << "hidden / heads   " << c.hidden_size << " / " << c.num_heads << " (head size "

@@ -21,14 +21,14 @@ namespace ju = json_util;
 namespace {
 
 // The prefix Hugging Face's *ForMaskedLM classes put before the encoder's tensors.
-const char* encoder_prefix(Architecture a) {
-  switch (a) {
+const char* encoder_prefix(const EncoderConfig& c) {
+  switch (c.architecture) {
     case Architecture::ModernBert:
       return "model.";
     case Architecture::Bert:
       return "bert.";
     case Architecture::Gte:
-      return "new.";
+      return c.gte_layout == GteLayout::RemoteCode ? "new." : "gte.";
   }
   return "";
 }
@@ -193,7 +193,7 @@ LoadedModel load_model_folder(const std::string& dir_name) {
   json latent_config;
   model.pooling = read_pooling_settings(dir, &latent_config);
   model.encoder = std::make_unique<Encoder>(config, 0, /*initialize=*/false);
-  const std::string prefix = encoder_prefix(config.architecture);
+  const std::string prefix = encoder_prefix(config);
 
   std::set<std::string> loaded;
   at::NoGradGuard no_grad;
@@ -287,7 +287,7 @@ void save_model_folder(const std::string& dir_name, const Encoder& encoder,
                        std::string_view(static_cast<const char*>(c.data_ptr()),
                                         static_cast<size_t>(c.numel()) * sizeof(float))});
   };
-  const std::string prefix = encoder_prefix(config.architecture);
+  const std::string prefix = encoder_prefix(config);
   for (const auto& [name, t] : encoder.named_weights())
     add(encoder.is_head_weight(name) ? name : prefix + name, t);
   if (latent) {

@@ -18,9 +18,14 @@ const char* architecture_name(Architecture a) {
     case Architecture::Bert:
       return "bert";
     case Architecture::Gte:
-      return "new";
+      return "gte";
   }
   return "modernbert";
+}
+
+const char* EncoderConfig::model_type() const {
+  if (architecture == Architecture::Gte && gte_layout == GteLayout::RemoteCode) return "new";
+  return architecture_name(architecture);
 }
 
 bool EncoderConfig::is_global_layer(int64_t layer) const {
@@ -72,18 +77,22 @@ EncoderConfig EncoderConfig::from_json(const json& j, const std::string& where) 
     c.architecture = Architecture::ModernBert;
   else if (model_type == "bert")
     c.architecture = Architecture::Bert;
-  else if (model_type == "new")
+  else if (model_type == "gte" || model_type == "new")
     c.architecture = Architecture::Gte;
   else
     throw input_error(ju::member_path(where, "model_type"),
-                      "unsupported model_type '" + model_type + "' (modernbert, bert, new)");
+                      "unsupported model_type '" + model_type + "' (modernbert, bert, gte, new)");
+  c.gte_layout = model_type == "new" ? GteLayout::RemoteCode : GteLayout::Transformers;
+  // transformers' GteConfig defaults where its config.json leaves a field out.
+  const bool gte_port = model_type == "gte";
   c.vocab_size = ju::get<int64_t>(j, "vocab_size", where);
   c.hidden_size = ju::get<int64_t>(j, "hidden_size", where);
   c.intermediate_size = ju::get<int64_t>(j, "intermediate_size", where);
   c.num_layers = ju::get<int64_t>(j, "num_hidden_layers", where);
   c.num_heads = ju::get<int64_t>(j, "num_attention_heads", where);
-  c.max_position_embeddings = ju::optional<int64_t>(j, "max_position_embeddings", where, 512);
-  c.pad_token_id = ju::optional<int64_t>(j, "pad_token_id", where, 0);
+  c.max_position_embeddings =
+      ju::optional<int64_t>(j, "max_position_embeddings", where, gte_port ? 8192 : 512);
+  c.pad_token_id = ju::optional<int64_t>(j, "pad_token_id", where, gte_port ? 1 : 0);
   // norm_eps (ModernBERT) or layer_norm_eps (BERT, GTE).
   c.norm_eps = ju::optional<double>(j, "norm_eps", where,
                                     ju::optional<double>(j, "layer_norm_eps", where, 1e-12));
@@ -136,15 +145,29 @@ EncoderConfig EncoderConfig::from_json(const json& j, const std::string& where) 
       }
     }
   } else {
-    c.type_vocab_size = ju::optional<int64_t>(j, "type_vocab_size", where, 2);
+    c.type_vocab_size = ju::optional<int64_t>(j, "type_vocab_size", where, gte_port ? 1 : 2);
   }
   if (c.architecture == Architecture::Gte) {
-    c.rope_theta = ju::optional<double>(j, "rope_theta", where, 10000.0);
+    // The base: rope_parameters (transformers' port, default 160000), else rope_theta (the
+    // remote code, default 10000). Scaled RoPE (NTK, YaRN) is not implemented: refused rather
+    // than computed as plain RoPE.
+    c.rope_theta = ju::optional<double>(j, "rope_theta", where, gte_port ? 160000.0 : 10000.0);
     if (j.contains("rope_parameters") && j["rope_parameters"].is_object()) {
-      c.rope_theta = ju::optional<double>(j["rope_parameters"], "rope_theta",
-                                          ju::member_path(where, "rope_parameters"), c.rope_theta);
+      const std::string at = ju::member_path(where, "rope_parameters");
+      c.rope_theta = ju::optional<double>(j["rope_parameters"], "rope_theta", at, c.rope_theta);
+      const auto type = ju::optional<std::string>(j["rope_parameters"], "rope_type", at, "default");
+      if (type != "default")
+        throw input_error(ju::member_path(at, "rope_type"),
+                          "'" + type + "' RoPE scaling is not supported (only 'default')");
     }
-    c.pack_qkv = ju::optional<bool>(j, "pack_qkv", where, true);
+    if (j.contains("rope_scaling") && !j["rope_scaling"].is_null())
+      throw input_error(ju::member_path(where, "rope_scaling"),
+                        "RoPE scaling is not supported; remove it to run at the trained base");
+    if (ju::optional<bool>(j, "logn_attention_scale", where, false))
+      throw input_error(ju::member_path(where, "logn_attention_scale"),
+                        "log-n attention scaling is not supported");
+    // transformers' port stores Q / K / V packed, always.
+    c.pack_qkv = gte_port || ju::optional<bool>(j, "pack_qkv", where, true);
     const auto position_type =
         ju::optional<std::string>(j, "position_embedding_type", where, "rope");
     if (position_type != "rope")
@@ -302,7 +325,7 @@ EncoderConfig shaped_config(const std::string& preset, const ShapeOverrides& sha
 
 json EncoderConfig::to_json() const {
   json j;
-  j["model_type"] = architecture_name(architecture);
+  j["model_type"] = model_type();
   j["vocab_size"] = vocab_size;
   j["hidden_size"] = hidden_size;
   j["intermediate_size"] = intermediate_size;
@@ -339,10 +362,16 @@ json EncoderConfig::to_json() const {
       j["position_embedding_type"] = "absolute";
       break;
     case Architecture::Gte:
-      j["architectures"] = {"NewForMaskedLM"};
-      j["position_embedding_type"] = "rope";
-      j["rope_theta"] = rope_theta;
-      j["pack_qkv"] = pack_qkv;
+      if (gte_layout == GteLayout::RemoteCode) {
+        j["architectures"] = {"NewForMaskedLM"};
+        j["position_embedding_type"] = "rope";
+        j["rope_theta"] = rope_theta;
+        j["pack_qkv"] = pack_qkv;
+      } else {
+        j["architectures"] = {"GteForMaskedLM"};
+        j["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", rope_theta}};
+        j["tie_word_embeddings"] = true;
+      }
       break;
   }
   // BERT and GTE name these alike.

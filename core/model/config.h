@@ -1,7 +1,8 @@
 #pragma once
 
-// One encoder configuration for ModernBERT, BERT and GTE ("new"), read from a Hugging Face
-// config.json or built from a preset for from-scratch studies.
+// One encoder configuration for ModernBERT, BERT and GTE (transformers' own port, model_type
+// "gte", or the hub's remote code, "new"), read from a Hugging Face config.json or built from a
+// preset for from-scratch studies.
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -14,8 +15,16 @@ namespace lmk {
 
 enum class Architecture { ModernBert, Bert, Gte };
 
-// "modernbert" / "bert" / "new".
+// "modernbert" / "bert" / "gte" (the name `--architecture` takes).
 const char* architecture_name(Architecture a);
+
+// GTE's two folder layouts of one model, both storing the tensors as the hub's remote code
+// named them (qkv_proj, up_gate_proj, attn_ln, mlp_ln, lm_head.norm). Transformers:
+// transformers' own port (model_type "gte", tensors under "gte.", rope_parameters; it converts
+// the names to GteModel's on load and back on save, and always packs Q / K / V). RemoteCode:
+// the hub's trust_remote_code folders (model_type "new", tensors under "new.", rope_theta,
+// pack_qkv).
+enum class GteLayout { Transformers, RemoteCode };
 
 struct EncoderConfig {
   Architecture architecture = Architecture::ModernBert;
@@ -42,13 +51,18 @@ struct EncoderConfig {
 
   // BERT / GTE
   int64_t type_vocab_size = 2;
-  double rope_theta = 10000.0;  // GTE
-  bool pack_qkv = true;         // GTE: one qkv_proj (else q/k/v)
+  double rope_theta = 10000.0;                     // GTE
+  GteLayout gte_layout = GteLayout::Transformers;  // the folder a GTE model came from; lmk.s own
+                                                   // GTE models are written as transformers'
+  bool pack_qkv = true;                            // GTE remote code: one qkv_proj (else q / k / v)
 
   // The RoPE ablation (the paper's DISABLE_ROPE): rotation frequencies zeroed, so attention
   // sees no positions at all. lmk's own field "lmk_disable_rope" in config.json; Hugging Face
   // transformers does not know it and would rotate.
   bool rope_disabled = false;
+
+  // config.json's model_type: "modernbert", "bert", "gte" or "new" (a remote-code GTE folder).
+  const char* model_type() const;
 
   // Parses a Hugging Face config.json object (old and new field names); `where` names the file.
   static EncoderConfig from_json(const nlohmann::json& j, const std::string& where);

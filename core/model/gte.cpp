@@ -1,6 +1,7 @@
-// GTE ("new" in transformers' remote code): BERT-style embeddings without absolute positions
-// (RoPE), post-norm layers, packed or separate Q / K / V, a GLU feed-forward (up * act(gate)),
-// and the lm_head MLM head.
+// GTE: BERT-style embeddings without absolute positions (RoPE), post-norm layers, packed or
+// separate Q / K / V, a GLU feed-forward (up * act(gate)), and the lm_head MLM head. Tensors
+// are named as they are stored on disk in both layouts (GteLayout): the hub's remote code named
+// them so, and transformers' own port converts to and from these names when it loads and saves.
 #include <ATen/ATen.h>
 
 #include "core/model/architecture.h"
@@ -35,6 +36,9 @@ class Gte : public ArchitectureGraph {
     }
     head_ = MlmHead::declare(w, "lm_head.dense", "lm_head.norm", "lm_head.decoder.bias", true, true,
                              embeddings_.word);
+    // transformers' port applies erf GELU in the head whatever hidden_act says; the remote
+    // code applies hidden_act.
+    head_activation_ = c.gte_layout == GteLayout::Transformers ? "gelu" : c.activation;
   }
 
   at::Tensor embed(const at::Tensor& ids) const override { return embeddings_(ids); }
@@ -48,7 +52,7 @@ class Gte : public ArchitectureGraph {
   }
 
   at::Tensor mlm_logits(const at::Tensor& hidden) const override {
-    return head_(hidden, config_.activation);
+    return head_(hidden, head_activation_);
   }
 
  private:
@@ -66,6 +70,7 @@ class Gte : public ArchitectureGraph {
   BertEmbeddings embeddings_;
   std::vector<Layer> layers_;
   MlmHead head_;
+  std::string head_activation_;
 };
 
 }  // namespace

@@ -4,16 +4,21 @@
   hf_models.py --lmk BIN --work DIR from-hf ARCH      models made by transformers, read by lmk
   hf_models.py --lmk BIN --work DIR to-hf ARCH [--study DIR]
                                                        folders lmk wrote (model init, and a
-                                                       study's pretrain / train), read by
-                                                       transformers
+                                                       study's pretrain / train, or a few
+                                                       steps of each here for BERT and GTE,
+                                                       which the study does not train), read
+                                                       by transformers
   hf_models.py --lmk BIN --work DIR minilm --texts-from DIR...
                                                        the real all-MiniLM-L6-v2 against
                                                        sentence-transformers
 
-ARCH: modernbert | bert. (GTE is not here yet: lmk reads the hub's remote-code GTE, model_type
-"new", which transformers can only run as remote code this offline machine cannot fetch;
-transformers' own port, model_type "gte" (GteModel), names its tensors and config otherwise,
-and lmk does not read or write that layout yet.)
+ARCH: modernbert | bert | gte. GTE has two folder layouts: transformers' own port (model_type
+"gte", GteModel), which transformers writes and lmk writes, and the hub's remote code
+(model_type "new": packed qkv_proj / up_gate_proj, attn_ln / mlp_ln), which transformers only
+runs as remote code this offline machine cannot fetch, and only reads by converting it on load.
+from-hf gte therefore also writes each random GteModel in the remote-code layout (the inverse
+of transformers' own conversion mapping, conversion_mapping.py "gte") and compares lmk reading
+that folder with transformers' outputs of the original.
 
 What is compared: `lmk encode --no-normalize` with CLS, mean and LMK pooling against
 transformers' last hidden states pooled the same way in Python from the paper's Algorithm 1
@@ -138,7 +143,9 @@ def lmk_encode(args, folder, docs, pooling, out):
 def position_limit(base):
     """A model with a position table (BERT) reads at most that many tokens: lmk cuts there, as
     transformers' users must."""
-    return None if base.config.model_type == "modernbert" else base.config.max_position_embeddings
+    if base.config.model_type in ("modernbert", "gte"):  # RoPE: no table to run out of
+        return None
+    return base.config.max_position_embeddings
 
 
 def compare(args, name, folder, base, tok, texts, poolings=("cls", "mean", "lmk")):
@@ -204,20 +211,60 @@ def wrong_eps(c):
     c["layer_norm_eps"] = 1e-2
 
 
+def wrong_gte_rope(c):
+    """GTE rotating with another base (the remote code's rope_theta, the port's default)."""
+    if "rope_parameters" in c:
+        c["rope_parameters"]["rope_theta"] *= 8
+    else:
+        c["rope_theta"] = c.get("rope_theta", 10000.0) * 8
+
+
 MUTATIONS = {
     "modernbert": [("a wrong RoPE base", wrong_rope),
                    ("a swapped layer type", swapped_layer_types)],
     "bert": [("a wrong LayerNorm epsilon", wrong_eps)],
+    "gte": [("a wrong RoPE base", wrong_gte_rope), ("a wrong LayerNorm epsilon", wrong_eps)],
 }
+
+
+def swapped_glu_halves(folder):
+    """A remote-code GTE folder whose up_gate_proj holds [gate; up] instead of [up; gate]."""
+    from safetensors.torch import load_file, save_file
+    path = os.path.join(folder, "model.safetensors")
+    tensors = load_file(path)
+    for name, t in list(tensors.items()):
+        if name.endswith("mlp.up_gate_proj.weight"):
+            up, gate = t.chunk(2, dim=0)
+            tensors[name] = torch.cat([gate, up]).contiguous()
+    save_file(tensors, path, metadata={"format": "pt"})
 
 
 # ---- models made by transformers, read by lmk ------------------------------------------------
 
 def hf_shapes(arch):
-    from transformers import BertConfig, ModernBertConfig
+    from transformers import BertConfig, GteConfig, ModernBertConfig
     # Weights 5x transformers' default scale: sharper attention, so that what positions do
     # (RoPE bases, windows) shows in the outputs and a planted bug cannot hide in the noise.
     ids = dict(pad_token_id=0, initializer_range=0.1)
+    if arch == "gte":
+        rope = lambda theta: {"rope_type": "default", "rope_theta": theta}  # noqa: E731
+        return [
+            # token types (GteConfig's default 1), RoPE 10000, lengths to 5000
+            ("2 layers, 4 heads, RoPE 10000", GteConfig(
+                vocab_size=1005, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
+                num_attention_heads=4, rope_parameters=rope(10000.0),
+                max_position_embeddings=8192, **ids), "f32", [1, 3, 17, 130, 700, 5000]),
+            # an odd head count, no token types (gte-base-en-v1.5's), GteConfig's own base
+            # (160000), tanh GELU, fp16 weights, sharded
+            ("3 layers, 3 heads, no token types, gelu_new, f16, sharded", GteConfig(
+                vocab_size=1005, hidden_size=48, intermediate_size=80, num_hidden_layers=3,
+                num_attention_heads=3, type_vocab_size=0, hidden_act="gelu_new",
+                max_position_embeddings=4096, **ids), "f16-sharded", [2, 9, 40, 333, 1200]),
+            ("2 layers, bf16", GteConfig(
+                vocab_size=1005, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                num_attention_heads=2, rope_parameters=rope(500000.0),
+                max_position_embeddings=1024, **ids), "bf16", [5, 64, 500]),
+        ]
     if arch == "modernbert":
         ids.update(cls_token_id=2, sep_token_id=3, bos_token_id=2, eos_token_id=3)
         return [
@@ -280,6 +327,73 @@ def from_hf(args):
         if index == 0:
             for name, edit in MUTATIONS[args.arch]:
                 planted(args, name, folder, edit, base, tok, texts)
+        if args.arch == "gte" and storage != "bf16":
+            # The same model in the hub's remote-code layout, packed (first shape) or not.
+            remote = os.path.join(args.work, f"new-{index}")
+            remote_code_folder(folder, remote, pack_qkv=index == 0)
+            compare(args, f"transformers gte ({label}) as remote code \"new\" "
+                    f"({'packed' if index == 0 else 'q / k / v'}) -> lmk", remote, base, tok, texts)
+            if index == 0:
+                planted(args, "a wrong RoPE base, remote code", remote, wrong_gte_rope,
+                        base, tok, texts)
+                swapped = os.path.join(args.work, "new-swapped")
+                shutil.rmtree(swapped, ignore_errors=True)
+                shutil.copytree(remote, swapped)
+                swapped_glu_halves(swapped)
+                planted(args, "GLU halves swapped, remote code", swapped, lambda c: None,
+                        base, tok, texts)
+
+
+def remote_code_folder(folder, out, pack_qkv):
+    """transformers' GteForMaskedLM folder rewritten in the hub's remote-code layout ("new"):
+    the inverse of transformers' conversion mapping for gte (conversion_mapping.py), with the
+    config fields the remote code's NewConfig reads. Weights in fp32."""
+    from safetensors.torch import save_file
+    from transformers import AutoModelForMaskedLM
+    model = AutoModelForMaskedLM.from_pretrained(folder, dtype=torch.float32)
+    state = model.state_dict()
+    renames = [(r"^gte\.", "new."), (r"\.layers\.", ".encoder.layer."),
+               (r"self_attn\.o_proj", "attention.o_proj"),
+               (r"post_attention_layernorm", "attn_ln"), (r"post_mlp_layernorm", "mlp_ln"),
+               (r"^lm_head\.layer_norm", "lm_head.norm")]
+    if not pack_qkv:
+        renames.append((r"self_attn\.([qkv])_proj", r"attention.\1_proj"))
+    out_tensors = {}
+    for name, t in state.items():
+        if name == "lm_head.decoder.weight":  # tied to the word embeddings
+            continue
+        if pack_qkv and re.search(r"self_attn\.[qkv]_proj", name):
+            if ".q_proj." in name:
+                parts = [state[name.replace(".q_proj.", f".{x}_proj.")] for x in "qkv"]
+                name, t = name.replace("self_attn.q_proj", "attention.qkv_proj"), torch.cat(parts)
+            else:
+                continue
+        if name.endswith("mlp.gate_proj.weight"):
+            continue
+        if name.endswith("mlp.up_proj.weight"):
+            gate = state[name.replace("up_proj", "gate_proj")]
+            name, t = name.replace("up_proj", "up_gate_proj"), torch.cat([t, gate])
+        for pattern, repl in renames:
+            name = re.sub(pattern, repl, name)
+        out_tensors[name] = t.contiguous()
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    save_file(out_tensors, os.path.join(out, "model.safetensors"), metadata={"format": "pt"})
+    c = model.config
+    config = {"model_type": "new", "architectures": ["NewForMaskedLM"],
+              "vocab_size": c.vocab_size, "hidden_size": c.hidden_size,
+              "intermediate_size": c.intermediate_size,
+              "num_hidden_layers": c.num_hidden_layers,
+              "num_attention_heads": c.num_attention_heads, "hidden_act": c.hidden_act,
+              "max_position_embeddings": c.max_position_embeddings,
+              "type_vocab_size": c.type_vocab_size, "layer_norm_eps": c.layer_norm_eps,
+              "pad_token_id": c.pad_token_id, "position_embedding_type": "rope",
+              "rope_theta": c.rope_parameters["rope_theta"], "rope_scaling": None,
+              "pack_qkv": pack_qkv, "unpad_inputs": False, "layer_norm_type": "layer_norm",
+              "logn_attention_scale": False}
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    shutil.copy(os.path.join(folder, "tokenizer.json"), os.path.join(out, "tokenizer.json"))
 
 
 # ---- folders lmk wrote, read by transformers -------------------------------------------------
@@ -323,7 +437,10 @@ def to_hf(args):
             [["--layers", "4", "--local-window", "16", "--global-every", "2"],
              ["--layers", "3", "--heads", "3", "--hidden-size", "48"]]
             if args.arch == "modernbert" else
-            [["--layers", "2"], ["--layers", "3", "--heads", "3", "--hidden-size", "48"]]):
+            [["--layers", "2"], ["--layers", "3", "--heads", "3", "--hidden-size", "48"]]
+            if args.arch == "bert" else
+            [["--layers", "2", "--rope-theta", "20000"],
+             ["--layers", "3", "--heads", "3", "--hidden-size", "48"]]):
         folder = os.path.join(args.work, f"lmk-{args.arch}-{index}")
         shutil.rmtree(folder, ignore_errors=True)
         run([args.lmk, "model", "init", "--architecture", args.arch, "--preset", "tiny",
@@ -336,6 +453,8 @@ def to_hf(args):
         if not any("finetune" in label for label, _ in folders):
             raise RuntimeError(f"{args.study}: no trained model folders (pretrain/*/last, "
                                "finetune/*/*/last)")
+        if args.arch != "modernbert":  # the study trains ModernBERT: train this one here
+            folders += trained_folders(args)
     for label, folder in folders:
         with open(os.path.join(folder, "config.json")) as f:
             arch = json.load(f).get("model_type")
@@ -355,6 +474,45 @@ def to_hf(args):
         if label.startswith("model init") and folder == folders[0][1]:
             for name, edit in MUTATIONS[args.arch]:
                 planted(args, name, folder, edit, base, tok, texts)
+
+
+def trained_folders(args):
+    """A few steps of `lmk pretrain` then `lmk train` of a tiny ARCH model on the study's own
+    corpus, pairs and sentencepiece tokenizer: the folders those commands write, for an
+    architecture the study does not train. Returns [(label, folder)]."""
+    study = os.path.abspath(args.study)  # a config's relative paths are its folder's
+    tokenizer = sorted(glob.glob(os.path.join(study, "tokenizer", "*", "tokenizer.model")) +
+                       glob.glob(os.path.join(study, "init", "*", "tokenizer.model")))
+    corpora = sorted(glob.glob(os.path.join(study, "corpus", "*", "*")))
+    pairs = sorted(glob.glob(os.path.join(study, "pairs", "*", "*", "pairs.jsonl")))
+    if not tokenizer or not corpora or not pairs:
+        raise RuntimeError(f"{study}: no tokenizer.model, corpus or pairs.jsonl to train on")
+    root = os.path.abspath(os.path.join(args.work, f"trained-{args.arch}"))
+    shutil.rmtree(root, ignore_errors=True)
+    os.makedirs(root)
+    init = os.path.join(root, "init")
+    run([args.lmk, "model", "init", "--architecture", args.arch, "--preset", "tiny",
+         "--layers", "2", "--tokenizer", tokenizer[0], "--out", init, "--seed", "5"])
+    db = os.path.join(root, "results.db")
+
+    def step(command, name, model, data, train):
+        config = os.path.join(root, f"{name}.toml")
+        with open(config, "w") as f:
+            f.write(f"[model]\ninit = {json.dumps(model)}\n[data]\ntrain = {json.dumps(data)}\n"
+                    f"[train]\n{train}seed = 1\nlog_every = 1\n[output]\n"
+                    f"dir = {json.dumps(os.path.join(root, name))}\ndb = {json.dumps(db)}\n"
+                    f"experiment = \"hf-parity\"\nrun_name = \"{name}\"\n")
+        run([args.lmk, command, "--config", config])
+        return os.path.join(root, name, "last")
+
+    pretrained = step("pretrain", "pretrain", init, corpora,
+                      "max_length = 128\nbatch_size = 4\nlearning_rate = 0.001\nmax_steps = 4\n")
+    tuned = step("train", "train", pretrained, pairs,
+                 "pooling = \"lmk\"\ntrain_landmarks = \"fixed:32\"\neval_landmarks = \"fixed:32\"\n"
+                 "query_max_length = 64\npassage_max_length = 128\nbatch_size = 4\n"
+                 "learning_rate = 0.001\nmax_steps = 4\n")
+    return [(f"pretrain {args.arch} (4 steps)", pretrained),
+            (f"train {args.arch} (4 steps)", tuned)]
 
 
 # ---- the real all-MiniLM-L6-v2 ---------------------------------------------------------------
@@ -465,9 +623,9 @@ def main():
     parser.add_argument("--work", required=True)
     sub = parser.add_subparsers(dest="check", required=True)
     a = sub.add_parser("from-hf")
-    a.add_argument("arch", choices=["modernbert", "bert"])
+    a.add_argument("arch", choices=["modernbert", "bert", "gte"])
     b = sub.add_parser("to-hf")
-    b.add_argument("arch", choices=["modernbert", "bert"])
+    b.add_argument("arch", choices=["modernbert", "bert", "gte"])
     b.add_argument("--study", default="")
     c = sub.add_parser("minilm")
     c.add_argument("--texts-from", action="append", default=[], required=True)

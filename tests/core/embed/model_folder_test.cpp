@@ -86,9 +86,24 @@ TEST(CheckpointTest, AnExportedLayerPatternReadsBackInBothFieldForms) {
 TEST(CheckpointTest, RoundTripsEveryArchitecture) {
   TempDir dir;
   const std::string tokenizer = dir.write("tokenizer.json", testing::word_level_json(1000).dump());
-  for (auto architecture : {Architecture::ModernBert, Architecture::Bert, Architecture::Gte}) {
-    Encoder original(tiny(architecture), 42);
-    const std::string folder = (dir.path() / architecture_name(architecture)).string();
+  // GTE in its three layouts: transformers' port, the remote code packed and unpacked.
+  struct Case {
+    Architecture architecture;
+    GteLayout layout;
+    bool pack_qkv;
+    std::string name;
+  };
+  for (const Case& c : {Case{Architecture::ModernBert, GteLayout::Transformers, true, "modernbert"},
+                        Case{Architecture::Bert, GteLayout::Transformers, true, "bert"},
+                        Case{Architecture::Gte, GteLayout::Transformers, true, "gte"},
+                        Case{Architecture::Gte, GteLayout::RemoteCode, true, "new-packed"},
+                        Case{Architecture::Gte, GteLayout::RemoteCode, false, "new-split"}}) {
+    const Architecture architecture = c.architecture;
+    EncoderConfig config = tiny(architecture);
+    config.gte_layout = c.layout;
+    config.pack_qkv = c.pack_qkv;
+    Encoder original(config, 42);
+    const std::string folder = (dir.path() / c.name).string();
     PoolingSettings settings;
     settings.pooling = Pooling::Landmark;
     settings.landmarks.eval = LandmarkSpec::parse("fixed:64");
@@ -98,7 +113,8 @@ TEST(CheckpointTest, RoundTripsEveryArchitecture) {
     EXPECT_TRUE(loaded.unexpected.empty());
     EXPECT_EQ(loaded.pooling.pooling, Pooling::Landmark);
     EXPECT_EQ(loaded.pooling.landmarks.eval.to_string(), "fixed:64");
-    EXPECT_TRUE(at::equal(run(*loaded.encoder), run(original))) << architecture_name(architecture);
+    EXPECT_TRUE(at::equal(run(*loaded.encoder), run(original))) << c.name;
+    EXPECT_EQ(loaded.encoder->config().to_json(), config.to_json()) << c.name << ": layout kept";
     for (const char* file :
          {"config.json", "tokenizer.json", "modules.json", "sentence_bert_config.json",
           "1_Pooling/config.json", "lmk_pooling.json"}) {
@@ -234,7 +250,9 @@ TEST(CheckpointTest, ShardsAndHalfPrecision) {
 
 TEST(CheckpointTest, MissingAndMisshapenTensorsAreNamed) {
   TempDir dir;
-  Encoder original(tiny(Architecture::Gte), 1);
+  EncoderConfig remote_code = tiny(Architecture::Gte);
+  remote_code.gte_layout = GteLayout::RemoteCode;
+  Encoder original(remote_code, 1);
   const std::string tokenizer = dir.write("tokenizer.json", testing::word_level_json(1000).dump());
   const std::string folder = (dir.path() / "m").string();
   save_model_folder(folder, original, tokenizer, {});

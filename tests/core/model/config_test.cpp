@@ -143,9 +143,9 @@ TEST(EncoderConfigTest, ShapeOptionsRoundTripThroughConfigJsonForEveryArchitectu
     const EncoderConfig back = EncoderConfig::from_json(c.to_json(), architecture);
     for (const EncoderConfig* config : {&c, &back}) {
       const std::string label = architecture + (config == &c ? " (made)" : " (read back)");
-      EXPECT_EQ(architecture_name(config->architecture),
-                architecture == "gte" ? std::string("new") : architecture)
-          << label;
+      EXPECT_EQ(architecture_name(config->architecture), architecture) << label;
+      EXPECT_EQ(std::string(config->model_type()), architecture)
+          << label << ": lmk writes GTE as transformers' own port";
       EXPECT_EQ(config->hidden_size, 128) << label;
       EXPECT_EQ(config->num_layers, 5) << label;
       EXPECT_EQ(config->num_heads, 8) << label;
@@ -227,8 +227,42 @@ TEST(EncoderConfigTest, BertAndGte) {
     "position_embedding_type": "rope", "pack_qkv": true})"),
                                             "gte");
   EXPECT_EQ(gte.architecture, Architecture::Gte);
+  EXPECT_EQ(gte.gte_layout, GteLayout::RemoteCode);
   EXPECT_DOUBLE_EQ(gte.layer_rope_theta(3), 500000.0);
   EXPECT_EQ(EncoderConfig::from_json(gte.to_json(), "again").to_json(), gte.to_json());
+  EXPECT_EQ(gte.to_json()["model_type"], "new") << "a remote-code folder is written back as one";
+  // transformers' own port: rope_parameters, and GteConfig's defaults for what it leaves out.
+  const auto port = EncoderConfig::from_json(json::parse(R"({
+    "model_type": "gte", "vocab_size": 1000, "hidden_size": 64, "intermediate_size": 96,
+    "num_hidden_layers": 2, "num_attention_heads": 4,
+    "rope_parameters": {"rope_type": "default", "rope_theta": 20000.0}})"),
+                                             "gte");
+  EXPECT_EQ(port.gte_layout, GteLayout::Transformers);
+  EXPECT_DOUBLE_EQ(port.rope_theta, 20000.0);
+  EXPECT_EQ(port.pad_token_id, 1);
+  EXPECT_EQ(port.type_vocab_size, 1);
+  EXPECT_EQ(port.max_position_embeddings, 8192);
+  EXPECT_DOUBLE_EQ(EncoderConfig::from_json(json::parse(R"({"model_type": "gte",
+    "vocab_size": 1000, "hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2,
+    "num_attention_heads": 4})"),
+                                            "gte")
+                       .rope_theta,
+                   160000.0)
+      << "GteConfig.default_theta";
+  // Scaled RoPE is refused, not run as plain RoPE.
+  for (const char* scaled :
+       {R"({"rope_parameters": {"rope_type": "yarn", "rope_theta": 10000.0, "factor": 2.0}})",
+        R"({"model_type": "new", "rope_scaling": {"type": "ntk", "factor": 2.0}})",
+        R"({"model_type": "new", "logn_attention_scale": true})"}) {
+    json j = port.to_json();
+    j.merge_patch(json::parse(scaled));
+    try {
+      EncoderConfig::from_json(j, "config.json");
+      ADD_FAILURE() << scaled << " accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("config.json."), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(EncoderConfigTest, PresetsAndErrors) {
