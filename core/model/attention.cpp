@@ -218,6 +218,13 @@ at::Tensor blockwise_attention(const at::Tensor& q, const at::Tensor& k, const a
   const bool fused = q.device().is_cpu() && q.scalar_type() == at::kFloat &&
                      k.scalar_type() == at::kFloat && v.scalar_type() == at::kFloat &&
                      (!training || fused_backward);
+  if (!fused && q.is_cuda() && half_window < 0) {
+    // A global layer on CUDA over a padded batch: LibTorch's fused attention (its memory-
+    // efficient kernel takes the key mask; memory linear in L). Unpadded batches take
+    // varlen_attention instead.
+    return at::scaled_dot_product_attention(
+        q, k, v, key_mask.to(at::kBool).view({q.size(0), 1, 1, q.size(2)}));
+  }
   if (!fused) return blocked_attention_ops(q, k, v, key_mask, half_window, block);
   FusedInputs inputs;
   inputs.half_window = half_window;
@@ -283,6 +290,107 @@ at::Tensor attention_probabilities(const at::Tensor& q, const at::Tensor& k,
     }
   }
   return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Unpadded batches.
+
+std::optional<UnpaddedBatch> unpad_batch(const at::Tensor& key_mask) {
+  const at::Tensor mask = key_mask.to(at::kCPU, at::kBool).contiguous();
+  UnpaddedBatch b;
+  b.batch = mask.size(0);
+  b.length = mask.size(1);
+  const bool* m = mask.data_ptr<bool>();
+  std::vector<int64_t> indices, positions;
+  std::vector<int32_t> starts{0};
+  for (int64_t row = 0; row < b.batch; ++row) {
+    int64_t n = 0;
+    while (n < b.length && m[row * b.length + n]) ++n;
+    for (int64_t i = n; i < b.length; ++i)
+      if (m[row * b.length + i]) return std::nullopt;  // a valid token after padding
+    for (int64_t i = 0; i < n; ++i) {
+      indices.push_back(row * b.length + i);
+      positions.push_back(i);
+    }
+    b.lengths.push_back(n);
+    b.max_length = std::max(b.max_length, n);
+    starts.push_back(static_cast<int32_t>(indices.size()));
+  }
+  b.total = static_cast<int64_t>(indices.size());
+  const auto device = key_mask.device();
+  b.indices = at::tensor(indices, at::kLong).to(device);
+  b.positions = at::tensor(positions, at::kLong).to(device);
+  b.cu_seqlens = at::tensor(starts, at::kInt).to(device);
+  return b;
+}
+
+at::Tensor unpad(const at::Tensor& x, const UnpaddedBatch& batch) {
+  auto shape = x.sizes().vec();
+  shape.erase(shape.begin());
+  shape[0] = batch.batch * batch.length;
+  return x.reshape(shape).index_select(0, batch.indices);
+}
+
+at::Tensor repad(const at::Tensor& x, const UnpaddedBatch& batch) {
+  auto shape = x.sizes().vec();
+  shape[0] = batch.batch * batch.length;
+  // index_copy is differentiable in its source: training backpropagates through it.
+  at::Tensor out = at::zeros(shape, x.options()).index_copy(0, batch.indices, x);
+  shape[0] = batch.length;
+  shape.insert(shape.begin(), batch.batch);
+  return out.view(shape);
+}
+
+at::Tensor apply_rope_unpadded(const at::Tensor& x, const RopeTables& tables,
+                               const UnpaddedBatch& batch) {
+  const int64_t d = x.size(-1);
+  const at::Tensor positions = batch.positions.to(x.device());
+  const at::Tensor cos =
+      tables.cos.to(x.device(), x.scalar_type()).index_select(0, positions).unsqueeze(1);
+  const at::Tensor sin =
+      tables.sin.to(x.device(), x.scalar_type()).index_select(0, positions).unsqueeze(1);
+  const at::Tensor rotated =
+      at::cat({x.narrow(-1, d / 2, d / 2).neg(), x.narrow(-1, 0, d / 2)}, -1);
+  return x * cos + rotated * sin;  // [total, heads, d] * [total, 1, d]
+}
+
+VarlenRoute varlen_route(const at::Tensor& q) {
+  const int64_t d = q.size(-1);
+  const bool half = q.scalar_type() == at::kHalf || q.scalar_type() == at::kBFloat16;
+  return q.is_cuda() && half && d % 8 == 0 && d <= 256 ? VarlenRoute::Flash : VarlenRoute::PerRow;
+}
+
+at::Tensor varlen_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                            const UnpaddedBatch& batch, int64_t half_window, int64_t block) {
+  if (varlen_route(q) == VarlenRoute::Flash) {
+    // FlashAttention-2 through LibTorch: [total, heads, d] with cumulative lengths; a window of
+    // half_window keys on each side for a local layer (-1: unbounded). Its autograd node runs
+    // FlashAttention's backward.
+    const at::Tensor cu = batch.cu_seqlens.to(q.device(), at::kInt);
+    const auto window = half_window >= 0 ? std::optional<int64_t>(half_window) : std::nullopt;
+    return std::get<0>(at::_flash_attention_forward(
+        q.contiguous(), k.contiguous(), v.contiguous(), cu, cu, batch.max_length, batch.max_length,
+        /*dropout_p=*/0.0, /*is_causal=*/false, /*return_debug_mask=*/false,
+        /*scale=*/std::nullopt, window, window));
+  }
+  // Each row on its own: [1, heads, n, d] with every key valid.
+  std::vector<at::Tensor> rows;
+  rows.reserve(batch.lengths.size());
+  int64_t start = 0;
+  for (const int64_t n : batch.lengths) {
+    if (n == 0) continue;
+    auto heads_first = [&](const at::Tensor& t) {
+      return t.narrow(0, start, n).transpose(0, 1).unsqueeze(0);
+    };
+    const at::Tensor all = at::ones({1, n}, q.options().dtype(at::kBool));
+    rows.push_back(
+        blockwise_attention(heads_first(q), heads_first(k), heads_first(v), all, half_window, block)
+            .squeeze(0)
+            .transpose(0, 1));  // [n, heads, d]
+    start += n;
+  }
+  if (rows.empty()) return at::empty_like(q);
+  return at::cat(rows, 0);
 }
 
 }  // namespace lmk

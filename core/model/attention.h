@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <vector>
 
 namespace lmk {
@@ -52,11 +53,48 @@ at::Tensor apply_rope(const at::Tensor& x, double theta);
 // (true = attend); half_window < 0: global, else position i attends only to |i - j| <=
 // half_window. Float32 on the CPU runs the fused kernel (attention_kernel.h; block > 0 sets its
 // query and key tile, 0 its defaults), with its own backward when gradients are wanted (only
-// the per-row log-sum-exp is kept: memory linear in L); anything else (CUDA, bf16, double)
-// blocks of queries through tensor ops. Returns [B, heads, L, d]; a query that may see no key
-// gets zeros on the CPU path.
+// the per-row log-sum-exp is kept: memory linear in L); a global layer on CUDA LibTorch's
+// scaled_dot_product_attention with the key mask; anything else (a local layer on CUDA, bf16 or
+// double on the CPU) blocks of queries through tensor ops, each seeing only its band of keys.
+// Returns [B, heads, L, d]; a query that may see no key gets zeros on the CPU path.
 at::Tensor blockwise_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                const at::Tensor& key_mask, int64_t half_window, int64_t block);
+
+// A batch with its padding removed, as ModernBERT runs (unpadding): the valid tokens of every
+// row one after another, so that the layers compute no padding and attention needs no mask.
+// Rows must be right-padded (a mask of ones, then zeros), as lmk's batches are.
+struct UnpaddedBatch {
+  at::Tensor indices;            // [total] long: b * L + i of each valid token, in order
+  at::Tensor positions;          // [total] long: each token's position in its row (for RoPE)
+  at::Tensor cu_seqlens;         // [B + 1] int32: where each row starts; the last is total
+  std::vector<int64_t> lengths;  // per row
+  int64_t batch = 0, length = 0, max_length = 0, total = 0;  // B, L, the longest row, tokens
+};
+
+// The unpadded layout of key_mask [B, L]; nullopt when a row is not right-padded.
+std::optional<UnpaddedBatch> unpad_batch(const at::Tensor& key_mask);
+// x [B, L, ...] -> [total, ...]: the valid tokens.
+at::Tensor unpad(const at::Tensor& x, const UnpaddedBatch& batch);
+// x [total, ...] -> [B, L, ...], zeros at the padding.
+at::Tensor repad(const at::Tensor& x, const UnpaddedBatch& batch);
+// RoPE of unpadded tokens: x [total, heads, d], each token rotated by its row position.
+at::Tensor apply_rope_unpadded(const at::Tensor& x, const RopeTables& tables,
+                               const UnpaddedBatch& batch);
+
+// How varlen_attention computes: FlashAttention (LibTorch's variable-length kernel) or each
+// row through blockwise_attention.
+enum class VarlenRoute { Flash, PerRow };
+// The route for q [total, heads, d] on its device and dtype: Flash on CUDA in fp16 / bf16 with
+// a head size FlashAttention takes (a multiple of 8, at most 256).
+VarlenRoute varlen_route(const at::Tensor& q);
+
+// Exact attention over an unpadded batch: q, k, v [total, heads, d]; each row attends within
+// itself, and within |i - j| <= half_window when half_window >= 0 (a local layer). Flash: one
+// kernel call over cumulative lengths (no [L, L] matrix, no mask), windowed for local layers,
+// with LibTorch's backward for training. PerRow: blockwise_attention of each row (the fused
+// CPU kernel in fp32 on the CPU). Returns [total, heads, d].
+at::Tensor varlen_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                            const UnpaddedBatch& batch, int64_t half_window, int64_t block);
 
 // Whether training on the CPU in float32 takes the fused kernel's backward (the default) or the
 // tensor ops (the formulation before it, whose memory grows with L²): lmk_train_bench's

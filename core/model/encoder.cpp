@@ -1,6 +1,7 @@
 #include "core/model/encoder.h"
 
 #include <ATen/ATen.h>
+#include <ATen/autocast_mode.h>
 #include <ATen/core/grad_mode.h>
 
 #include <algorithm>
@@ -106,6 +107,33 @@ at::Tensor Encoder::attend(const at::Tensor& q, const at::Tensor& k, const at::T
   return context.transpose(1, 2).reshape({B, L, H});  // [B, L, H]
 }
 
+at::Tensor Encoder::attend_unpadded(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                    int64_t layer, const UnpaddedBatch& batch,
+                                    std::map<double, RopeTables>& rope) const {
+  const int64_t total = q.size(1), heads = config_.num_heads, d = config_.head_dim();
+  at::Tensor qh = q.reshape({total, heads, d}), kh = k.reshape({total, heads, d});
+  const at::Tensor vh = v.reshape({total, heads, d});
+  if (config_.rotates()) {
+    const double theta = config_.layer_rope_theta(layer);
+    auto tables = rope.find(theta);
+    if (tables == rope.end())
+      tables = rope.emplace(theta, rope_tables(batch.length, d, theta)).first;
+    qh = apply_rope_unpadded(qh, tables->second, batch);
+    kh = apply_rope_unpadded(kh, tables->second, batch);
+  }
+  const int64_t half_window = config_.is_global_layer(layer) ? -1 : config_.half_window();
+  return varlen_attention(qh, kh, vh, batch, half_window, attention_block_)
+      .reshape({1, total, config_.hidden_size});
+}
+
+bool Encoder::runs_unpadded(const at::Tensor& ids) const {
+  if (unpadding_ != Unpadding::Auto) return unpadding_ == Unpadding::Always;
+  if (!ids.is_cuda()) return false;
+  const auto dtype = weights_.begin()->second.scalar_type();
+  return at::autocast::is_autocast_enabled(at::kCUDA) || dtype == at::kHalf ||
+         dtype == at::kBFloat16;
+}
+
 at::Tensor Encoder::forward(const at::Tensor& ids, const at::Tensor& mask,
                             AttentionCapture* capture) {
   TORCH_CHECK(ids.dim() == 2 && mask.sizes() == ids.sizes(), "ids and mask must be [B, L]");
@@ -114,29 +142,38 @@ at::Tensor Encoder::forward(const at::Tensor& ids, const at::Tensor& mask,
   const at::Tensor key_mask = mask.to(at::kBool);
   // This pass's RoPE tables by theta, shared with the recomputations of the backward.
   auto rope = std::make_shared<std::map<double, RopeTables>>();
-  const Attend attend = [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                            int64_t layer) {
-    return this->attend(q, k, v, layer, key_mask, capture, *rope);
+  // Unpadded (set_unpadding): held by pointer, shared with the recomputations too.
+  std::shared_ptr<const UnpaddedBatch> unpadded;
+  if (capture == nullptr && runs_unpadded(ids)) {
+    if (auto batch = unpad_batch(key_mask))
+      unpadded = std::make_shared<const UnpaddedBatch>(std::move(*batch));
+  }
+  auto attend_with = [this, key_mask, unpadded](AttentionCapture* capture_here,
+                                                std::map<double, RopeTables>& tables) -> Attend {
+    return [this, key_mask, unpadded, capture_here, &tables](
+               const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, int64_t layer) {
+      if (unpadded) return this->attend_unpadded(q, k, v, layer, *unpadded, tables);
+      return this->attend(q, k, v, layer, key_mask, capture_here, tables);
+    };
   };
+  const Attend attend = attend_with(capture, *rope);
   const bool recompute = recompute_layers_ && at::GradMode::is_enabled() && capture == nullptr;
-  at::Tensor hidden = graph_->embed(ids);  // [B, L, H]
+  at::Tensor hidden = graph_->embed(ids);                        // [B, L, H]
+  if (unpadded) hidden = unpad(hidden, *unpadded).unsqueeze(0);  // [1, total, H]
   for (int64_t i = 0; i < config_.num_layers; ++i) {
     if (recompute) {
       // Runs now without keeping activations, and again in the backward: what it reads is
       // held by value (the encoder outlives the step).
-      hidden = recompute_in_backward(hidden, [this, i, key_mask, rope](const at::Tensor& x) {
-        const Attend again = [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                                 int64_t layer) {
-          return this->attend(q, k, v, layer, key_mask, nullptr, *rope);
-        };
-        return graph_->layer(i, x, again);
+      hidden = recompute_in_backward(hidden, [this, i, attend_with, rope](const at::Tensor& x) {
+        return graph_->layer(i, x, attend_with(nullptr, *rope));
       });
     } else {
       hidden = graph_->layer(i, std::move(hidden), attend);
     }
     if (capture != nullptr && capture->on_layer) capture->on_layer(i);
   }
-  return graph_->finish(hidden);
+  hidden = graph_->finish(hidden);
+  return unpadded ? repad(hidden.squeeze(0), *unpadded) : hidden;
 }
 
 at::Tensor Encoder::mlm_logits(const at::Tensor& hidden) {

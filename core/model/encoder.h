@@ -49,6 +49,17 @@ class Encoder : public torch::nn::Module {
   // of all of them, for a second forward per layer. The gradients are the same.
   void set_recompute_layers(bool on) { recompute_layers_ = on; }
   bool recompute_layers() const { return recompute_layers_; }
+  // Unpadding, ModernBERT's design: the padding is removed after the embeddings, every layer
+  // runs on the valid tokens only ([1, total, H]) and attention on cumulative lengths with no
+  // mask (varlen_attention: FlashAttention on CUDA); the output is padded back. Auto: on CUDA
+  // in fp16 / bf16 (weights or autocast), where FlashAttention takes it. Always: on any device
+  // (the CPU computes each row with the fused kernel: what the tests use to check the
+  // bookkeeping the CUDA path shares). Never: padded batches with a key mask. A forward that
+  // captures attention, or a batch that is not right-padded, runs padded.
+  enum class Unpadding { Auto, Always, Never };
+  void set_unpadding(Unpadding unpadding) { unpadding_ = unpadding; }
+  // Whether forward on `ids` (with autocast as it is now) runs unpadded.
+  bool runs_unpadded(const at::Tensor& ids) const;
 
  private:
   at::Tensor add_weight(const std::string& name, std::vector<int64_t> shape, double init_std,
@@ -58,6 +69,10 @@ class Encoder : public torch::nn::Module {
   at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, int64_t layer,
                     const at::Tensor& key_mask, AttentionCapture* capture,
                     std::map<double, RopeTables>& rope) const;
+  // The same on an unpadded batch: q, k, v [1, total, H] -> [1, total, H].
+  at::Tensor attend_unpadded(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                             int64_t layer, const UnpaddedBatch& batch,
+                             std::map<double, RopeTables>& rope) const;
 
   bool initialize_ = true;
   EncoderConfig config_;
@@ -66,6 +81,7 @@ class Encoder : public torch::nn::Module {
   std::map<std::string, double> init_std_;  // per parameter: > 0 normal σ, 0 zeros, < 0 ones
   int64_t attention_block_ = 0;             // 0: chosen from the sequence length
   bool recompute_layers_ = false;
+  Unpadding unpadding_ = Unpadding::Auto;
   std::unique_ptr<ArchitectureGraph> graph_;  // the architecture's file (architecture.h)
 };
 

@@ -203,5 +203,92 @@ TEST(EncoderTest, BlockSizeDoesNotChangeTheOutput) {
   EXPECT_EQ(encoder.mlm_logits(whole).sizes(), (std::vector<int64_t>{2, 50, 50}));
 }
 
+
+// Unpadding (ModernBERT's design, the CUDA path): the layers on the valid tokens only and
+// attention over cumulative lengths give the padded forward's states at every real token, the
+// same gradients (with and without recomputation), zeros at the padding; a batch that is not
+// right-padded runs padded. On the CPU varlen_attention runs each row through the fused
+// kernel, so this checks the bookkeeping the CUDA path shares: unpad / repad, RoPE by row
+// position, cumulative lengths, local windows per row.
+TEST(EncoderTest, UnpaddedBatchesGiveThePaddedStatesAndGradients) {
+  for (auto architecture : {Architecture::ModernBert, Architecture::Bert, Architecture::Gte}) {
+    EncoderConfig c = small_config(architecture);
+    c.local_attention = 6;  // windows shorter than the rows
+    Encoder encoder(c, 13);
+    const at::Tensor ids = at::randint(1, 50, {3, 30}, at::kLong);
+    at::Tensor mask = at::ones({3, 30}, at::kLong);
+    mask[0].narrow(0, 17, 13).fill_(0);
+    mask[2].narrow(0, 4, 26).fill_(0);
+    const at::Tensor real = mask.unsqueeze(-1).to(at::kFloat);
+    const at::Tensor weights = at::randn({3, 30, 16}) * real;
+    const std::string name = architecture_name(architecture);
+    std::vector<at::Tensor> outputs;
+    std::vector<std::vector<at::Tensor>> grads;
+    for (auto unpadding : {Encoder::Unpadding::Never, Encoder::Unpadding::Always}) {
+      for (bool recompute : {false, true}) {
+        encoder.set_unpadding(unpadding);
+        encoder.set_recompute_layers(recompute);
+        encoder.zero_grad();
+        EXPECT_EQ(encoder.runs_unpadded(ids), unpadding == Encoder::Unpadding::Always);
+        const at::Tensor hidden = encoder.forward(ids, mask);
+        (hidden * weights).sum().backward();
+        if (unpadding == Encoder::Unpadding::Always)
+          EXPECT_EQ((hidden.detach() * (1 - real)).abs().max().item<float>(), 0.0f)
+              << name << ": zeros at the padding";
+        outputs.push_back(hidden.detach() * real);
+        grads.emplace_back();
+        for (const auto& p : encoder.parameters())
+          grads.back().push_back(p.grad().defined() ? p.grad().clone() : at::zeros_like(p));
+      }
+    }
+    for (size_t run = 1; run < outputs.size(); ++run) {
+      EXPECT_TRUE(at::allclose(outputs[0], outputs[run], 1e-5, 1e-5))
+          << name << " run " << run << ": "
+          << (outputs[0] - outputs[run]).abs().max().item<float>();
+      for (size_t i = 0; i < grads[0].size(); ++i)
+        EXPECT_TRUE(at::allclose(grads[0][i], grads[run][i], 1e-4, 1e-5))
+            << name << " run " << run << " parameter " << i << " max diff "
+            << (grads[0][i] - grads[run][i]).abs().max().item<float>();
+    }
+    // Without gradients: the inference path.
+    at::NoGradGuard no_grad;
+    encoder.set_unpadding(Encoder::Unpadding::Always);
+    const at::Tensor unpadded = encoder.forward(ids, mask) * real;
+    encoder.set_unpadding(Encoder::Unpadding::Never);
+    EXPECT_TRUE(at::allclose(unpadded, encoder.forward(ids, mask) * real, 1e-5, 1e-5)) << name;
+  }
+}
+
+TEST(EncoderTest, UnpaddingNeedsRightPaddedRows) {
+  at::Tensor mask = at::ones({2, 6}, at::kLong);
+  mask[0].narrow(0, 4, 2).fill_(0);
+  const auto batch = unpad_batch(mask);
+  ASSERT_TRUE(batch.has_value());
+  EXPECT_EQ(batch->total, 10);
+  EXPECT_EQ(batch->max_length, 6);
+  EXPECT_TRUE(at::equal(batch->cu_seqlens, at::tensor(std::vector<int32_t>{0, 4, 10})));
+  EXPECT_TRUE(
+      at::equal(batch->positions, at::tensor(std::vector<int64_t>{0, 1, 2, 3, 0, 1, 2, 3, 4, 5})));
+  const at::Tensor x = at::randn({2, 6, 3});
+  EXPECT_TRUE(at::equal(repad(unpad(x, *batch), *batch), x * mask.unsqueeze(-1)));
+  mask[1][0] = 0;  // left padding
+  EXPECT_FALSE(unpad_batch(mask).has_value());
+  // ... runs padded, the same states as Never.
+  Encoder encoder(small_config(Architecture::ModernBert), 2);
+  at::NoGradGuard no_grad;
+  const at::Tensor ids = at::randint(1, 50, {2, 6}, at::kLong);
+  encoder.set_unpadding(Encoder::Unpadding::Always);
+  const at::Tensor a = encoder.forward(ids, mask);
+  encoder.set_unpadding(Encoder::Unpadding::Never);
+  EXPECT_TRUE(at::equal(a, encoder.forward(ids, mask)));
+}
+
+// varlen_attention's route: FlashAttention only on CUDA in fp16 / bf16 with a head size it
+// takes; the CPU (any dtype) computes each row.
+TEST(AttentionTest, VarlenRoute) {
+  EXPECT_EQ(varlen_route(at::zeros({4, 2, 64})), VarlenRoute::PerRow);
+  EXPECT_EQ(varlen_route(at::zeros({4, 2, 64}, at::kBFloat16)), VarlenRoute::PerRow);
+}
+
 }  // namespace
 }  // namespace lmk
