@@ -326,15 +326,13 @@ int run_eval(const EvalArgs& args) {
   // Under a launcher (torchrun, srun) the processes share the encoding (RetrievalOptions::dist):
   // each takes its GPU (plain cuda: cuda:LOCAL_RANK), rank 0 alone prints, records and writes.
   const DistributedEnv env = read_distributed_env();
-  std::string device = args.device;
-  if (env.world_size > 1) {
-    if (dataset.type == "classification")
-      throw input_error(args.dataset,
-                        "a classification evaluation runs in one process, not under a launcher "
-                        "(WORLD_SIZE / SLURM_NTASKS " +
-                            std::to_string(env.world_size) + ")");
-    device = training_device(args.device, "--device").str();
-  }
+  if (env.world_size > 1 && dataset.type == "classification")
+    throw input_error(args.dataset,
+                      "a classification evaluation runs in one process, not under a launcher "
+                      "(WORLD_SIZE / SLURM_NTASKS " +
+                          std::to_string(env.world_size) + ")");
+  // Resolved once (cuda: cuda:LOCAL_RANK under a launcher) and recorded as resolved.
+  const std::string device = training_device(args.device, "--device", env).str();
   const LoadedModel model = load_model_folder(args.model);
   const auto tokenizer = load_tokenizer(args.model);
   RetrievalOptions options;
@@ -360,7 +358,7 @@ int run_eval(const EvalArgs& args) {
                  {"split", split},
                  {"max_length", args.max_length},
                  {"query_max_length", args.query_max_length},
-                 {"device", args.device},
+                 {"device", device},
                  {"architecture", architecture_name(model.encoder->config().architecture)},
                  {"layers", model.encoder->config().num_layers},
                  {"hidden_size", model.encoder->config().hidden_size}};

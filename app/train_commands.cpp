@@ -93,7 +93,8 @@ Runner add_training_command(CLI::App& app, const char* name, const char* descrip
   cmd->add_flag("--progress-json", args->progress_json, "one JSON event per logged step on stdout");
   cmd->add_option("--device", args->device,
                   "cpu | cuda | cuda:N, over [train] device (default cpu); under torchrun / srun "
-                  "cuda is cuda:LOCAL_RANK; bf16 autocast on CUDA");
+                  "cuda is cuda:LOCAL_RANK (NCCL binds it; another cuda:N is refused); bf16 "
+                  "autocast on CUDA");
   return [args, run] {
     install_stop_signals();
     return run(*args);

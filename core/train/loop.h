@@ -47,9 +47,15 @@ struct TrainingSettings {
   bool recompute_layers = false;
 };
 
-// The device a training process runs on: parse_device(name) (an InputError naming `option`),
-// and plain "cuda" under a launcher of several processes is cuda:LOCAL_RANK (one process per
-// GPU). Called by the commands before any work, so a bad device is exit 2 at once.
+// The device a process computes on (training, and evaluation under a launcher), resolved in
+// this one place and recorded so: parse_device(name) (an InputError naming `option`); plain
+// "cuda" is cuda:LOCAL_RANK under a launcher of several processes (one process per GPU), else
+// cuda:0; under a launcher an explicit cuda:N must be cuda:LOCAL_RANK, the GPU the NCCL process
+// group binds the process to (DistributedContext::join), so the two never disagree. Called by
+// the commands before any work, so a bad device is exit 2 at once.
+c10::Device training_device(const std::string& name, const std::string& option,
+                            const DistributedEnv& env);
+// The same with the launcher's variables of this process (read_distributed_env).
 c10::Device training_device(const std::string& name, const std::string& option = "[train] device");
 
 // The shared settings ([model] init and [output] dir required, paths resolved against the
