@@ -1,5 +1,6 @@
 #include "core/data/html_text.h"
 
+#include <dlfcn.h>
 #include <libxml/HTMLparser.h>
 #include <libxml/tree.h>
 
@@ -8,6 +9,7 @@
 #include <filesystem>
 #include <memory>
 #include <set>
+#include <type_traits>
 
 #include "core/util/error.h"
 #include "core/util/file.h"
@@ -17,6 +19,43 @@ namespace lmk {
 namespace {
 
 namespace fs = std::filesystem;
+
+// libxml2 is opened when the first page is read (dlopen), not linked: a process that reads no
+// HTML -- every model command, the GPU device bundle (tests/gpu) -- maps neither it nor ICU
+// behind it (31 MB of data). Its types and constants come from its headers; its functions are
+// these.
+struct LibXml2 {
+  decltype(&::xmlInitParser) init_parser = nullptr;
+  decltype(&::htmlReadMemory) read_memory = nullptr;
+  decltype(&::xmlDocGetRootElement) root_element = nullptr;
+  decltype(&::xmlGetProp) get_prop = nullptr;
+  decltype(&::xmlFreeDoc) free_doc = nullptr;
+  xmlFreeFunc* free = nullptr;  // the library's xmlFree variable
+};
+
+const LibXml2& libxml2(const std::string& where) {
+  static const LibXml2* loaded = []() -> const LibXml2* {
+    void* handle = dlopen("libxml2.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (!handle) return nullptr;
+    auto* lib = new LibXml2;  // for the process's life, as the library
+    auto find = [handle](auto& function, const char* name) {
+      function = reinterpret_cast<std::remove_reference_t<decltype(function)>>(dlsym(handle, name));
+      return function != nullptr;
+    };
+    const bool all =
+        find(lib->init_parser, "xmlInitParser") && find(lib->read_memory, "htmlReadMemory") &&
+        find(lib->root_element, "xmlDocGetRootElement") && find(lib->get_prop, "xmlGetProp") &&
+        find(lib->free_doc, "xmlFreeDoc") && find(lib->free, "xmlFree");
+    if (!all) return nullptr;
+    lib->init_parser();
+    return lib;
+  }();
+  if (!loaded)
+    throw input_error(where,
+                      "reading HTML needs libxml2 (libxml2.so.2), which this machine lacks "
+                      "or cannot load (Debian: apt-get install libxml2)");
+  return *loaded;
+}
 
 // Elements whose content is not page text.
 const std::set<std::string> kSkipped = {
@@ -36,9 +75,10 @@ const std::vector<std::string> kSkippedClasses = {
     "wy-nav-side", "breadcrumbs",   "navigation", "toctree-wrapper", "wy-breadcrumbs"};
 
 std::string attribute(xmlNode* node, const char* name) {
-  xmlChar* value = xmlGetProp(node, reinterpret_cast<const xmlChar*>(name));
+  const LibXml2& xml = libxml2(name);  // loaded by html_to_text already
+  xmlChar* value = xml.get_prop(node, reinterpret_cast<const xmlChar*>(name));
   std::string text = value ? reinterpret_cast<const char*>(value) : "";
-  xmlFree(value);
+  (*xml.free)(value);
   return text;
 }
 
@@ -150,7 +190,7 @@ xmlNode* find_element(xmlNode* node, const Match& match) {
 }
 
 struct DocFree {
-  void operator()(xmlDoc* doc) const { xmlFreeDoc(doc); }
+  void operator()(xmlDoc* doc) const { libxml2("").free_doc(doc); }
 };
 
 // The title without the site's name after its last " — " (Sphinx: "Page — Project").
@@ -170,12 +210,12 @@ std::string page_title(xmlNode* root) {
 HtmlText html_to_text(std::string_view html, const std::string& where) {
   if (html.size() > static_cast<size_t>(INT_MAX))
     throw input_error(where, "HTML page larger than 2 GiB");
-  xmlInitParser();
+  const LibXml2& xml = libxml2(where);
   const int options = HTML_PARSE_RECOVER | HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING |
                       HTML_PARSE_NONET | HTML_PARSE_NOIMPLIED;
   std::unique_ptr<xmlDoc, DocFree> doc(
-      htmlReadMemory(html.data(), static_cast<int>(html.size()), nullptr, "UTF-8", options));
-  xmlNode* root = doc ? xmlDocGetRootElement(doc.get()) : nullptr;
+      xml.read_memory(html.data(), static_cast<int>(html.size()), nullptr, "UTF-8", options));
+  xmlNode* root = doc ? xml.root_element(doc.get()) : nullptr;
   if (!root) throw input_error(where, "not an HTML page the parser can read");
   HtmlText page;
   page.title = page_title(root);

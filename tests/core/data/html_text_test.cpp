@@ -33,6 +33,20 @@ numerics, sequences&nbsp;and &lt;mappings&gt;.</p>
 <div class="sphinxsidebar" role="navigation"><h3>Navigation</h3></div>
 <footer>© Copyright</footer></body></html>)";
 
+// Whether this process has libxml2 mapped.
+bool libxml2_mapped() {
+  return read_file("/proc/self/maps").find("libxml2.so") != std::string::npos;
+}
+
+// libxml2 (and ICU behind it) comes into a process with the first page it reads, not before:
+// the model commands and the GPU device bundle run without it. (First in this file: run
+// together, the later tests have read pages.)
+TEST(HtmlTextTest, LibXml2IsOpenedByTheFirstPageOnly) {
+  EXPECT_FALSE(libxml2_mapped());
+  EXPECT_EQ(html_to_text("<html><body><p>one page</p></body></html>", "page").text, "one page");
+  EXPECT_TRUE(libxml2_mapped());
+}
+
 TEST(HtmlTextTest, TheMainContentAsParagraphsLinesAndCode) {
   const HtmlText page = html_to_text(kSphinxPage, "page.html");
   EXPECT_EQ(page.title, "4. Built-in Types");
