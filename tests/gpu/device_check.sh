@@ -1,41 +1,73 @@
 #!/usr/bin/env bash
-# The GPU issue's device check: ONE run of at most 10 minutes on a machine with one NVIDIA GPU,
-# PyTorch 2.x with CUDA and transformers installed (no network needed), from the repository
-# root:
-#   tests/gpu/device_check.sh [OUT_DIR]        (default: $OUT, else ./device-check)
-# Steps, each with its own time limit, each logged to OUT_DIR/NAME.log, never stopping the
-# others:
-#   1. facts      GPU, driver, PyTorch / CUDA / transformers versions, the C++ ABI
-#   2. configure  cmake against the wheel's LibTorch (-DLMK_WITH_GUI=OFF, ccache when present)
-#   3. build      only lmk (the CLI) and lmk_encode_bench
-#   4. parity     random tiny ModernBERT and BERT made and saved by transformers, read by lmk:
-#                 lmk's CLS and mean embeddings against transformers' last hidden states, in
-#                 fp32 on the CPU (max abs diff <= 1e-4) and on CUDA under bf16 autocast
-#                 (relative <= 3e-2); then lmk's own export loaded back by transformers
-#   5. train      a 100-step contrastive fine-tune with --device cuda (bf16 autocast): the loss
-#                 of the last 10 steps below that of the first 10
-#   6. pretrain   30 MLM steps with --device cuda: the loss falls
-#   7. speed      the ModernBERT-base shape at 512 and 8192 tokens: lmk encode on CUDA
-#                 (tokens/s, peak GPU memory from nvidia-smi) next to transformers' SDPA forward
-#                 under bf16 autocast on the same GPU (tokens/s, torch.cuda.max_memory_allocated)
-# and one summary at the end (also OUT_DIR/summary.txt). Exit status: 0 when every step passed.
+# The GPU issue's device check: ONE command of at most 8 minutes on a machine with one NVIDIA
+# GPU and its own PyTorch 2.11.0+cu130 and transformers (no network, no build tools needed),
+# from the repository root, with the bundle made here by tests/gpu/make_bundle.sh carried along:
+#   tests/gpu/device_check.sh [--plan] [--bundle DIR] [OUT_DIR]
+#       (bundle default build/gpu-bundle; OUT_DIR default $OUT, else ./device-check)
+# e.g. through the device tool: run(command="tests/gpu/device_check.sh", carry=["build/gpu-bundle"],
+# timeout_s=540). Nothing is configured or built there: the GPU machine has none of the
+# project's other build dependencies.
+#
+# Steps, each with its own time limit (480 s in all), each logged to OUT_DIR/NAME.log, never
+# stopping the others:
+#   1. facts     GPU, driver, PyTorch / CUDA / transformers versions; the bundle's MANIFEST
+#   2. parity    random ModernBERT / BERT / GTE made there by transformers, read by lmk: CLS and
+#                mean embeddings against transformers' last hidden states, fp32 on the CPU
+#                (max abs diff <= 1e-4) and on CUDA under bf16 autocast (relative <= 3e-2; lmk
+#                runs unpadded, FlashAttention); then lmk's own export read by transformers
+#   3. train     a 100-step bf16 contrastive fine-tune on CUDA: the loss of the last 10 steps
+#                below that of the first 10
+#   4. pretrain  30 MLM steps on CUDA: the loss falls
+#   5. speed     the ModernBERT-base shape: forward tokens/s at 512 and 8192 tokens, fixed and
+#                variable lengths, lmk (unpadded) next to transformers' SDPA in the same run,
+#                peak memory; training tokens/s at 512 tokens and its MFU
+# and one summary (also OUT_DIR/summary.txt). Exit status: 0 when every step passed.
 # Record what it prints in docs/BENCHMARKS.md ("GPU device check").
+#
+# --plan: the dry run, here, without a GPU: the bundle is complete, at most 40 MiB, and with
+# LD_LIBRARY_PATH=BUNDLE:TORCH_LIB every library it loads is the bundle's, LibTorch's, the CUDA
+# runtime's or the base system's; lmk starts from it and encodes on the CPU; the Python half
+# compiles and imports what it needs; the step limits fit the 8 minutes.
 set -u -o pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-OUT=${1:-${OUT:-$PWD/device-check}}
+PLAN=0
+BUNDLE=$ROOT/build/gpu-bundle
+OUT_ARG=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --plan) PLAN=1 ;;
+    --bundle)
+      BUNDLE=$2
+      shift
+      ;;
+    *) OUT_ARG=$1 ;;
+  esac
+  shift
+done
+OUT=${OUT_ARG:-${OUT:-$PWD/device-check}}
 mkdir -p "$OUT"
-BUILD=${LMK_GPU_BUILD:-$ROOT/build-gpu}
-LMK=$BUILD/app/lmk
 PY=${PYTHON:-python3}
+[ $PLAN -eq 1 ] && [ -x "$ROOT/.venv/bin/python" ] && PY=${PYTHON:-$ROOT/.venv/bin/python}
 HELPER=$ROOT/tests/gpu/device_check.py
+source "$ROOT/tests/gpu/bundle_rules.sh"
+LIMITS=(facts:30 parity:120 train:90 pretrain:60 speed:180)
+MAX_BUNDLE=$((40 * 1024 * 1024))
 declare -a SUMMARY=()
 FAILED=0
 START=$(date +%s)
 
-# step NAME LIMIT_SECONDS COMMAND...: runs it with its output in OUT/NAME.log.
+limit_of() {
+  local entry
+  for entry in "${LIMITS[@]}"; do
+    [ "${entry%%:*}" = "$1" ] && echo "${entry#*:}"
+  done
+}
+
+# step NAME COMMAND...: runs it within its limit with its output in OUT/NAME.log.
 step() {
-  local name=$1 limit=$2
-  shift 2
+  local name=$1 limit
+  limit=$(limit_of "$name")
+  shift
   local t0 rc
   t0=$(date +%s)
   echo "== $name (at most ${limit}s) =="
@@ -43,7 +75,7 @@ step() {
   rc=$?
   local took=$(($(date +%s) - t0))
   local last
-  last=$(grep -E '^(RESULT|FAIL|ERROR)' "$OUT/$name.log" | tail -3 | tr '\n' ' ')
+  last=$(grep -E '^(RESULT|FAIL|ERROR|SKIP)' "$OUT/$name.log" | tail -4 | tr '\n' ' ')
   if [ $rc -eq 0 ]; then
     SUMMARY+=("PASS  $name (${took}s) $last")
   else
@@ -51,33 +83,83 @@ step() {
     [ $rc -eq 124 ] && last="timed out after ${limit}s; $last"
     SUMMARY+=("FAIL  $name (${took}s, exit $rc) $last -- see $OUT/$name.log")
   fi
-  tail -5 "$OUT/$name.log"
+  tail -6 "$OUT/$name.log"
 }
 
-step facts 60 "$PY" "$HELPER" facts
+check() {  # check OK TEXT: one line of the plan
+  if [ "$1" = 0 ]; then
+    SUMMARY+=("PASS  $2")
+  else
+    FAILED=1
+    SUMMARY+=("FAIL  $2")
+  fi
+}
 
-# cmake against the wheel's LibTorch (ccache and Ninja when present).
-PREFIX=$("$PY" -c 'import torch; print(torch.utils.cmake_prefix_path)' 2> /dev/null)
-CONFIGURE=(cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DLMK_WITH_GUI=OFF
-  "-DCMAKE_PREFIX_PATH=$PREFIX")
-command -v ninja > /dev/null && CONFIGURE+=(-G Ninja)
-command -v ccache > /dev/null && CONFIGURE+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-step configure 120 "${CONFIGURE[@]}"
-step build 300 cmake --build "$BUILD" --target lmk lmk_encode_bench -j "$(nproc)"
+TORCH_LIB=$(torch_lib "$PY" 2> /dev/null)
+export LD_LIBRARY_PATH="$BUNDLE${TORCH_LIB:+:$TORCH_LIB}"
+LMK=$BUNDLE/lmk
 
-if [ -x "$LMK" ]; then
-  step parity 90 "$PY" "$HELPER" parity --lmk "$LMK" --work "$OUT/parity"
-  step train 120 "$PY" "$HELPER" train --lmk "$LMK" --work "$OUT/train"
-  step pretrain 90 "$PY" "$HELPER" pretrain --lmk "$LMK" --work "$OUT/pretrain"
-  step speed 150 "$PY" "$HELPER" speed --lmk "$LMK" --work "$OUT/speed"
+if [ $PLAN -eq 1 ]; then
+  missing=""
+  for f in lmk lmk-engine liblmk_cuda.so MANIFEST; do [ -f "$BUNDLE/$f" ] || missing+=" $f"; done
+  check "$([ -z "$missing" ] && echo 0 || echo 1)" "bundle $BUNDLE holds lmk, lmk-engine, liblmk_cuda.so, MANIFEST${missing:+ (lacks$missing)}"
+  size=$(du -sb "$BUNDLE" 2> /dev/null | cut -f1)
+  check "$([ "${size:-0}" -gt 0 ] && [ "$size" -le $MAX_BUNDLE ] && echo 0 || echo 1)" \
+    "bundle size ${size:-0} bytes (at most $MAX_BUNDLE)"
+  check "$([ -n "$TORCH_LIB" ] && [ -d "$TORCH_LIB" ] && echo 0 || echo 1)" "LibTorch from $PY: ${TORCH_LIB:-none}"
+  # Every library each ELF loads, with only the bundle and LibTorch on the search path.
+  for elf in "$BUNDLE"/lmk "$BUNDLE"/lmk-engine "$BUNDLE"/*.so*; do
+    [ -f "$elf" ] || continue
+    bad=""
+    while read -r name path; do
+      kind=$(library_kind "$name" "$path" "$TORCH_LIB" "$BUNDLE")
+      case "$kind" in missing | carried) bad+=" $name ($kind: $path)" ;; esac
+    done < <(needed_libraries "$elf")
+    check "$([ -z "$bad" ] && echo 0 || echo 1)" "$(basename "$elf") loads only the bundle's, LibTorch's, CUDA's and the base system's libraries${bad:+; not:$bad}"
+  done
+  # It starts, from a clean environment, and computes.
+  work=$OUT/plan
+  rm -rf "$work"
+  mkdir -p "$work"
+  clean=(env -i "PATH=/usr/bin:/bin" "HOME=$work" "LD_LIBRARY_PATH=$LD_LIBRARY_PATH")
+  version=$("${clean[@]}" "$LMK" --version 2>&1)
+  check $? "bundle lmk starts: $version"
+  "$PY" -c "import sys; sys.path.insert(0, '$ROOT/tests/parity'); from hf_models import word_tokenizer; word_tokenizer('$work/tokenizer.json')" &&
+    printf '{"text": "w1 w2 w3"}\n{"text": "w4 w5"}\n' > "$work/docs.jsonl" &&
+    "${clean[@]}" "$LMK" model init --preset tiny --tokenizer "$work/tokenizer.json" \
+      --out "$work/model" > "$work/init.log" 2>&1 &&
+    "${clean[@]}" "$LMK" encode --model "$work/model" --input "$work/docs.jsonl" \
+      --out "$work/emb.npy" > "$work/encode.log" 2>&1
+  check $? "bundle lmk-engine runs on the CPU (model init, encode; logs in $work)"
+  # On a machine without a GPU the module loads, asks the driver and is told there is none; a
+  # library it cannot find would stop it earlier, with the loader's message.
+  cuda=$("${clean[@]}" "$LMK" encode --model "$work/model" --input "$work/docs.jsonl" \
+    --out "$work/cuda.npy" --device cuda 2>&1)
+  status=$?
+  grep -q "no CUDA device is visible" <<< "$cuda" && status=0
+  check $status "bundle's CUDA module loads and asks the driver (here: $(tail -1 <<< "$cuda"))"
+  "$PY" -c 'import py_compile, sys; py_compile.compile(sys.argv[1], cfile=sys.argv[2], doraise=True)' \
+    "$HELPER" "$work/helper.pyc" && "$PY" "$HELPER" imports
+  check $? "$(basename "$HELPER") compiles and imports torch, transformers, tokenizers, numpy"
+  total=0
+  for entry in "${LIMITS[@]}"; do total=$((total + ${entry#*:})); done
+  check "$([ $total -le 480 ] && echo 0 || echo 1)" "step limits ${LIMITS[*]}: ${total}s of 480"
 else
-  FAILED=1
-  SUMMARY+=("SKIP  parity, train, pretrain, speed: no lmk binary ($LMK)")
+  step facts "$PY" "$HELPER" facts --bundle "$BUNDLE"
+  if [ -x "$LMK" ]; then
+    step parity "$PY" "$HELPER" parity --lmk "$LMK" --work "$OUT/parity"
+    step train "$PY" "$HELPER" train --lmk "$LMK" --work "$OUT/train"
+    step pretrain "$PY" "$HELPER" pretrain --lmk "$LMK" --work "$OUT/pretrain"
+    step speed "$PY" "$HELPER" speed --lmk "$LMK" --work "$OUT/speed"
+  else
+    FAILED=1
+    SUMMARY+=("SKIP  parity, train, pretrain, speed: no bundle at $BUNDLE (tests/gpu/make_bundle.sh, carried)")
+  fi
 fi
 
 {
   echo
-  echo "== device check summary ($(($(date +%s) - START))s, $(date -u +%Y-%m-%dT%H:%M:%SZ)) =="
+  echo "== device check $([ $PLAN -eq 1 ] && echo plan) summary ($(($(date +%s) - START))s, $(date -u +%Y-%m-%dT%H:%M:%SZ)) =="
   grep -h '^RESULT' "$OUT/facts.log" 2> /dev/null
   for line in "${SUMMARY[@]}"; do echo "$line"; done
 } | tee "$OUT/summary.txt"

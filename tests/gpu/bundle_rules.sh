@@ -1,0 +1,40 @@
+# Sourced by tests/gpu/make_bundle.sh and tests/gpu/device_check.sh: which libraries the GPU
+# device bundle carries, and which the GPU machine brings itself. One list, both scripts.
+
+# The folder of LibTorch's libraries of the torch that PYTHON imports.
+torch_lib() {
+  "$1" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))'
+}
+
+# "NAME PATH" per library ELF loads (ldd, transitively); PATH is "not" when none is found.
+needed_libraries() {
+  ldd "$1" | awk '$2 == "=>" { print $1, ($3 == "not" ? "not" : $3) }'
+}
+
+# What a library is to the bundle: base (the system's C and C++ runtime), torch (LibTorch's
+# folder), cuda (the CUDA runtime libraries, which the GPU machine's torch brings through its
+# nvidia-* packages and this machine's CUDA toolkit provides), bundle (already in the bundle),
+# carried (to copy into it), or missing.
+library_kind() {
+  local name=$1 path=$2 torch=$3 bundle=$4
+  if [ "$path" = not ]; then echo missing; return; fi
+  case "$name" in
+    libc.so.* | libm.so.* | libdl.so.* | librt.so.* | libpthread.so.* | libutil.so.* | \
+      libstdc++.so.* | libgcc_s.so.* | ld-linux-x86-64.so.*)
+      echo base
+      return
+      ;;
+  esac
+  case "$path" in "$torch"/*) echo torch; return ;; esac
+  case "$name" in
+    libcuda.so.* | libcudart.so.* | libcupti.so.* | libcublas*.so.* | libcudnn*.so.* | \
+      libnccl.so.* | libnvrtc*.so.* | libnvJitLink.so.* | libnvToolsExt.so.* | libcufft*.so.* | \
+      libcurand.so.* | libcusolver*.so.* | libcusparse*.so.* | libcufile*.so.* | \
+      libnvshmem*.so.* | libnvidia-*.so.*)
+      echo cuda
+      return
+      ;;
+  esac
+  case "$path" in "$bundle"/*) echo bundle; return ;; esac
+  echo carried
+}
