@@ -116,8 +116,12 @@ at::Tensor Encoder::attend_unpadded(const at::Tensor& q, const at::Tensor& k, co
   if (config_.rotates()) {
     const double theta = config_.layer_rope_theta(layer);
     auto tables = rope.find(theta);
-    if (tables == rope.end())
-      tables = rope.emplace(theta, rope_tables(batch.length, d, theta)).first;
+    if (tables == rope.end()) {
+      RopeTables made = rope_tables(batch.length, d, theta);
+      made.cos = made.cos.to(q.device());  // made once per pass where the tokens are
+      made.sin = made.sin.to(q.device());
+      tables = rope.emplace(theta, std::move(made)).first;
+    }
     qh = apply_rope_unpadded(qh, tables->second, batch);
     kh = apply_rope_unpadded(kh, tables->second, batch);
   }
