@@ -2,9 +2,12 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <iostream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
+#include <stdexcept>
 
 #include "core/util/error.h"
 
@@ -77,18 +80,77 @@ bool runs_without_libtorch(const std::string& subcommand) {
   return false;
 }
 
+namespace {
+
+// The option's base type as CLI11 names it from the bound variable: INT, UINT, FLOAT, TEXT, ...
+// (get_type_name() appends each validator's description after a ':').
+std::string base_type(const CLI::Option& option) {
+  const std::string full = option.get_type_name();
+  return full.substr(0, full.find(':'));
+}
+
+bool is_numeric(const CLI::Option& option) {
+  const std::string type = base_type(option);
+  return type == "INT" || type == "UINT" || type == "FLOAT" || type == "NUMBER";
+}
+
+// Calls visit(command path, option) for every option of app and its subcommands, depth first.
+void for_each_option(const CLI::App& app, const std::string& path,
+                     const std::function<void(const std::string&, const CLI::Option&)>& visit) {
+  for (const CLI::Option* option : app.get_options()) visit(path, *option);
+  for (const CLI::App* sub : app.get_subcommands({}))
+    for_each_option(*sub, path.empty() ? sub->get_name() : path + " " + sub->get_name(), visit);
+}
+
+}  // namespace
+
+void require_ranges(const CLI::App& app) {
+  std::string missing;
+  for_each_option(app, "", [&](const std::string& path, const CLI::Option& option) {
+    if (is_numeric(option) && option.get_type_name().find(':') == std::string::npos)
+      missing += (missing.empty() ? "lmk " : ", lmk ") + path + " " + option.get_name();
+  });
+  if (!missing.empty())
+    throw std::logic_error(
+        "numeric options without a declared range (->check, app/option_ranges.h): " + missing);
+}
+
+void list_options(const CLI::App& app, std::ostream& out) {
+  for_each_option(app, "", [&](const std::string& path, const CLI::Option& option) {
+    if (option.get_name().empty()) return;
+    nlohmann::json line = {{"command", path},
+                           {"option", option.get_name()},
+                           {"type", base_type(option)},
+                           {"declared", option.get_type_name()},
+                           {"numeric", is_numeric(option)},
+                           {"flag", option.get_items_expected_max() == 0}};
+    out << line.dump() << "\n";
+  });
+}
+
 int run_commands(int argc, char** argv, const std::vector<CommandAdder>& adders,
                  const std::function<void(CLI::App& chosen, int threads)>& prepare) {
   CLI::App app{"lmk - Landmark Workbench: landmark pooling studies for text embeddings"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "lmk 0.1.0");
   int threads = 0;
-  app.add_option("--threads", threads, "LibTorch threads (default: $LMK_THREADS or all cores)");
+  app.add_option("--threads", threads, "LibTorch threads (default: $LMK_THREADS or all cores)")
+      ->check(whole(1, 4096));
   std::map<CLI::App*, Runner> runners;
   for (CommandAdder adder : adders) {
     const size_t before = app.get_subcommands({}).size();
     Runner runner = adder(app);
     runners[app.get_subcommands({})[before]] = std::move(runner);
+  }
+  if (const char* list = std::getenv("LMK_LIST_OPTIONS"); list != nullptr && *list != '\0') {
+    list_options(app, std::cout);  // the option sweep test's source (tests/cli)
+    return 0;
+  }
+  try {
+    require_ranges(app);  // a numeric option added without a range fails every command
+  } catch (const std::logic_error& e) {
+    std::cerr << "lmk: internal error: " << e.what() << "\n";
+    return 1;
   }
   try {
     app.parse(argc, argv);

@@ -4,8 +4,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <iosfwd>
 #include <string>
 #include <vector>
+
+#include "app/option_ranges.h"
 
 namespace lmk::cli {
 
@@ -42,6 +45,14 @@ bool runs_without_libtorch(const std::string& subcommand);
 // and runs the chosen command; `prepare(chosen, threads)` runs first (the engine's thread and
 // memory settings). Exit code: the command's, 2 for bad options or input (one message naming
 // the file, line or option), 1 for an internal error.
+// Throws std::logic_error naming every numeric option (CLI11 type INT, UINT, FLOAT) of app or
+// its subcommands that declares no range (a validator: CLI::Range, NonNegativeNumber, ...).
+// run_commands calls it before parsing: an option added without a range fails every command.
+void require_ranges(const CLI::App& app);
+// One JSON object per option of app and its subcommands (command path, option name, type, the
+// declared type with its ranges, numeric, flag): what LMK_LIST_OPTIONS=1 prints.
+void list_options(const CLI::App& app, std::ostream& out);
+
 int run_commands(int argc, char** argv, const std::vector<CommandAdder>& adders,
                  const std::function<void(CLI::App& chosen, int threads)>& prepare);
 

@@ -264,10 +264,13 @@ Runner add_compare_command(CLI::App& app) {
       "Runs side by side: config differences, then their results with confidence intervals and "
       "paired significance tests over the queries (ranx-style)");
   cmd->add_option("--db", args->db, "results database (SQLite)")->required();
-  cmd->add_option("RUN", args->runs, "run ids (two or more)")->required();
+  cmd->add_option("RUN", args->runs, "run ids (two or more)")
+      ->required()
+      ->check(whole(1, std::numeric_limits<int64_t>::max()));
   cmd->add_flag("--all", args->all, "show the parameters that are equal too");
   cmd->add_option("--baseline", args->baseline,
-                  "test each run against this one (default: all pairs, ranx-style letters)");
+                  "test each run against this one (default: all pairs, ranx-style letters)")
+      ->check(whole(1, std::numeric_limits<int64_t>::max()));
   cmd->add_option("--metric", args->metrics,
                   "metric columns (repeatable; default ndcg_at_10 where the runs have it)");
   cmd->add_option("--group", args->groups,
@@ -278,12 +281,17 @@ Runner add_compare_command(CLI::App& app) {
                                "paired test: fisher (randomization), student (t), bootstrap")
                    ->capture_default_str();
   cmd->add_option("--alpha", args->alpha, "family-wise significance level (Holm–Bonferroni)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(real(0, 1, true, true));
   cmd->add_option("--confidence", args->confidence, "confidence level of the intervals")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(real(0, 1, true, true));
   cmd->add_option("--resamples", args->resamples, "bootstrap resamples and random sign patterns")
-      ->capture_default_str();
-  cmd->add_option("--seed", args->seed, "seed of the resampling")->capture_default_str();
+      ->capture_default_str()
+      ->check(whole(1));
+  cmd->add_option("--seed", args->seed, "seed of the resampling")
+      ->capture_default_str()
+      ->check(seed_range());
   cmd->add_flag("--bca", args->bca, "BCa intervals instead of percentile ones");
   cmd->add_flag("--p-values", args->p_values,
                 "list every paired test: difference, its interval, p and Holm-adjusted p, d_z "

@@ -417,19 +417,26 @@ Runner add_data_command(CLI::App& app) {
                     "evaluation's")
         ->excludes("--out");
     cmd->add_option("--negatives", args->negatives, "with --pairs-out: hard negatives per pair")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(whole(0, 1000000));
     cmd->add_option("--lengths", args->lengths, "context lengths in tokens")->capture_default_str();
-    cmd->add_option("--queries", args->queries, "queries per length")->capture_default_str();
+    cmd->add_option("--queries", args->queries, "queries per length")
+        ->capture_default_str()
+        ->check(whole(1));
     cmd->add_option("--documents", args->documents, "candidate documents per length")
-        ->capture_default_str();
-    cmd->add_option("--seed", args->seed, "random seed")->capture_default_str();
+        ->capture_default_str()
+        ->check(whole(1));
+    cmd->add_option("--seed", args->seed, "random seed")
+        ->capture_default_str()
+        ->check(seed_range());
     cmd->add_option("--depths", args->depths,
                     "needle depths of the queries' documents, e.g. 0,0.1,0.2,...,1 (a length x "
                     "depth map; default: uniformly random)");
     if (task == "needle")
       cmd->add_option("--keys", args->keys,
                       "facts per document, the query asking for one (RULER's multi-key needle)")
-          ->capture_default_str();
+          ->capture_default_str()
+          ->check(whole(1, 1000000));
     if (task == "needle")
       cmd->add_option("--haystack", args->haystack, "folder of .txt files (natural text)")
           ->required();
@@ -443,11 +450,12 @@ Runner add_data_command(CLI::App& app) {
     cmd->add_option("--source", args->source, "folder of .txt files")->required();
     cmd->add_option("--out", args->out, "output folder")->required();
     cmd->add_option("--seed", args->seed, "random seed (queries and splits)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(seed_range());
     cmd->add_option("--queries-per-document", args->queries_per_document,
                     "queries drawn from each document (with --lengths: from each window)")
         ->capture_default_str()
-        ->check(CLI::PositiveNumber);
+        ->check(whole(1, 1000000));
     cmd->add_flag("--stratified", args->stratified,
                   "query q of a document's k from [q/k, (q+1)/k) of its text (evidence spread "
                   "evenly over the positions)");
@@ -461,11 +469,12 @@ Runner add_data_command(CLI::App& app) {
     cmd->add_option("--windows-per-document", args->windows_per_document,
                     "with --lengths: consecutive windows cut from a long document")
         ->capture_default_str()
-        ->check(CLI::PositiveNumber);
+        ->check(whole(1, 1000000));
     cmd->add_option("--max-windows", args->max_windows,
                     "with --lengths: at most this many windows per split and length, a seeded "
                     "choice (0: all)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(whole(0));
     cmd->add_option("--splits", args->splits,
                     "only documents of these splits (e.g. dev,test for an evaluation-only corpus)")
         ->capture_default_str();
@@ -478,11 +487,15 @@ Runner add_data_command(CLI::App& app) {
     cmd->add_option("--source", args->source, "folder of .txt files")->required();
     cmd->add_option("--out", args->out, "output .jsonl")->required();
     cmd->add_option("--seed", args->seed, "random seed (same as lmk data corpus for its splits)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(seed_range());
     cmd->add_option("--split", args->split, "documents of this split only")->capture_default_str();
     cmd->add_option("--negatives", args->negatives, "hard negatives per example")
-        ->capture_default_str();
-    cmd->add_option("--examples-per-document", args->examples_per_document)->capture_default_str();
+        ->capture_default_str()
+        ->check(whole(0, 1000000));
+    cmd->add_option("--examples-per-document", args->examples_per_document)
+        ->capture_default_str()
+        ->check(whole(1, 1000000));
     cmd->callback([chosen, args] { *chosen = [args] { return run_pairs(*args); }; });
   }
   {
@@ -492,7 +505,8 @@ Runner add_data_command(CLI::App& app) {
     cmd->add_option("--out", args->out, "output folder")->required();
     cmd->add_option("--sections", args->sections, "man sections")->capture_default_str();
     cmd->add_option("--limit", args->limit, "this many pages, spread over the list (0: all)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(whole(0));
     cmd->callback([chosen, args] { *chosen = [args] { return run_manpages(*args); }; });
   }
   {
@@ -505,14 +519,16 @@ Runner add_data_command(CLI::App& app) {
     cmd->add_option("--out", args->out, "output folder (BEIR)")->required();
     cmd->add_option("--name", args->name, "dataset name")->capture_default_str();
     cmd->add_option("--seed", args->seed, "split seed (train / dev / test by file)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(seed_range());
     cmd->add_option("--splits", args->splits,
                     "only the functions of files in these splits (e.g. dev,test: an "
                     "evaluation-only corpus)")
         ->capture_default_str();
     cmd->add_option("--limit-files", args->limit_files,
                     "this many files, spread over the sorted list (0: all)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(whole(0));
     cmd->callback([chosen, args] { *chosen = [args] { return run_code(*args); }; });
   }
   {
@@ -524,9 +540,11 @@ Runner add_data_command(CLI::App& app) {
     cmd->add_option("--source", args->source, "python-docs | kernel-docs")->required();
     cmd->add_option("--out", args->out, "output folder")->required();
     cmd->add_option("--limit", args->limit, "this many pages, spread over the list (0: all)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(whole(0));
     cmd->add_option("--min-bytes", args->min_bytes, "skip pages with less text than this")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(whole(0));
     cmd->callback([chosen, args] { *chosen = [args] { return run_docs(*args); }; });
   }
   {

@@ -472,15 +472,21 @@ Runner add_eval_command(CLI::App& app) {
   cmd->add_option("--dataset", args->dataset, "BEIR folder, or folder of per-length BEIR folders")
       ->required();
   cmd->add_option("--pooling", args->pooling, "pooling (default: the folder's)");
-  cmd->add_option("--granularity", args->granularity, "landmark / MultiCLS granularity");
+  cmd->add_option("--granularity", args->granularity, "landmark / MultiCLS granularity")
+      ->check(whole(1, 1000000));
   cmd->add_option("--split", args->split, "qrels split (default: dataset.json's, else test)");
-  cmd->add_option("--max-length", args->max_length, "truncate documents to N tokens (0: no limit)");
+  cmd->add_option("--max-length", args->max_length, "truncate documents to N tokens (0: no limit)")
+      ->check(whole(0));
   cmd->add_option("--query-max-length", args->query_max_length,
-                  "truncate queries (0: as documents)");
+                  "truncate queries (0: as documents)")
+      ->check(whole(0));
   cmd->add_option("--min-target-length", args->min_target_length,
                   "leave out (and count) queries whose target has fewer tokens, e.g. the length "
-                  "tested (0: none)");
-  cmd->add_option("--batch-size", args->batch_size, "texts per batch")->capture_default_str();
+                  "tested (0: none)")
+      ->check(whole(0));
+  cmd->add_option("--batch-size", args->batch_size, "texts per batch")
+      ->capture_default_str()
+      ->check(whole(1, 1000000));
   cmd->add_option("--k", args->ks, "metric cutoffs")->capture_default_str();
   cmd->add_option("--db", args->db,
                   "results database (SQLite) to record the run in (with $LMK_RUN_ID: into that "
@@ -493,9 +499,12 @@ Runner add_eval_command(CLI::App& app) {
                   "write the ranking (top 100 per query) to this TREC run file, and the "
                   "judgments beside it (FILE.qrels), for trec_eval, ranx or pytrec_eval");
   cmd->add_option("--attention-docs", args->attention_docs,
-                  "documents per part whose attention profile is stored (with --db)")
-      ->capture_default_str();
-  cmd->add_option("--bins", args->bins, "attention profile bins")->capture_default_str();
+                  "documents per part whose attention profile is stored (with --db; 0: none)")
+      ->capture_default_str()
+      ->check(whole(0, 1000000));
+  cmd->add_option("--bins", args->bins, "attention profile bins")
+      ->capture_default_str()
+      ->check(whole(1, 1000000));
   cmd->add_option("--device", args->device, "cpu | cuda | cuda:N")->capture_default_str();
   return [args] { return run_eval(*args); };
 }

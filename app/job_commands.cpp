@@ -275,14 +275,15 @@ Runner add_submit_command(CLI::App& app) {
   cmd->add_flag("--dry-run", args->dry_run,
                 "print the steps and the commands (Slurm: the batch scripts); submit nothing");
   cmd->add_option("--max-parallel", args->max_parallel,
-                  "local: jobs at once (default: half the cores, at least 1)")
-      ->check(CLI::NonNegativeNumber);
+                  "local: jobs at once (default, or 0: half the cores, at least 1)")
+      ->check(whole(0, 4096));
   cmd->add_option("--grace", args->grace_s, "local: seconds from SIGTERM to SIGKILL on cancel")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(real(0, 86400));
   cmd->add_flag("--wait", args->wait, "slurm: poll until every job is over");
   cmd->add_option("--poll", args->poll_s, "slurm --wait: seconds between polls")
       ->capture_default_str()
-      ->check(CLI::Range(0.2, 3600.0));
+      ->check(real(0.2, 3600));
   return [args] { return run_submit(*args); };
 }
 
@@ -292,26 +293,32 @@ Runner add_jobs_command(CLI::App& app) {
   cmd->add_option("--db", args->db, "results database (default: $LMK_DB, else the last submit's)");
   cmd->add_option("--dir", args->dir, "only the jobs of this study folder");
   cmd->add_flag("--all", args->all, "also the jobs that are over");
-  cmd->add_option("--watch", args->watch_s, "refresh every this many seconds until Ctrl-C");
+  cmd->add_option("--watch", args->watch_s, "refresh every this many seconds until Ctrl-C")
+      ->check(real(0.1, 86400));
   return [args] { return run_jobs(*args); };
 }
 
 Runner add_cancel_command(CLI::App& app) {
   auto args = std::make_shared<CancelArgs>();
   auto* cmd = app.add_subcommand("cancel", "Cancel jobs (SIGTERM: training saves a checkpoint)");
-  cmd->add_option("ID", args->runs, "run ids of the jobs (lmk jobs)")->required();
+  cmd->add_option("ID", args->runs, "run ids of the jobs (lmk jobs)")
+      ->required()
+      ->check(whole(1, std::numeric_limits<int64_t>::max()));
   cmd->add_option("--db", args->db, "results database (default: $LMK_DB, else the last submit's)");
   cmd->add_option("--grace", args->grace_s, "local: seconds from SIGTERM to SIGKILL")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(real(0, 86400));
   return [args] { return run_cancel(*args); };
 }
 
 Runner add_logs_command(CLI::App& app) {
   auto args = std::make_shared<LogsArgs>();
   auto* cmd = app.add_subcommand("logs", "Print a job's log");
-  cmd->add_option("ID", args->run, "run id of the job (lmk jobs)")->required();
+  cmd->add_option("ID", args->run, "run id of the job (lmk jobs)")
+      ->required()
+      ->check(whole(1, std::numeric_limits<int64_t>::max()));
   cmd->add_option("--db", args->db, "results database (default: $LMK_DB, else the last submit's)");
-  cmd->add_option("--tail", args->tail, "only the last N lines");
+  cmd->add_option("--tail", args->tail, "only the last N lines")->check(whole(1));
   cmd->add_flag("--follow,-f", args->follow, "keep printing what is appended until the job ends");
   return [args] { return run_logs(*args); };
 }

@@ -336,7 +336,7 @@ Runner add_model_command(CLI::App& app) {
   init->add_option("--out", args->out, "output folder")->required();
   init->add_option("--pooling", args->pooling, "pooling recorded in the folder")
       ->capture_default_str();
-  init->add_option("--seed", args->seed, "initialization seed");
+  init->add_option("--seed", args->seed, "initialization seed")->check(seed_range());
   add_shape_options(*init, args->shape);
   return [args] { return run_init(*args); };
 }
@@ -356,9 +356,12 @@ Runner add_attention_command(CLI::App& app) {
   cmd->add_option("--model", args->model, "model folder")->required();
   cmd->add_option("--pooling", args->pooling,
                   "cls (queries: position 0) | lmk (the landmarks) | multicls (the CLS tokens)");
-  cmd->add_option("--granularity", args->granularity, "landmark / MultiCLS granularity");
+  cmd->add_option("--granularity", args->granularity, "landmark / MultiCLS granularity")
+      ->check(whole(1, 1000000));
   cmd->add_option("--input", args->input, "docs.jsonl (required without --explore)");
-  cmd->add_option("--bins", args->bins, "position bins per document")->capture_default_str();
+  cmd->add_option("--bins", args->bins, "position bins per document")
+      ->capture_default_str()
+      ->check(whole(1, 1000000));
   cmd->add_option("--layers", args->layers,
                   "last | all | comma-separated layer indices (--explore: the layers whose "
                   "per-token rows are kept; every layer's profiles are)")
@@ -381,7 +384,8 @@ Runner add_attention_command(CLI::App& app) {
   cmd->add_option("--out", args->out, "CSV file (default: stdout)");
   cmd->add_option("--max-length", args->max_length,
                   "truncate inputs to N tokens (0: no limit; a sentence-transformers folder: its "
-                  "max_seq_length)");
+                  "max_seq_length)")
+      ->check(whole(0));
   return [args] { return run_attention(*args); };
 }
 
@@ -393,13 +397,17 @@ Runner add_encode_command(CLI::App& app) {
   cmd->add_option(
       "--pooling", args->pooling,
       "cls | mean | lmk | multicls | latent | last | mean_every_k (default: the folder's)");
-  cmd->add_option("--granularity", args->granularity, "landmark / MultiCLS / every-k granularity");
+  cmd->add_option("--granularity", args->granularity, "landmark / MultiCLS / every-k granularity")
+      ->check(whole(1, 1000000));
   cmd->add_option("--input", args->input, "docs.jsonl")->required();
   cmd->add_option("--out", args->out, "emb.npy (ids go to emb.ids.txt)")->required();
   cmd->add_option("--max-length", args->max_length,
                   "truncate inputs to N tokens (0: no limit; a sentence-transformers folder: its "
-                  "max_seq_length)");
-  cmd->add_option("--batch-size", args->batch_size, "texts per batch")->capture_default_str();
+                  "max_seq_length)")
+      ->check(whole(0));
+  cmd->add_option("--batch-size", args->batch_size, "texts per batch")
+      ->capture_default_str()
+      ->check(whole(1, 1000000));
   cmd->add_option("--device", args->device, "cpu | cuda | cuda:N (bf16 autocast on CUDA)")
       ->capture_default_str();
   cmd->add_flag("--no-normalize", args->no_normalize, "do not L2-normalize");

@@ -390,7 +390,8 @@ Runner add_export_command(CLI::App& app) {
   cmd->add_option("--format", args->format, "csv | mteb | trec | latex")
       ->required()
       ->check(CLI::IsMember({"csv", "mteb", "trec", "latex"}));
-  cmd->add_option("--run", args->runs, "run id (repeatable; default: every run)");
+  cmd->add_option("--run", args->runs, "run id (repeatable; default: every run)")
+      ->check(whole(1, std::numeric_limits<int64_t>::max()));
   cmd->add_option("--experiment", args->experiment, "without --run: only this experiment's runs");
   cmd->add_option("--out", args->out,
                   "CSV / LaTeX / TREC file ('-': stdout), the MTEB folder, or a folder for several "
@@ -406,10 +407,14 @@ Runner add_export_command(CLI::App& app) {
   cmd->add_option("--test", args->test, "latex: fisher | student | bootstrap")
       ->capture_default_str();
   cmd->add_option("--alpha", args->alpha, "latex: family-wise level (Holm–Bonferroni)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(real(0, 1, true, true));
   cmd->add_option("--resamples", args->resamples, "latex: bootstrap resamples / sign patterns")
-      ->capture_default_str();
-  cmd->add_option("--seed", args->seed, "latex: seed of the resampling")->capture_default_str();
+      ->capture_default_str()
+      ->check(whole(1));
+  cmd->add_option("--seed", args->seed, "latex: seed of the resampling")
+      ->capture_default_str()
+      ->check(seed_range());
   return [args] { return run_export(*args); };
 }
 

@@ -251,7 +251,8 @@ Runner add_tokenize_command(CLI::App& app) {
                   "none | fixed:G | variable:G1,G2,.. | sentence[:G] | multicls[:G]")
       ->capture_default_str();
   cmd->add_option("--max-length", args->max_length,
-                  "truncate model inputs to N tokens (0: no limit)");
+                  "truncate model inputs to N tokens (0: no limit)")
+      ->check(whole(0));
   cmd->add_option("--format", args->format, "ids | pieces | json")->capture_default_str();
   cmd->add_option("--input", args->input,
                   "input file, plain or gzip (default: stdin), one text per line");
@@ -264,12 +265,15 @@ Runner add_tokenize_command(CLI::App& app) {
                   "error: reject lines with invalid UTF-8; replace: decode them with U+FFFD as a "
                   "UTF-8 decoder does")
       ->capture_default_str();
-  cmd->add_option("--seed", args->seed, "seed of the per-text granularity draw (variable)");
+  cmd->add_option("--seed", args->seed, "seed of the per-text granularity draw (variable)")
+      ->check(seed_range());
   cmd->add_option("--landmark-token", args->landmark_token,
-                  "id of the landmark token (default: [SEP], else EOS)");
+                  "id of the landmark token (default: [SEP], else EOS)")
+      ->check(whole(0, 16777215));
   cmd->add_option("--threads", args->threads,
                   "tokenize lines on N threads (0: every core); the output is the same")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(whole(0, 4096));
   return [args] { return run_tokenize(*args); };
 }
 
@@ -279,11 +283,15 @@ Runner add_tokenizer_train_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("tokenizer-train",
                                  "Train a sentencepiece tokenizer on text files or folders");
   cmd->add_option("--input", *inputs, "text file or folder (repeatable)")->required();
-  cmd->add_option("--vocab-size", options->vocab_size, "vocabulary size")->required();
+  cmd->add_option("--vocab-size", options->vocab_size, "vocabulary size")
+      ->required()
+      ->check(whole(1, 16777216));
   cmd->add_option("--out", options->output_model, "FILE.model to write")->required();
   cmd->add_option("--model-type", options->model_type, "unigram | bpe")->capture_default_str();
-  cmd->add_option("--max-sentences", options->max_sentences, "input lines sampled for training")
-      ->capture_default_str();
+  cmd->add_option("--max-sentences", options->max_sentences,
+                  "input lines sampled for training (0: all)")
+      ->capture_default_str()
+      ->check(whole(0));
   return [options, inputs] {
     options->inputs = collect_text_files(*inputs);
     const fs::path out(options->output_model);

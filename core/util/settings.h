@@ -18,6 +18,7 @@
 #include <map>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -43,6 +44,7 @@ struct Setting {
   const char* key;
   Member member;            // monostate: read by the config's own reader
   double min = 0, max = 0;  // integers: the least value; numbers: the range
+  bool ranged = false;      // at_least or range declared (every numeric entry has one)
   bool is_recorded = false, is_path = false, is_required = false, one_or_many = false,
        empty_ok = false;
   Check check = nullptr;
@@ -51,10 +53,10 @@ struct Setting {
 
   // Integers (and lists of them) at least `least`; numbers (and lists) within [low, high].
   Setting at_least(double least) const {
-    return with([&](Setting& s) { s.min = least; });
+    return with([&](Setting& s) { s.min = least, s.ranged = true; });
   }
   Setting range(double low, double high) const {
-    return with([&](Setting& s) { s.min = low, s.max = high; });
+    return with([&](Setting& s) { s.min = low, s.max = high, s.ranged = true; });
   }
   // The run records it (settings_json): it changes what a run computes.
   Setting recorded() const {
@@ -94,6 +96,25 @@ struct Setting {
 
 template <class Config>
 using SettingsTable = std::vector<Setting<Config>>;
+
+// Whether the entry's member holds numbers (integers, numbers, lists of them): such an entry
+// declares its range (at_least / range; SettingsRangesTest checks every table).
+template <class Config>
+bool is_numeric_setting(const Setting<Config>& s) {
+  return std::visit(
+      [](auto member) {
+        using M = decltype(member);
+        if constexpr (std::is_same_v<M, std::monostate>) {
+          return false;
+        } else {
+          using T = std::decay_t<decltype(std::declval<Config>().*member)>;
+          return std::is_same_v<T, int64_t> || std::is_same_v<T, uint64_t> ||
+                 std::is_same_v<T, double> || std::is_same_v<T, std::vector<int64_t>> ||
+                 std::is_same_v<T, std::vector<double>>;
+        }
+      },
+      s.member);
+}
 
 // Adds every entry's key to TomlConfig's list of known keys per section.
 template <class Config>

@@ -180,7 +180,7 @@ TEST_F(LmkCliTest, ModelInitHonoursEveryShapeOptionOrRefusesIt) {
       "model init --preset tiny --tokenizer " + tokenizer_ + " --out " + folder + "-bad ";
   // Every refusal is checked on shaped_config (config_test); here that they reach the user.
   const std::pair<std::string, std::string> refused[] = {
-      {"--hidden-size -5", "--hidden-size: must be > 0"},
+      {"--hidden-size -5", "--hidden-size: -5 is outside [1, 65536]"},
       {"--heads 3", "--heads: 3 heads do not divide the hidden size 64"},
       {"--architecture bert --local-window 64", "--local-window: does not apply"},
       {"--hidden-size many", "--hidden-size"},

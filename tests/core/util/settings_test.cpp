@@ -176,6 +176,58 @@ TEST_F(SettingsTest, TheConfigsTablesListEachKeyOnce) {
   EXPECT_EQ(listed, study_keys.size());
 }
 
+// Every numeric key of every config's table declares its range, and a value below it (-1
+// where the range starts at 0 or above), above it (numbers with an upper end) or not a number
+// is an InputError naming file and key -- read through the table's own entry.
+template <class Config>
+void check_numeric_ranges(const SettingsTable<Config>& table, const std::string& dir,
+                          size_t* checked) {
+  for (const Setting<Config>& s : table) {
+    if (!is_numeric_setting(s)) continue;
+    const std::string key = std::string(s.section) + "." + s.key;
+    EXPECT_TRUE(s.ranged) << key << " declares no range (at_least / range)";
+    const bool list = std::visit(
+        [](auto member) {
+          if constexpr (std::is_same_v<decltype(member), std::monostate>) {
+            return false;
+          } else {
+            using T = std::decay_t<decltype(std::declval<Config>().*member)>;
+            return std::is_same_v<T, std::vector<int64_t>> ||
+                   std::is_same_v<T, std::vector<double>>;
+          }
+        },
+        s.member);
+    std::vector<std::string> bad = {"\"many\""};
+    if (s.min >= 0) bad.push_back("-1");
+    if (s.max > s.min) bad.push_back(std::to_string(s.max * 2 + 1));
+    const SettingsTable<Config> one = {s};
+    std::map<std::string, std::vector<std::string>> known;
+    add_setting_keys(known, one);
+    for (const std::string& value : bad) {
+      const std::string path = dir + "/ranges.toml";
+      std::ofstream(path) << "[" << s.section << "]\n"
+                          << s.key << " = " << (list ? "[" + value + "]" : value) << "\n";
+      Config config{};
+      try {
+        read_settings(TomlConfig(path, known), one, config);
+        ADD_FAILURE() << key << " = " << value << " accepted";
+      } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+      }
+      ++*checked;
+    }
+  }
+}
+
+TEST_F(SettingsTest, EveryNumericKeyOfEveryTableDeclaresItsRangeAndRefusesWhatItExcludes) {
+  size_t checked = 0;
+  check_numeric_ranges(training_settings(), dir_.string(), &checked);
+  check_numeric_ranges(contrastive_settings(), dir_.string(), &checked);
+  check_numeric_ranges(pretrain_settings(), dir_.string(), &checked);
+  check_numeric_ranges(study_settings(), dir_.string(), &checked);
+  EXPECT_GE(checked, 40u) << "the tables hold numeric keys";
+}
+
 TEST_F(SettingsTest, AContrastiveConfigIsReadAndCheckedThroughItsTables) {
   const std::string path = write(
       "[model]\ninit = \"m\"\n[data]\ntrain = \"t.jsonl\"\n[output]\ndir = \"out\"\n"
