@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <csignal>
+
 #include <cstdlib>
 #include <iostream>
 #include <map>
@@ -130,6 +132,9 @@ void list_options(const CLI::App& app, std::ostream& out) {
 
 int run_commands(int argc, char** argv, const std::vector<CommandAdder>& adders,
                  const std::function<void(CLI::App& chosen, int threads)>& prepare) {
+  // A write past a file-size limit (prlimit --fsize, a full quota) fails with EFBIG, reported
+  // naming the file, instead of the signal ending the process with the file half written.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"lmk - Landmark Workbench: landmark pooling studies for text embeddings"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "lmk 0.1.0");

@@ -20,6 +20,9 @@ FileState read_file_state(sqlite3* db, const std::string& path) {
     row.next();
     return {row.integer(0), static_cast<int>(row.integer(1)), row.text(2)};
   } catch (const InputError& e) {
+    // Only a file SQLite cannot read as a database is "not a results store"; an I/O error
+    // (a full disk, EIO) is said as SQLite says it.
+    if ((sqlite3_errcode(db) & 0xff) != SQLITE_NOTADB) throw;
     throw InputError(std::string(e.what()) + " (not a results store)");
   }
 }

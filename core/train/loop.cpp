@@ -267,7 +267,12 @@ void TrainingLoop::save_checkpoint() {
   fs::remove_all(fresh);
   save_model_folder(fresh.string(), *model_.encoder, options_.tokenizer_source, model_.pooling,
                     model_.latent.get());
-  torch::save(*impl_->optimizer, (fresh / "optimizer.pt").string());
+  const std::string optimizer_file = (fresh / "optimizer.pt").string();
+  try {
+    torch::save(*impl_->optimizer, optimizer_file);
+  } catch (const c10::Error& e) {  // a full disk: said as AtomicFile says it, naming the file
+    throw input_error(optimizer_file, std::string("write failed: ") + e.what_without_backtrace());
+  }
   json state = {{"step", step_},
                 {"losses", losses_},
                 {"run_id", impl_->run_id},
