@@ -9,6 +9,10 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
 
 #include <chrono>
 #include <filesystem>
@@ -176,6 +180,74 @@ TEST_F(FaultCliTest, ADiskFullWhileRecordingAnEvaluationKeepsTheStoreWhole) {
   EXPECT_EQ(sql("select id, name, status from runs where id = 1"),
             runs.substr(0, runs.find('\n') + 1));
   EXPECT_EQ(sql(first_rows), rows);
+}
+
+// Readers never stop a writer and cannot damage the store: while an evaluation records into
+// it, one reader holds a read transaction open the whole time (an sqlite3 shell, BEGIN and a
+// SELECT, then nothing), and `lmk results` readers are killed (SIGKILL) at random moments
+// mid-read. The writer ends normally -- in WAL a writer does not wait for readers; were it to
+// wait, its busy timeout (10 s, core/store/sqlite_statement.h) would end it with "database is
+// locked" -- and the store passes integrity_check with both runs and all their rows.
+TEST_F(FaultCliTest, ReadersHoldingATransactionOrKilledMidReadNeverStopAWriter) {
+  ASSERT_EQ(run_lmk("data passkey --tokenizer " + tokenizer_ + " --out " + path("long") +
+                    " --lengths 512 --documents 96 --queries 8 --seed 5")
+                .code,
+            0);
+  const std::string db = path("results.db");
+  ASSERT_EQ(run_lmk("eval --model " + path("model") + " --dataset " + path("long") + " --db " + db +
+                        " --run-name first",
+                    "", testing::kQuickEnv)
+                .code,
+            0);
+  const auto sql = [&](const std::string& query) {
+    return testing::run_shell("sqlite3 " + db + " '" + query + "'").output;
+  };
+  // The reader holding its transaction, in a process group of its own.
+  const pid_t holder = ::fork();
+  if (holder == 0) {
+    ::setpgid(0, 0);
+    const std::string script =
+        "(echo 'BEGIN; SELECT count(*) FROM runs;'; sleep 120) | sqlite3 " + db + " > /dev/null";
+    ::execl("/bin/sh", "sh", "-c", script.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // its snapshot taken
+  const auto started = std::chrono::steady_clock::now();
+  const pid_t writer = testing::start_lmk({"eval", "--model", path("model"), "--dataset",
+                                           path("long"), "--db", db, "--run-name", "second"},
+                                          {}, "/dev/null", path("writer.err"));
+  // Readers killed mid-read while it writes.
+  unsigned seed = 7;
+  int killed = 0;
+  for (;;) {
+    siginfo_t info = {};
+    if (::waitid(P_PID, static_cast<id_t>(writer), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+        info.si_pid != 0)
+      break;
+    const pid_t reader = testing::start_lmk({"results", "--db", db}, {}, "/dev/null", "/dev/null");
+    std::this_thread::sleep_for(std::chrono::milliseconds(rand_r(&seed) % 40));
+    killed += ::kill(reader, SIGKILL) == 0;
+    testing::wait_lmk(reader);
+  }
+  const int code = testing::wait_lmk(writer);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_EQ(::kill(holder, 0), 0) << "the holding reader ended before the writer";
+  ::kill(-holder, SIGKILL);
+  ::waitpid(holder, nullptr, 0);
+  EXPECT_EQ(code, 0) << read_file(path("writer.err"));
+  EXPECT_GT(killed, 3) << "readers were killed while it wrote";
+  RecordProperty("writer_seconds", std::to_string(seconds));
+  RecordProperty("readers_killed", killed);
+  EXPECT_EQ(sql("pragma integrity_check"), "ok\n");
+  EXPECT_EQ(sql("select name, status from runs order by id"), "first|FINISHED\nsecond|FINISHED\n");
+  EXPECT_EQ(sql("select q.run_id, count(*) from query_metrics join eval_queries q on q.id = "
+                "query group by q.run_id"),
+            sql("select 1, count(*) from query_metrics join eval_queries q on q.id = query "
+                "where q.run_id = 1") +
+                sql("select 2, count(*) from query_metrics join eval_queries q on q.id = query "
+                    "where q.run_id = 1"))
+      << "both runs hold all their per-query rows";
 }
 
 // A checkpoint that cannot be written (the disk full at model.safetensors): the training run
