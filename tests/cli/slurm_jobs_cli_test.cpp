@@ -1,7 +1,8 @@
 // lmk submit --executor slurm against a real single-node Slurm (tests/support/slurm_cluster.h):
 // the sweep of experiments/granularity-sweep.toml (micro) as batch jobs chained by afterok; a
 // two-task pretraining (srun, data parallel over Gloo) stopped by the time-limit warning,
-// requeued and resumed from its checkpoint; cancelling a running job; a job failing on the
+// requeued and resumed from its checkpoint; a job requeued from outside (scontrol requeue)
+// resuming to the uninterrupted weights; cancelling a running job; a job failing on the
 // cluster; and a Slurm that is missing or down.
 #include <gtest/gtest.h>
 
@@ -316,6 +317,57 @@ TEST(SlurmJobsCli, ATwoTaskTrainingJobStoppedBeforeItsTimeLimitIsRequeuedAndResu
       EXPECT_TRUE(later.started_at.empty()) << "it ran";
     }
   }
+}
+
+// A job requeued from outside in the middle of training (`scontrol requeue`, as a preemption
+// or an operator would): Slurm stops it (TERM: lmk writes a checkpoint and exits 75) and starts
+// it again; the new attempt resumes from the checkpoint, and the model ends on the weights of
+// the same pretraining run uninterrupted, byte for byte.
+TEST(SlurmJobsCli, ATrainingJobRequeuedMidRunResumesToTheUninterruptedWeights) {
+  SKIP_WITHOUT_SLURM();
+  SlurmCluster cluster;
+  TempDir dir;
+  const std::string config = small_study(dir, "rq", 1500, "[slurm]\nsignal_seconds = 0\n");
+  const std::string study = (dir.path() / "s").string();
+  const std::string db = study + "/results.db";
+  const std::string out = (dir.path() / "out").string(), err = (dir.path() / "err").string();
+  const pid_t submit = testing::start_lmk(
+      {"submit", config, "--executor", "slurm", "--wait", "--poll", "1", "--dir", study},
+      start_env(dir, cluster), out, err);
+  const JobRecord job = wait_running(db, "pretrain", 20);
+  ASSERT_FALSE(job.external_id.empty());
+  ASSERT_EQ(cluster.run("scontrol requeue " + job.external_id).code, 0);
+  ASSERT_EQ(testing::wait_lmk(submit), 0) << read_file(out) << read_file(err) << "\n"
+                                          << read_file(job.log_path);
+  const std::string log = read_file(job.log_path);
+  EXPECT_NE(log.find("attempt 1"), std::string::npos) << log;
+  EXPECT_NE(log.find("stopped by SIGTERM"), std::string::npos) << log;
+  const ResultsStore store(db, ResultsStore::OpenMode::Existing);
+  EXPECT_EQ(store.get_run(job.run_id).status, RunStatus::Finished)
+      << store.get_run(job.run_id).error_text;
+  // One loss curve over both attempts, never starting again: the second resumed.
+  const std::vector<Metric> loss = store.metric_series(job.run_id, "loss");
+  ASSERT_FALSE(loss.empty());
+  EXPECT_EQ(loss.back().step, 1500);
+  for (size_t i = 1; i < loss.size(); ++i) EXPECT_GT(loss[i].step, loss[i - 1].step);
+  // The same pretraining, uninterrupted, in this process's thread count (the job's: sbatch
+  // exports the submitting environment, LMK_THREADS=1).
+  std::string pretrain_config;
+  for (size_t i = 0; i + 1 < job.command.size(); ++i)
+    if (job.command[i] == "--config") pretrain_config = job.command[i + 1];
+  ASSERT_FALSE(pretrain_config.empty());
+  const std::string job_dir = pretrain_config.substr(0, pretrain_config.size() - 5);
+  std::string text = read_file(pretrain_config);
+  text = std::regex_replace(text, std::regex("\ndir = [^\n]*"),
+                            "\ndir = \"" + (dir.path() / "reference").string() + "\"");
+  text = std::regex_replace(text, std::regex("\ndb = [^\n]*"), "");
+  text = std::regex_replace(text, std::regex("\n(experiment|run_name) = [^\n]*"), "");
+  const std::string reference = dir.write("reference.toml", text);
+  const Result r = run_lmk("pretrain --config " + reference, "", testing::kQuickEnv);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_TRUE(read_file(job_dir + "/last/model.safetensors") ==
+              read_file((dir.path() / "reference/last/model.safetensors").string()))
+      << "the requeued job's weights differ from the uninterrupted run's";
 }
 
 TEST(SlurmJobsCli, AMissingOrDownSlurmKeepsRunsScheduledAndAFailingJobEndsFailedWithItsLog) {
