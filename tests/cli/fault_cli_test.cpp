@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <regex>
 #include <string>
 #include <thread>
 
@@ -248,6 +249,42 @@ TEST_F(FaultCliTest, ReadersHoldingATransactionOrKilledMidReadNeverStopAWriter) 
                 sql("select 2, count(*) from query_metrics join eval_queries q on q.id = query "
                     "where q.run_id = 1"))
       << "both runs hold all their per-query rows";
+}
+
+// A study whose step hits a full disk (a file-size limit of 1 MB: the code corpus's jsonl is
+// larger): it stops with exit 2 naming the step, the file and the cause, nothing is left under
+// that file's final name; run again with room, it reuses the steps that finished and runs the
+// rest, every run FINISHED in a store that passes integrity_check.
+TEST_F(FaultCliTest, AStudyStoppedByAFullDiskReusesItsFinishedStepsWhenRunAgain) {
+  const std::string study = path("study"), db = path("study/results.db");
+  const std::string args = "study " + std::string(LMK_SOURCE_DIR) +
+                           "/experiments/pooling-vs-length.toml --profile micro --dir " + study +
+                           " --db " + db;
+  const Result full = testing::run_shell("LMK_THREADS=2 prlimit --fsize=1000000 " +
+                                         std::string(LMK_BINARY_DIR) + "/app/lmk " + args);
+  ASSERT_EQ(full.code, 2) << full.output;
+  EXPECT_NE(full.output.find("study step "), std::string::npos) << full.output;
+  const std::string said = ": write failed: File too large";
+  const size_t at = full.output.find(said);
+  ASSERT_NE(at, std::string::npos) << full.output;
+  const size_t start = full.output.rfind(' ', at) + 1;
+  const std::string file = full.output.substr(start, at - start);
+  EXPECT_FALSE(fs::exists(file)) << file << ": half written under its final name";
+  EXPECT_TRUE(leftovers().empty()) << leftovers().front();
+
+  const Result again = run_lmk(args, "", "LMK_THREADS=2");
+  ASSERT_EQ(again.code, 0) << again.output;
+  std::smatch counts;
+  ASSERT_TRUE(
+      std::regex_search(again.output, counts, std::regex("([0-9]+) steps run, ([0-9]+) reused")))
+      << again.output;
+  EXPECT_EQ(std::stoi(counts[1]) + std::stoi(counts[2]), 46) << counts[0];
+  EXPECT_GT(std::stoi(counts[2]), 0) << "the steps done before the fault are reused";
+  const auto sql = [&](const std::string& query) {
+    return testing::run_shell("sqlite3 " + db + " '" + query + "'").output;
+  };
+  EXPECT_EQ(sql("pragma integrity_check"), "ok\n");
+  EXPECT_EQ(sql("select count(*) from runs where status != \"FINISHED\""), "0\n");
 }
 
 // A checkpoint that cannot be written (the disk full at model.safetensors): the training run
