@@ -2,8 +2,9 @@
 
 // The encoder: ModernBERT, BERT and GTE, one file each (modern_bert.cpp, bert.cpp, gte.cpp over
 // architecture.h), behind one forward: embed, the layers, the final step. Parameters carry
-// Hugging Face's names (without the "model." / "bert." / "new." prefix), so checkpoints load by
-// name; each architecture resolves its typed per-layer handles once, at construction.
+// Hugging Face's names (without the "model." / "bert." / "gte." or "new." prefix), so
+// checkpoints load by name; each architecture resolves its typed per-layer handles once, at
+// construction.
 
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
