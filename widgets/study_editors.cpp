@@ -16,6 +16,8 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include "core/util/paper_defaults.h"
+
 namespace lmk::widgets {
 
 namespace {
@@ -67,11 +69,11 @@ PoolingsEditor::PoolingsEditor(QWidget* parent) : QWidget(parent) {
   mean_->setObjectName(base + QStringLiteral("mean"));
   fixed_ = new QCheckBox(tr("LMK, fixed granularity g ="));
   fixed_->setObjectName(base + QStringLiteral("fixed"));
-  fixed_g_ = small_line(base + QStringLiteral("fixed_g"), QStringLiteral("32"), 70);
+  fixed_g_ = small_line(base + QStringLiteral("fixed_g"), QString::number(paper::kGranularity), 70);
   variable_ = new QCheckBox(tr("LMK, variable g from"));
   variable_->setObjectName(base + QStringLiteral("variable"));
-  variable_g_ =
-      small_line(base + QStringLiteral("variable_g"), QStringLiteral("32,64,128,256"), 220);
+  variable_g_ = small_line(base + QStringLiteral("variable_g"),
+                           QString::fromStdString(paper::train_granularities_text()), 220);
   variable_g_->setMinimumWidth(120);
   sentence_ = new QCheckBox(tr("LMK, after each sentence, chunks ≤"));
   sentence_->setObjectName(base + QStringLiteral("sentence"));
@@ -108,11 +110,12 @@ PoolingsEditor::PoolingsEditor(QWidget* parent) : QWidget(parent) {
 
 void PoolingsEditor::set_value(const QVariant& poolings) {
   // The study's default when the key is absent.
-  const QStringList entries = poolings.isValid()
-                                  ? poolings.toStringList()
-                                  : QStringList{QStringLiteral("cls"), QStringLiteral("mean"),
-                                                QStringLiteral("lmk:fixed:32"),
-                                                QStringLiteral("lmk:variable:32,64,128,256")};
+  const QStringList entries =
+      poolings.isValid()
+          ? poolings.toStringList()
+          : QStringList{QStringLiteral("cls"), QStringLiteral("mean"),
+                        QString::fromStdString("lmk:" + paper::eval_landmarks_text()),
+                        QString::fromStdString("lmk:" + paper::train_landmarks_text())};
   for (QCheckBox* box : {cls_, mean_, fixed_, variable_, sentence_}) box->setChecked(false);
   for (QLineEdit* line : {fixed_g_, variable_g_, sentence_g_}) line->clear();
   QStringList others;

@@ -11,6 +11,7 @@
 #include "core/util/error.h"
 #include "core/util/file.h"
 #include "core/util/json_util.h"
+#include "core/util/paper_defaults.h"
 
 namespace lmk {
 
@@ -160,10 +161,11 @@ PoolingSettings read_pooling_settings(const fs::path& dir, json* latent_config) 
   settings.normalize = ju::optional<bool>(j, "normalize", where, true);
   settings.max_seq_length = ju::optional<int64_t>(j, "max_seq_length", where, 512);
   settings.landmarks.train = LandmarkSpec::parse(
-      ju::optional<std::string>(j, "train_landmark", where, "variable:32,64,128,256"),
+      ju::optional<std::string>(j, "train_landmark", where, paper::train_landmarks_text()),
       where + ": train_landmark");
   settings.landmarks.eval = LandmarkSpec::parse(
-      ju::optional<std::string>(j, "eval_landmark", where, "fixed:32"), where + ": eval_landmark");
+      ju::optional<std::string>(j, "eval_landmark", where, paper::eval_landmarks_text()),
+      where + ": eval_landmark");
   if (latent_config && j.contains("latent")) *latent_config = j["latent"];
   return settings;
 }

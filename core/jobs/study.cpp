@@ -309,11 +309,8 @@ std::vector<StudyStep> plan_cell(const StudyConfig& c, const std::string& experi
       // The layout the saved model encodes with by default: its training's first granularity.
       // (The evaluations below pass theirs; keeping [eval] granularity out of the fine-tuning
       // lets a sweep over it share the fine-tuned models.)
-      const size_t colon = v.train_landmarks.find(':');
       const std::string first =
-          colon == std::string::npos
-              ? std::to_string(c.granularity)
-              : v.train_landmarks.substr(colon + 1, v.train_landmarks.find(',', colon) - colon - 1);
+          std::to_string(v.first_granularity > 0 ? v.first_granularity : c.granularity);
       train += "train_landmarks = " + quoted(v.train_landmarks) +
                "\neval_landmarks = " + quoted("fixed:" + first) + "\n";
     }

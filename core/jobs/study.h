@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/jobs/slurm.h"
+#include "core/util/paper_defaults.h"
 #include "core/util/settings.h"
 
 namespace lmk {
@@ -31,6 +32,9 @@ struct StudyVariant {
   std::string label;            // "cls", "mean", "lmk-32", "lmk-var" (table rows, run names)
   std::string pooling;          // lmk train's pooling
   std::string train_landmarks;  // LandmarkSpec text ("fixed:32", "variable:32,64"), or ""
+  // The granularity the fine-tuned model encodes with by default: the first of those
+  // train_landmarks names, 0 where it names none ("variable": the study's [eval] granularity).
+  int first_granularity = 0;
 };
 
 // One corpus of a study: a built-in source rendered by a step, or a folder of .txt files.
@@ -92,7 +96,7 @@ struct StudyConfig {
   std::vector<int64_t> needle_lengths;
   std::vector<double> depths = {0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1};
   int64_t queries = 55, documents = 55, needle_keys = 1;
-  int64_t granularity = 32;  // landmark granularity at evaluation
+  int64_t granularity = paper::kGranularity;  // landmark granularity at evaluation
   int64_t attention_docs = 2;
   // "dev": the [sweep] over eval.granularity is chosen per pooling and task on the dev split,
   // and reported on test (the oracle best on test shown apart, labelled); "none".

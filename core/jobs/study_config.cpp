@@ -10,6 +10,7 @@
 #include "core/pool/pooling_kind.h"
 #include "core/tokenize/landmark.h"
 #include "core/util/error.h"
+#include "core/util/paper_defaults.h"
 #include "core/util/settings.h"
 #include "core/util/toml_config.h"
 
@@ -112,12 +113,12 @@ StudyVariant parse_variant(const std::string& text, const std::string& where) {
   if (colon != std::string::npos) {
     v.train_landmarks = text.substr(colon + 1);
     const LandmarkSpec spec = LandmarkSpec::parse(v.train_landmarks, where);
-    (void)spec;
-    const std::string mode = v.train_landmarks.substr(0, v.train_landmarks.find(':'));
-    const std::string values = v.train_landmarks.find(':') == std::string::npos
-                                   ? ""
-                                   : v.train_landmarks.substr(v.train_landmarks.find(':') + 1);
-    v.label += "-" + (mode == "fixed" ? values : mode == "variable" ? std::string("var") : mode);
+    const bool given = v.train_landmarks.find(':') != std::string::npos;  // "variable" names none
+    if (given && !spec.granularities.empty()) v.first_granularity = spec.granularities.front();
+    const std::string mode = spec.to_string().substr(0, spec.to_string().find(':'));
+    v.label += "-" + (spec.mode == LandmarkMode::Fixed      ? std::to_string(v.first_granularity)
+                      : spec.mode == LandmarkMode::Variable ? std::string("var")
+                                                            : mode);
   }
   return v;
 }
@@ -204,7 +205,8 @@ StudyConfig read_cell(const TomlConfig& toml, const std::string& path, const std
                         "'" + c.init + "' is not a model folder (no config.json)");
   }
 
-  std::vector<std::string> poolings = {"cls", "mean", "lmk:fixed:32", "lmk:variable:32,64,128,256"};
+  std::vector<std::string> poolings = {"cls", "mean", "lmk:" + paper::eval_landmarks_text(),
+                                       "lmk:" + paper::train_landmarks_text()};
   toml.texts("finetune", "poolings", poolings);
   std::set<std::string> labels;
   for (const std::string& p : poolings) {

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "core/util/paper_defaults.h"
+
 namespace lmk {
 
 enum class Pooling {
@@ -21,8 +23,9 @@ enum class Pooling {
 Pooling parse_pooling(const std::string& name);
 const char* pooling_name(Pooling pooling);
 
-// The granularity a pooling that needs one (multicls, mean_every_k) uses when given none.
-constexpr int kDefaultGranularity = 32;
+// The granularity a pooling that needs one (multicls, mean_every_k) uses when given none: the
+// paper's evaluation granularity.
+constexpr int kDefaultGranularity = paper::kGranularity;
 
 // Whether the pooling's encoding depends on a granularity (lmk, multicls, mean_every_k): only
 // these are evaluated per granularity and have it chosen on dev.

@@ -5,6 +5,7 @@
 
 #include "core/tokenize/sentence_splitter.h"
 #include "core/util/error.h"
+#include "core/util/paper_defaults.h"
 #include "core/util/random.h"
 
 namespace lmk {
@@ -52,14 +53,15 @@ LandmarkSpec LandmarkSpec::parse(std::string_view text, const std::string& where
     spec.granularities = {parse_granularity(arg, where)};
   } else if (name == "variable") {
     spec.mode = LandmarkMode::Variable;
-    spec.granularities =
-        has_arg ? parse_granularity_list(arg, where) : std::vector<int>{32, 64, 128, 256};
+    spec.granularities = has_arg ? parse_granularity_list(arg, where)
+                                 : std::vector<int>(paper::kTrainGranularities.begin(),
+                                                    paper::kTrainGranularities.end());
   } else if (name == "sentence") {
     spec.mode = LandmarkMode::Sentence;
-    spec.granularities = {has_arg ? parse_granularity(arg, where) : 64};
+    spec.granularities = {has_arg ? parse_granularity(arg, where) : paper::kSentenceGranularity};
   } else if (name == "multicls") {
     spec.mode = LandmarkMode::MultiCls;
-    spec.granularities = {has_arg ? parse_granularity(arg, where) : 32};
+    spec.granularities = {has_arg ? parse_granularity(arg, where) : paper::kGranularity};
   } else {
     throw input_error(where,
                       "unknown landmark mode '" + std::string(text) +
@@ -91,10 +93,10 @@ std::string LandmarkSpec::to_string() const {
 }
 
 LandmarkSpec default_train_landmarks() {
-  return LandmarkSpec::parse("variable:32,64,128,256");
+  return LandmarkSpec::parse(paper::train_landmarks_text());
 }
 LandmarkSpec default_eval_landmarks() {
-  return LandmarkSpec::parse("fixed:32");
+  return LandmarkSpec::parse(paper::eval_landmarks_text());
 }
 
 LandmarkTokenizer::LandmarkTokenizer(const Tokenizer& tokenizer, LandmarkOptions options)

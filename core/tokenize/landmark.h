@@ -30,7 +30,8 @@ struct LandmarkSpec {
   std::string to_string() const;
 };
 
-// The paper's best settings: train variable {32, 64, 128, 256}, evaluate fixed 32.
+// The paper's best settings (core/util/paper_defaults.h): train variable {32, 64, 128, 256},
+// evaluate fixed 32.
 LandmarkSpec default_train_landmarks();
 LandmarkSpec default_eval_landmarks();
 
