@@ -16,13 +16,12 @@
 #include "app/commands.h"
 #include "core/data/dataset_dir.h"
 #include "core/data/formats.h"
+#include "core/dist/distributed.h"
 #include "core/embed/model_folder.h"
 #include "core/eval/attention_profile.h"
 #include "core/eval/classify.h"
 #include "core/eval/retrieval.h"
 #include "core/store/results_store.h"
-#include "core/train/distributed.h"
-#include "core/train/loop.h"
 #include "core/util/error.h"
 #include "core/util/file.h"
 #include "core/util/json_util.h"
@@ -332,7 +331,7 @@ int run_eval(const EvalArgs& args) {
                       "(WORLD_SIZE / SLURM_NTASKS " +
                           std::to_string(env.world_size) + ")");
   // Resolved once (cuda: cuda:LOCAL_RANK under a launcher) and recorded as resolved.
-  const std::string device = training_device(args.device, "--device", env).str();
+  const std::string device = process_device(args.device, "--device", env).str();
   const LoadedModel model = load_model_folder(args.model);
   const auto tokenizer = load_tokenizer(args.model);
   RetrievalOptions options;

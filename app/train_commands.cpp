@@ -53,7 +53,7 @@ bool check_output_folder(const std::string& out_dir, TrainingArgs args) {
 // The training device: --device over [train] device, checked before any work (exit 2).
 c10::Device device_of(TrainingSettings& settings, const TrainingArgs& args) {
   if (!args.device.empty()) settings.device = args.device;
-  return training_device(settings.device, args.device.empty() ? "[train] device" : "--device");
+  return process_device(settings.device, args.device.empty() ? "[train] device" : "--device");
 }
 
 // Says so when the model folder written to `dir` cannot state its layer pattern in the form
@@ -111,7 +111,7 @@ Runner add_train_command(CLI::App& app) {
         ContrastiveConfig config = read_contrastive_config(args.config);
         const bool cuda = device_of(config, args).is_cuda();
         const bool resume = check_output_folder(config.out_dir, args);
-        // Data parallel when a launcher started several processes (core/train/distributed.h):
+        // Data parallel when a launcher started several processes (core/dist/distributed.h):
         // they meet here, after every one has checked the output folder.
         const DistributedContext dist = DistributedContext::from_environment(cuda);
         const TrainSummary summary = train_contrastive(config, resume, args.progress_json, dist);

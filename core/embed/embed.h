@@ -29,8 +29,8 @@ struct EncodeOptions {
   size_t max_batch_tokens = 32768;  // padded tokens per batch
   double max_padding_waste = 0.05;  // padded / real positions − 1 per batch (bucket_by_length)
   bool normalize = true;
-  // "cpu", "cuda" or "cuda:N": where the encoder runs (bf16 autocast on CUDA); pooling and the
-  // returned embeddings stay on the CPU in float32.
+  // "cpu", "cuda" or "cuda:N": where the encoder and the pooling run (bf16 autocast on CUDA;
+  // pooling in float32 on the device); the returned embeddings are float32 on the CPU.
   std::string device = "cpu";
 };
 

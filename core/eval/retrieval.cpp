@@ -6,7 +6,7 @@
 #include <chrono>
 #include <numeric>
 
-#include "core/train/distributed.h"
+#include "core/dist/distributed.h"
 #include "core/util/error.h"
 #include "core/util/progress.h"
 

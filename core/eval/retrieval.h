@@ -18,7 +18,7 @@
 
 namespace lmk {
 
-class DistributedContext;  // core/train/distributed.h
+class DistributedContext;  // core/dist/distributed.h
 
 struct RetrievalOptions {
   EncodeOptions encode;  // pooling, granularity, lengths, device

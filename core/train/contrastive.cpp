@@ -217,7 +217,7 @@ TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, boo
   const PoolingPlan plan =
       plan_pooling(settings.pooling, static_cast<int>(config.granularity), settings,
                    model.latent.get(), /*normalize=*/true, config.init_model);
-  const c10::Device device = training_device(config.device);
+  const c10::Device device = process_device(config.device);
   if (device.is_cuda() && model.latent)
     throw input_error("[train] device", "latent-attention pooling trains on the CPU only");
   model.encoder->to(device);  // before the loop: its optimizer follows the parameters

@@ -112,24 +112,6 @@ const SettingsTable<TrainingSettings>& training_settings() {
   return table;
 }
 
-c10::Device training_device(const std::string& name, const std::string& option,
-                            const DistributedEnv& env) {
-  if (env.world_size > 1 && name.rfind("cuda", 0) == 0) {
-    const std::string mine = "cuda:" + std::to_string(env.local_rank);
-    if (name != "cuda" && name != mine)
-      throw input_error(option, "'" + name + "': under a launcher each process computes on the " +
-                                    "GPU of its LOCAL_RANK, the one NCCL binds it to (here " +
-                                    mine + "); give cuda");
-    return parse_device(mine, option + " (LOCAL_RANK " + std::to_string(env.local_rank) + ")");
-  }
-  if (name == "cuda") return parse_device("cuda:0", option);
-  return parse_device(name, option);
-}
-
-c10::Device training_device(const std::string& name, const std::string& option) {
-  return training_device(name, option, read_distributed_env());
-}
-
 LoopOptions loop_options(const TrainingSettings& s, const char* kind, json config,
                          int64_t total_steps, bool progress_json) {
   LoopOptions o;

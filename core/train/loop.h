@@ -5,7 +5,7 @@
 // killed run resumes from exactly, the results-store run, progress and JSON events, and the
 // NaN guard. A command supplies one function: the gradients of one optimizer step.
 //
-// Data parallel (core/train/distributed.h): every process runs the loop on its share of each
+// Data parallel (core/dist/distributed.h): every process runs the loop on its share of each
 // global batch; the loop starts them on rank 0's weights, averages the gradients before
 // clipping (so every process takes the identical step) and the loss (so the NaN guard stops
 // all of them, and the loss recorded is the global batch's). Only rank 0 writes: checkpoints,
@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "core/dist/distributed.h"
 #include "core/embed/model_folder.h"
-#include "core/train/distributed.h"
 #include "core/util/random.h"
 #include "core/util/settings.h"
 
@@ -46,17 +46,6 @@ struct TrainingSettings {
   // — the same gradients, one layer's activations held instead of all (long passages).
   bool recompute_layers = false;
 };
-
-// The device a process computes on (training, and evaluation under a launcher), resolved in
-// this one place and recorded so: parse_device(name) (an InputError naming `option`); plain
-// "cuda" is cuda:LOCAL_RANK under a launcher of several processes (one process per GPU), else
-// cuda:0; under a launcher an explicit cuda:N must be cuda:LOCAL_RANK, the GPU the NCCL process
-// group binds the process to (DistributedContext::join), so the two never disagree. Called by
-// the commands before any work, so a bad device is exit 2 at once.
-c10::Device training_device(const std::string& name, const std::string& option,
-                            const DistributedEnv& env);
-// The same with the launcher's variables of this process (read_distributed_env).
-c10::Device training_device(const std::string& name, const std::string& option = "[train] device");
 
 // The shared settings ([model] init and [output] dir required, paths resolved against the
 // config's folder); each command's table adds its own (core/util/settings.h).

@@ -134,7 +134,7 @@ PretrainSummary pretrain_mlm(const PretrainConfig& config, bool resume, bool pro
 
   const int64_t micro_per_epoch = static_cast<int64_t>(sequences.size()) / global_batch;
   const int64_t steps_per_epoch = std::max<int64_t>(1, micro_per_epoch / config.accumulation);
-  const c10::Device device = training_device(config.device);
+  const c10::Device device = process_device(config.device);
   model.encoder->to(device);  // before the loop: its optimizer follows the parameters
   model.encoder->set_recompute_layers(config.recompute_layers);
   const LoopOptions options = loop_options(

@@ -3,12 +3,13 @@
 // Data-parallel training across processes with PyTorch's c10d: one process per device (or per
 // CPU share), joined through a c10d::TCPStore that rank 0 serves, collectives over Gloo (CPU)
 // or NCCL (CUDA, when the LibTorch build has it). The launcher's variables say where a process
-// stands (core/train/launcher_env.h, included here): torchrun's (RANK, WORLD_SIZE, LOCAL_RANK,
+// stands (core/dist/launcher_env.h, included here): torchrun's (RANK, WORLD_SIZE, LOCAL_RANK,
 // MASTER_ADDR, MASTER_PORT) or srun's (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID,
 // SLURM_JOB_NODELIST, SLURM_JOB_ID). Without them (or with a world of one) a run is a single
 // process: no process group, and every collective below returns at once.
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
 
 #include <cstdint>
 #include <functional>
@@ -16,9 +17,20 @@
 #include <string>
 #include <vector>
 
-#include "core/train/launcher_env.h"
+#include "core/dist/launcher_env.h"
 
 namespace lmk {
+
+// The device a process computes on (training, and evaluation under a launcher), resolved in
+// this one place and recorded so: parse_device(name) (an InputError naming `option`); plain
+// "cuda" is cuda:LOCAL_RANK under a launcher of several processes (one process per GPU), else
+// cuda:0; under a launcher an explicit cuda:N must be cuda:LOCAL_RANK, the GPU the NCCL process
+// group binds the process to (DistributedContext::join), so the two never disagree. Called by
+// the commands before any work, so a bad device is exit 2 at once.
+c10::Device process_device(const std::string& name, const std::string& option,
+                           const DistributedEnv& env);
+// The same with the launcher's variables of this process (read_distributed_env).
+c10::Device process_device(const std::string& name, const std::string& option = "[train] device");
 
 // This process's place in a run and the process group it shares with the others.
 class DistributedContext {

@@ -1,4 +1,4 @@
-#include "core/train/distributed.h"
+#include "core/dist/distributed.h"
 
 // LibTorch's c10d headers compile the Gloo process group only when asked; libtorch_cpu.so
 // exports ProcessGroupGloo and TCPStore. NCCL lives in libtorch_cuda.so: it comes from the CUDA
@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "core/embed/embed.h"
 #include "core/util/cuda_module.h"
 #include "core/util/error.h"
 #include "core/util/runtime.h"
@@ -106,6 +107,24 @@ DistributedContext& DistributedContext::operator=(DistributedContext&&) noexcept
 const DistributedContext& DistributedContext::single_process() {
   static const DistributedContext context;
   return context;
+}
+
+c10::Device process_device(const std::string& name, const std::string& option,
+                           const DistributedEnv& env) {
+  if (env.world_size > 1 && name.rfind("cuda", 0) == 0) {
+    const std::string mine = "cuda:" + std::to_string(env.local_rank);
+    if (name != "cuda" && name != mine)
+      throw input_error(option, "'" + name + "': under a launcher each process computes on the " +
+                                    "GPU of its LOCAL_RANK, the one NCCL binds it to (here " +
+                                    mine + "); give cuda");
+    return parse_device(mine, option + " (LOCAL_RANK " + std::to_string(env.local_rank) + ")");
+  }
+  if (name == "cuda") return parse_device("cuda:0", option);
+  return parse_device(name, option);
+}
+
+c10::Device process_device(const std::string& name, const std::string& option) {
+  return process_device(name, option, read_distributed_env());
 }
 
 DistributedContext DistributedContext::from_environment(bool cuda) {

@@ -1,5 +1,5 @@
 // The launcher's variables of a distributed run and Slurm's hostlists
-// (core/train/launcher_env.h).
+// (core/dist/launcher_env.h).
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <optional>
 
-#include "core/train/launcher_env.h"
+#include "core/dist/launcher_env.h"
 #include "core/util/error.h"
 #include "core/util/runtime.h"
 

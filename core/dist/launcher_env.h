@@ -4,7 +4,7 @@
 // (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT) or srun's (SLURM_PROCID,
 // SLURM_NTASKS, SLURM_LOCALID, SLURM_JOB_NODELIST, SLURM_JOB_ID), and Slurm's hostlists. No
 // LibTorch here (the .cpp is in lmkcore only for host_name(), core/util/runtime.h): the process
-// group that joins the processes is core/train/distributed.h.
+// group that joins the processes is core/dist/distributed.h.
 
 #include <cstddef>
 #include <functional>

@@ -1,4 +1,4 @@
-#include "core/train/distributed.h"
+#include "core/dist/distributed.h"
 
 #include <gtest/gtest.h>
 
@@ -159,7 +159,7 @@ TEST(DistributedTest, BadVariablesAreInputErrorsNamingTheVariable) {
   }
 }
 
-// The device is resolved in one place (training_device), by the rule NCCL binds by: under a
+// The device is resolved in one place (process_device), by the rule NCCL binds by: under a
 // launcher a process computes on cuda:LOCAL_RANK; an explicit other GPU is refused (exit 2)
 // before anything asks CUDA, naming the option and the GPU it would have to be.
 TEST(DistributedTest, TheDeviceIsResolvedByOneRule) {
@@ -169,10 +169,10 @@ TEST(DistributedTest, TheDeviceIsResolvedByOneRule) {
                                         {"LOCAL_WORLD_SIZE", "2"},
                                         {"MASTER_ADDR", "node7"},
                                         {"MASTER_PORT", "29500"}});
-  EXPECT_EQ(training_device("cpu", "--device", launched), c10::Device(c10::kCPU));
+  EXPECT_EQ(process_device("cpu", "--device", launched), c10::Device(c10::kCPU));
   for (const char* other : {"cuda:0", "cuda:3"}) {
     try {
-      training_device(other, "--device", launched);
+      process_device(other, "--device", launched);
       ADD_FAILURE() << other << " accepted for LOCAL_RANK 1";
     } catch (const InputError& e) {
       const std::string message = e.what();
@@ -186,12 +186,12 @@ TEST(DistributedTest, TheDeviceIsResolvedByOneRule) {
   if (!cuda_module_built()) return;
   std::string why;
   if (load_cuda_module("test").device_count(&why) >= 2) {
-    EXPECT_EQ(training_device("cuda", "--device", launched), c10::Device("cuda:1"));
-    EXPECT_EQ(training_device("cuda:1", "--device", launched), c10::Device("cuda:1"));
+    EXPECT_EQ(process_device("cuda", "--device", launched), c10::Device("cuda:1"));
+    EXPECT_EQ(process_device("cuda:1", "--device", launched), c10::Device("cuda:1"));
     return;
   }
   try {
-    training_device("cuda", "--device", launched);
+    process_device("cuda", "--device", launched);
     ADD_FAILURE() << "cuda:1 resolved on a machine without it";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("LOCAL_RANK 1"), std::string::npos) << e.what();
