@@ -57,6 +57,14 @@ at::Tensor apply_rope_cpu(const at::Tensor& x, const RopeTables& tables) {
   return out;
 }
 
+// x · cos + rotate_half(x) · sin in tensor ops, cos / sin broadcast against x.
+at::Tensor rotate(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+  const int64_t d = x.size(-1);
+  const at::Tensor rotated =
+      at::cat({x.narrow(-1, d / 2, d / 2).neg(), x.narrow(-1, 0, d / 2)}, -1);
+  return x * cos.to(x.device(), x.scalar_type()) + rotated * sin.to(x.device(), x.scalar_type());
+}
+
 }  // namespace
 
 at::Tensor apply_rope(const at::Tensor& x, const RopeTables& tables) {
@@ -65,10 +73,7 @@ at::Tensor apply_rope(const at::Tensor& x, const RopeTables& tables) {
       tables.cos.scalar_type() == at::kFloat) {
     return apply_rope_cpu(x, tables);
   }
-  const at::Tensor rotated =
-      at::cat({x.narrow(-1, d / 2, d / 2).neg(), x.narrow(-1, 0, d / 2)}, -1);
-  return x * tables.cos.to(x.device(), x.scalar_type()) +
-         rotated * tables.sin.to(x.device(), x.scalar_type());
+  return rotate(x, tables.cos, tables.sin);
 }
 
 at::Tensor apply_rope(const at::Tensor& x, double theta) {
@@ -343,15 +348,10 @@ at::Tensor repad(const at::Tensor& x, const UnpaddedBatch& batch) {
 
 at::Tensor apply_rope_unpadded(const at::Tensor& x, const RopeTables& tables,
                                const UnpaddedBatch& batch) {
-  const int64_t d = x.size(-1);
-  const at::Tensor positions = batch.positions.to(x.device());
-  const at::Tensor cos =
-      tables.cos.to(x.device(), x.scalar_type()).index_select(0, positions).unsqueeze(1);
-  const at::Tensor sin =
-      tables.sin.to(x.device(), x.scalar_type()).index_select(0, positions).unsqueeze(1);
-  const at::Tensor rotated =
-      at::cat({x.narrow(-1, d / 2, d / 2).neg(), x.narrow(-1, 0, d / 2)}, -1);
-  return x * cos + rotated * sin;  // [total, heads, d] * [total, 1, d]
+  // Each token's row of the tables: [total, 1, d] against x [total, heads, d].
+  const at::Tensor positions = batch.positions.to(tables.cos.device());
+  return rotate(x, tables.cos.index_select(0, positions).unsqueeze(1),
+                tables.sin.index_select(0, positions).unsqueeze(1));
 }
 
 VarlenRoute varlen_route(const at::Tensor& q) {
