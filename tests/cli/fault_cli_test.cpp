@@ -80,6 +80,32 @@ class FaultCliTest : public ::testing::Test {
         found.push_back(entry.path().string());
     return found;
   }
+  // sqlite3's answer to `query` on the store `db` (a query that fails fails the test).
+  static std::string sql(const std::string& db, const std::string& query) {
+    const Result r = testing::run_shell("sqlite3 " + db + " '" + query + "'");
+    EXPECT_EQ(r.code, 0) << r.output;
+    return r.output;
+  }
+  // The count of per-query rows run `run` holds in `db`.
+  static std::string query_rows(const std::string& db, int run) {
+    return sql(db,
+               "select count(*) from query_metrics join eval_queries q on q.id = query where "
+               "q.run_id = " +
+                   std::to_string(run));
+  }
+  // A passkey dataset long enough to take a second or two to encode (folder "long"), and its
+  // evaluation recorded into `db` as run 1, "first".
+  void long_dataset_and_a_first_run(const std::string& db) {
+    ASSERT_EQ(run_lmk("data passkey --tokenizer " + tokenizer_ + " --out " + path("long") +
+                      " --lengths 512 --documents 96 --queries 8 --seed 5")
+                  .code,
+              0);
+    ASSERT_EQ(run_lmk("eval --model " + path("model") + " --dataset " + path("long") + " --db " +
+                          db + " --run-name first",
+                      "", testing::kQuickEnv)
+                  .code,
+              0);
+  }
   TempDir dir_;
   std::string tokenizer_;
 };
@@ -137,22 +163,9 @@ TEST_F(FaultCliTest, AFailedOutputWriteLeavesNothingHalfWrittenAndSaysWhy) {
 // the store passes PRAGMA integrity_check and holds the earlier run with all its rows.
 TEST_F(FaultCliTest, ADiskFullWhileRecordingAnEvaluationKeepsTheStoreWhole) {
   // Long enough to encode that the fault is on well before the results are written.
-  ASSERT_EQ(run_lmk("data passkey --tokenizer " + tokenizer_ + " --out " + path("long") +
-                    " --lengths 512 --documents 96 --queries 8 --seed 5")
-                .code,
-            0);
   const std::string db = path("results.db");
-  const std::string eval = "eval --model " + path("model") + " --dataset " + path("long") +
-                           " --db " + db + " --run-name ";
-  ASSERT_EQ(run_lmk(eval + "first", "", testing::kQuickEnv).code, 0);
-  const auto sql = [&](const std::string& query) {
-    const Result r = testing::run_shell("sqlite3 " + db + " '" + query + "'");
-    EXPECT_EQ(r.code, 0) << r.output;
-    return r.output;
-  };
-  const std::string first_rows =
-      "select count(*) from query_metrics join eval_queries q on q.id = query where q.run_id = 1";
-  const std::string runs = sql("select id, name, status from runs"), rows = sql(first_rows);
+  ASSERT_NO_FATAL_FAILURE(long_dataset_and_a_first_run(db));
+  const std::string runs = sql(db, "select id, name, status from runs"), rows = query_rows(db, 1);
   ASSERT_NE(rows, "0\n");
 
   const std::string control = path("fiu-ctrl"), err = path("second.err");
@@ -164,7 +177,7 @@ TEST_F(FaultCliTest, ADiskFullWhileRecordingAnEvaluationKeepsTheStoreWhole) {
       "/dev/null", err);
   bool running = false;
   for (int i = 0; i < 2000 && !running; ++i) {
-    running = sql("select count(*) from runs where name = \"second\"") == "1\n";
+    running = sql(db, "select count(*) from runs where name = \"second\"") == "1\n";
     if (!running) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   ASSERT_TRUE(running) << read_file(err);
@@ -177,10 +190,10 @@ TEST_F(FaultCliTest, ADiskFullWhileRecordingAnEvaluationKeepsTheStoreWhole) {
   EXPECT_NE(code, 0) << log;
   EXPECT_NE(log.find(db), std::string::npos) << "the store not named\n" << log;
   EXPECT_NE(log.find("full"), std::string::npos) << "the cause not said\n" << log;
-  EXPECT_EQ(sql("pragma integrity_check"), "ok\n");
-  EXPECT_EQ(sql("select id, name, status from runs where id = 1"),
+  EXPECT_EQ(sql(db, "pragma integrity_check"), "ok\n");
+  EXPECT_EQ(sql(db, "select id, name, status from runs where id = 1"),
             runs.substr(0, runs.find('\n') + 1));
-  EXPECT_EQ(sql(first_rows), rows);
+  EXPECT_EQ(query_rows(db, 1), rows);
 }
 
 // Readers never stop a writer and cannot damage the store: while an evaluation records into
@@ -190,19 +203,8 @@ TEST_F(FaultCliTest, ADiskFullWhileRecordingAnEvaluationKeepsTheStoreWhole) {
 // wait, its busy timeout (10 s, core/store/sqlite_statement.h) would end it with "database is
 // locked" -- and the store passes integrity_check with both runs and all their rows.
 TEST_F(FaultCliTest, ReadersHoldingATransactionOrKilledMidReadNeverStopAWriter) {
-  ASSERT_EQ(run_lmk("data passkey --tokenizer " + tokenizer_ + " --out " + path("long") +
-                    " --lengths 512 --documents 96 --queries 8 --seed 5")
-                .code,
-            0);
   const std::string db = path("results.db");
-  ASSERT_EQ(run_lmk("eval --model " + path("model") + " --dataset " + path("long") + " --db " + db +
-                        " --run-name first",
-                    "", testing::kQuickEnv)
-                .code,
-            0);
-  const auto sql = [&](const std::string& query) {
-    return testing::run_shell("sqlite3 " + db + " '" + query + "'").output;
-  };
+  ASSERT_NO_FATAL_FAILURE(long_dataset_and_a_first_run(db));
   // The reader holding its transaction, in a process group of its own.
   const pid_t holder = ::fork();
   if (holder == 0) {
@@ -240,15 +242,10 @@ TEST_F(FaultCliTest, ReadersHoldingATransactionOrKilledMidReadNeverStopAWriter) 
   EXPECT_GT(killed, 3) << "readers were killed while it wrote";
   RecordProperty("writer_seconds", std::to_string(seconds));
   RecordProperty("readers_killed", killed);
-  EXPECT_EQ(sql("pragma integrity_check"), "ok\n");
-  EXPECT_EQ(sql("select name, status from runs order by id"), "first|FINISHED\nsecond|FINISHED\n");
-  EXPECT_EQ(sql("select q.run_id, count(*) from query_metrics join eval_queries q on q.id = "
-                "query group by q.run_id"),
-            sql("select 1, count(*) from query_metrics join eval_queries q on q.id = query "
-                "where q.run_id = 1") +
-                sql("select 2, count(*) from query_metrics join eval_queries q on q.id = query "
-                    "where q.run_id = 1"))
-      << "both runs hold all their per-query rows";
+  EXPECT_EQ(sql(db, "pragma integrity_check"), "ok\n");
+  EXPECT_EQ(sql(db, "select name, status from runs order by id"),
+            "first|FINISHED\nsecond|FINISHED\n");
+  EXPECT_EQ(query_rows(db, 2), query_rows(db, 1)) << "both runs hold all their per-query rows";
 }
 
 // A study whose step hits a full disk (a file-size limit of 1 MB: the code corpus's jsonl is
@@ -280,11 +277,8 @@ TEST_F(FaultCliTest, AStudyStoppedByAFullDiskReusesItsFinishedStepsWhenRunAgain)
       << again.output;
   EXPECT_EQ(std::stoi(counts[1]) + std::stoi(counts[2]), 46) << counts[0];
   EXPECT_GT(std::stoi(counts[2]), 0) << "the steps done before the fault are reused";
-  const auto sql = [&](const std::string& query) {
-    return testing::run_shell("sqlite3 " + db + " '" + query + "'").output;
-  };
-  EXPECT_EQ(sql("pragma integrity_check"), "ok\n");
-  EXPECT_EQ(sql("select count(*) from runs where status != \"FINISHED\""), "0\n");
+  EXPECT_EQ(sql(db, "pragma integrity_check"), "ok\n");
+  EXPECT_EQ(sql(db, "select count(*) from runs where status != \"FINISHED\""), "0\n");
 }
 
 // A checkpoint that cannot be written (the disk full at model.safetensors): the training run

@@ -41,6 +41,25 @@ std::vector<std::string> start_env(const TempDir& dir, const SlurmCluster& clust
           "SLURM_CONF=" + cluster.conf().string()};
 }
 
+// `lmk submit CONFIG --executor slurm --wait` started in the background into dir/FOLDER, its
+// output in dir/out and dir/err.
+struct Submitted {
+  pid_t pid;
+  std::string study, db, out, err;
+};
+Submitted submit_to_slurm(const TempDir& dir, const SlurmCluster& cluster,
+                          const std::string& config, const std::string& folder) {
+  Submitted s;
+  s.study = (dir.path() / folder).string();
+  s.db = s.study + "/results.db";
+  s.out = (dir.path() / "out").string();
+  s.err = (dir.path() / "err").string();
+  s.pid = testing::start_lmk(
+      {"submit", config, "--executor", "slurm", "--wait", "--poll", "1", "--dir", s.study},
+      start_env(dir, cluster), s.out, s.err);
+  return s;
+}
+
 size_t count(const std::string& text, const std::string& what) {
   size_t n = 0;
   for (size_t at = 0; (at = text.find(what, at)) != std::string::npos; ++at) ++n;
@@ -239,12 +258,7 @@ TEST(SlurmJobsCli, ATwoTaskTrainingJobStoppedBeforeItsTimeLimitIsRequeuedAndResu
   TempDir dir;
   const std::string config =
       small_study(dir, "ddp", 1500, "[slurm]\nntasks_per_node = 2\nsignal_seconds = 60\n");
-  const std::string study = (dir.path() / "s").string();
-  const std::string db = study + "/results.db";
-  const std::string out = (dir.path() / "out").string(), err = (dir.path() / "err").string();
-  const pid_t submit = testing::start_lmk(
-      {"submit", config, "--executor", "slurm", "--wait", "--poll", "1", "--dir", study},
-      start_env(dir, cluster), out, err);
+  const auto [submit, study, db, out, err] = submit_to_slurm(dir, cluster, config, "s");
   const JobRecord job = wait_running(db, "pretrain", 20);
   // lmk jobs shows it running with its progress.
   const Result jobs = run_lmk("jobs --db " + db, "", env_of(dir, cluster));
@@ -295,10 +309,9 @@ TEST(SlurmJobsCli, ATwoTaskTrainingJobStoppedBeforeItsTimeLimitIsRequeuedAndResu
 
   // Cancelling a running job: scancel, the run KILLED, what depends on it never runs.
   const std::string long_config = small_study(dir, "long", 200000, "[slurm]\nsignal_seconds = 0\n");
-  const std::string long_study = (dir.path() / "l").string();
-  const pid_t second = testing::start_lmk(
-      {"submit", long_config, "--executor", "slurm", "--wait", "--poll", "1", "--dir", long_study},
-      start_env(dir, cluster), out, err);
+  const Submitted second_submit = submit_to_slurm(dir, cluster, long_config, "l");
+  const pid_t second = second_submit.pid;
+  const std::string& long_study = second_submit.study;
   const JobRecord long_job = wait_running(long_study + "/results.db", "pretrain");
   const Result cancel =
       run_lmk("cancel " + std::to_string(long_job.run_id) + " --db " + long_study + "/results.db",
@@ -328,12 +341,7 @@ TEST(SlurmJobsCli, ATrainingJobRequeuedMidRunResumesToTheUninterruptedWeights) {
   SlurmCluster cluster;
   TempDir dir;
   const std::string config = small_study(dir, "rq", 1500, "[slurm]\nsignal_seconds = 0\n");
-  const std::string study = (dir.path() / "s").string();
-  const std::string db = study + "/results.db";
-  const std::string out = (dir.path() / "out").string(), err = (dir.path() / "err").string();
-  const pid_t submit = testing::start_lmk(
-      {"submit", config, "--executor", "slurm", "--wait", "--poll", "1", "--dir", study},
-      start_env(dir, cluster), out, err);
+  const auto [submit, study, db, out, err] = submit_to_slurm(dir, cluster, config, "s");
   const JobRecord job = wait_running(db, "pretrain", 20);
   ASSERT_FALSE(job.external_id.empty());
   ASSERT_EQ(cluster.run("scontrol requeue " + job.external_id).code, 0);
