@@ -26,11 +26,25 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-// dataset.json: what generated the folder and how to score it (read by lmk eval).
-void write_dataset_info(const std::string& dir, const json& info) {
-  AtomicFile out((fs::path(dir) / "dataset.json").string());
-  out.write(info.dump(2) + "\n");
-  out.commit();
+// What lmk data generated (dataset.json, written by core/data/dataset_dir.h): the task, how it is
+// scored, its seed, and how it was made (`provenance`: protocol, source, ...).
+DatasetInfo generated_dataset(const std::string& task, const std::string& main_score, uint64_t seed,
+                              json provenance) {
+  DatasetInfo info;
+  info.task = task;
+  info.main_score = main_score;
+  info.split = "test";
+  info.seed = seed;
+  info.info = std::move(provenance);
+  return info;
+}
+
+// The named parts of a folder of per-length BEIR folders.
+std::vector<DatasetPart> length_parts(const std::string& dir,
+                                      const std::vector<std::string>& names) {
+  std::vector<DatasetPart> parts;
+  for (const std::string& name : names) parts.push_back({name, (fs::path(dir) / name).string()});
+  return parts;
 }
 
 struct SyntheticArgs {
@@ -81,23 +95,21 @@ int run_synthetic(const SyntheticArgs& args, const std::string& task) {
     return 0;
   }
   if (args.out.empty()) throw input_error("--out", "required (or --pairs-out)");
-  json names = json::array();
+  std::vector<std::string> names;
   for (const auto& split : splits) {
     write_beir((fs::path(args.out) / split.name).string(), "test", split.data);
     names.push_back(split.name);
   }
-  write_dataset_info(args.out, {{"task", task},
-                                {"protocol", "LongEmbed"},
-                                {"main_score", "ndcg_at_1"},
-                                {"split", "test"},
-                                {"parts", names},
-                                {"part_kind", "length"},
-                                {"tokenizer", args.tokenizer},
-                                {"seed", args.seed},
-                                {"queries", args.queries},
-                                {"documents", args.documents},
-                                {"depths", options.depths},
-                                {"keys", options.keys}});
+  DatasetInfo info = generated_dataset(task, "ndcg_at_1", args.seed,
+                                       {{"protocol", "LongEmbed"},
+                                        {"tokenizer", args.tokenizer},
+                                        {"queries", args.queries},
+                                        {"documents", args.documents},
+                                        {"depths", options.depths},
+                                        {"keys", options.keys}});
+  info.part_kind = "length";
+  info.parts = length_parts(args.out, names);
+  write_dataset_info(args.out, info);
   std::cerr << "lmk data " << task << ": " << splits.size() << " lengths × " << args.documents
             << " documents, " << args.queries << " queries each, in " << args.out << "\n";
   return 0;
@@ -127,8 +139,7 @@ void write_beir_splits(const std::string& dir, const RetrievalSplit& data) {
 }
 
 // write_beir_splits and dataset.json.
-void write_split_task(const std::string& dir, const RetrievalSplit& data,
-                      const nlohmann::json& info) {
+void write_split_task(const std::string& dir, const RetrievalSplit& data, const DatasetInfo& info) {
   write_beir_splits(dir, data);
   write_dataset_info(dir, info);
 }
@@ -158,7 +169,8 @@ void write_window_task(const CorpusArgs& args, const std::vector<Document>& docs
   options.max_windows = args.max_windows;
   options.splits = splits;
   const std::string dir = (fs::path(args.out) / "documents").string();
-  json parts = json::array(), counts = json::object();
+  std::vector<std::string> parts;
+  json counts = json::object();
   for (const WindowPart& part : make_window_task(docs, *tokenizer, options)) {
     const std::string length = std::to_string(part.length);
     std::string summary;
@@ -181,19 +193,18 @@ void write_window_task(const CorpusArgs& args, const std::vector<Document>& docs
   if (parts.empty())
     throw input_error(args.source, "no document of the splits asked for holds " + args.lengths +
                                        " tokens: no long-document task");
-  write_dataset_info(dir, {{"task", name + "-documents"},
-                           {"protocol",
-                            "windows of L tokens of documents at least L long, sentences drawn at "
-                            "stratified positions and removed from their window"},
-                           {"main_score", "ndcg_at_10"},
-                           {"split", "test"},
-                           {"parts", parts},
-                           {"part_kind", "length"},
-                           {"counts", counts},
-                           {"tokenizer", args.tokenizer},
-                           {"queries_per_window", args.queries_per_document},
-                           {"source", fs::absolute(args.source).string()},
-                           {"seed", args.seed}});
+  DatasetInfo info = generated_dataset(
+      name + "-documents", "ndcg_at_10", args.seed,
+      {{"protocol",
+        "windows of L tokens of documents at least L long, sentences drawn at stratified "
+        "positions and removed from their window"},
+       {"counts", counts},
+       {"tokenizer", args.tokenizer},
+       {"queries_per_window", args.queries_per_document},
+       {"source", fs::absolute(args.source).string()}});
+  info.part_kind = "length";
+  info.parts = length_parts(dir, parts);
+  write_dataset_info(dir, info);
 }
 
 int run_corpus(const CorpusArgs& args) {
@@ -224,15 +235,13 @@ int run_corpus(const CorpusArgs& args) {
   for (const auto& [variant, data] : tasks) {
     // One corpus, qrels per split (train / dev / test by document).
     const std::string dir = (fs::path(args.out) / variant).string();
-    write_split_task(dir, data,
-                     {{"task", name + "-" + variant},
-                      {"protocol",
-                       "MLDR-style: a sentence drawn at a random position, "
-                       "removed from its target"},
-                      {"main_score", "ndcg_at_10"},
-                      {"split", "test"},
-                      {"source", fs::absolute(args.source).string()},
-                      {"seed", args.seed}});
+    write_split_task(
+        dir, data,
+        generated_dataset(
+            name + "-" + variant, "ndcg_at_10", args.seed,
+            {{"protocol",
+              "MLDR-style: a sentence drawn at a random position, removed from its target"},
+             {"source", fs::absolute(args.source).string()}}));
     std::cerr << "lmk data corpus: " << variant << ": " << data.corpus.size() << " entries, "
               << data.queries.size() << " queries (train/dev/test by document) in " << dir << "\n";
   }
@@ -253,11 +262,12 @@ int run_corpus(const CorpusArgs& args) {
       out.write({{"id", item.id}, {"text", item.text}, {"label", item.label}});
     out.commit();
   }
-  write_dataset_info(dir, {{"task", name + "-classification"},
-                           {"type", "classification"},
-                           {"main_score", "accuracy"},
-                           {"label", "the suffix after the last '.' of the file name"},
-                           {"seed", args.seed}});
+  DatasetInfo info =
+      generated_dataset(name + "-classification", "accuracy", args.seed,
+                        {{"label", "the suffix after the last '.' of the file name"}});
+  info.type = "classification";
+  info.split.clear();
+  write_dataset_info(dir, info);
   std::cerr << "lmk data corpus: classification: " << train.size() << " train, " << test.size()
             << " test texts in " << dir << "\n";
   return 0;
@@ -308,14 +318,12 @@ int run_code(const CodeArgs& args) {
   options.splits = parse_splits(args.splits);
   const RetrievalSplit task = make_code_task(functions, options);
   write_split_task(args.out, task,
-                   {{"task", args.name},
-                    {"protocol",
-                     "CodeSearchNet-style: a function's docstring (first paragraph) retrieves the "
-                     "function's source without it, among every function"},
-                    {"main_score", "ndcg_at_10"},
-                    {"split", "test"},
-                    {"source", fs::absolute(args.source).string()},
-                    {"seed", args.seed}});
+                   generated_dataset(args.name, "ndcg_at_10", args.seed,
+                                     {{"protocol",
+                                       "CodeSearchNet-style: a function's docstring (first "
+                                       "paragraph) retrieves the function's source without it, "
+                                       "among every function"},
+                                      {"source", fs::absolute(args.source).string()}}));
   std::cerr << "lmk data code: " << functions.size() << " functions, " << task.corpus.size()
             << " in the corpus, " << task.queries.size() << " queries (train/dev/test by file) in "
             << args.out << "\n";

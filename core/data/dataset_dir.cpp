@@ -41,6 +41,7 @@ std::vector<DatasetPart> dataset_parts(const std::string& dir) {
 
 DatasetInfo read_dataset_info(const std::string& dir) {
   DatasetInfo info;
+  info.dir = dir;
   info.parts = dataset_parts(dir);
   const fs::path file = fs::path(dir) / "dataset.json";
   info.info = nlohmann::json::object();
@@ -56,6 +57,8 @@ DatasetInfo read_dataset_info(const std::string& dir) {
   info.split = json_util::optional<std::string>(info.info, "split", where, "test");
   info.part_kind = json_util::optional<std::string>(info.info, "part_kind", where, "");
   info.type = json_util::optional<std::string>(info.info, "type", where, "retrieval");
+  if (info.info.contains("seed") && !info.info["seed"].is_null())
+    info.seed = json_util::get<uint64_t>(info.info, "seed", where);
   if (info.type == "classification") {
     if (info.main_score == "ndcg_at_10") info.main_score = "accuracy";
     return info;
@@ -65,6 +68,28 @@ DatasetInfo read_dataset_info(const std::string& dir) {
   if (info.parts.empty())
     throw input_error(dir, "not a dataset folder (no corpus.jsonl in it or in its subfolders)");
   return info;
+}
+
+void write_dataset_info(const std::string& dir, const DatasetInfo& dataset) {
+  nlohmann::json out = dataset.info.is_object() ? dataset.info : nlohmann::json::object();
+  out["task"] = dataset.task;
+  if (!dataset.type.empty() && dataset.type != "retrieval") out["type"] = dataset.type;
+  if (!dataset.main_score.empty()) out["main_score"] = dataset.main_score;
+  if (!dataset.split.empty()) out["split"] = dataset.split;
+  if (!dataset.part_kind.empty()) out["part_kind"] = dataset.part_kind;
+  if (!dataset.parts.empty() && !dataset.parts.front().name.empty()) {
+    out["parts"] = nlohmann::json::array();
+    for (const DatasetPart& part : dataset.parts) out["parts"].push_back(part.name);
+  }
+  if (dataset.seed) out["seed"] = *dataset.seed;
+  AtomicFile file((fs::path(dir) / "dataset.json").string());
+  file.write(out.dump(2) + "\n");
+  file.commit();
+}
+
+std::optional<std::string> dataset_revision(const DatasetInfo& dataset) {
+  if (!dataset.seed) return std::nullopt;
+  return "lmk-seed-" + std::to_string(*dataset.seed);
 }
 
 }  // namespace lmk

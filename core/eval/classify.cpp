@@ -4,9 +4,12 @@
 
 #include <chrono>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
+#include "core/data/jsonl.h"
 #include "core/util/error.h"
+#include "core/util/json_util.h"
 
 namespace lmk {
 
@@ -21,6 +24,26 @@ std::vector<std::vector<float>> rows_of(const at::Tensor& embeddings) {
 }
 
 }  // namespace
+
+LabelledTexts read_labelled(const std::string& path) {
+  using json = nlohmann::json;
+  LabelledTexts out;
+  std::set<std::string> seen;
+  for_each_jsonl(path, [&](json& line, const std::string& where) {
+    out.texts.push_back(json_util::get<std::string>(line, "text", where));
+    const json& label = json_util::required(line, "label", where);
+    out.labels.push_back(label.is_string() ? label.get<std::string>() : label.dump());
+    const auto id = line.find("id");
+    out.ids.push_back(id == line.end()  ? std::to_string(out.texts.size())
+                      : id->is_string() ? id->get<std::string>()
+                                        : id->dump());
+    if (!seen.insert(out.ids.back()).second)
+      throw input_error(where, "id " + out.ids.back() + " appears twice");
+    return true;
+  });
+  if (out.texts.empty()) throw input_error(path, "no texts");
+  return out;
+}
 
 ClassificationEvaluation evaluate_classification(const LoadedModel& model,
                                                  const Tokenizer& tokenizer,

@@ -16,6 +16,11 @@ struct LabelledTexts {
   std::vector<std::string> ids;  // per text: its "id", else its position in the file from 1
 };
 
+// Reads a classification split: jsonl lines with "text" and "label" (a string or a number) and an
+// optional "id" (else the line's position from 1). An InputError names the file and line of a
+// missing field or a repeated id, and the file when it holds no text.
+LabelledTexts read_labelled(const std::string& path);
+
 struct ClassificationEvaluation {
   ClassificationReport report;
   std::vector<std::string> labels;    // class index -> label (train labels sorted, then unseen)
