@@ -1,5 +1,7 @@
 #include "app/commands.h"
 
+#include "app/field_option.h"
+
 #include <unistd.h>
 
 #include <csignal>
@@ -173,6 +175,9 @@ int run_commands(int argc, char** argv, const std::vector<CommandAdder>& adders,
   } catch (const Stopped& e) {
     std::cerr << "lmk: " << e.what() << "\n";
     return kExitStopped;
+  } catch (const FieldError& e) {
+    std::cerr << "lmk: error: " << command_line_message(app, e) << "\n";
+    return 2;
   } catch (const InputError& e) {
     std::cerr << "lmk: error: " << e.what() << "\n";
     return 2;

@@ -340,7 +340,7 @@ int run_docs(const DocsArgs& args) {
   options.limit = args.limit;
   options.min_bytes = args.min_bytes;
   const HtmlRenderReport report =
-      render_html_docs(html_docs_source(args.source), args.out, options);
+      render_html_docs(html_docs_source(args.source, "--source"), args.out, options);
   std::cerr << "lmk data docs: " << args.source << ": " << report.rendered << " of " << report.pages
             << " pages rendered (" << report.short_pages << " shorter than " << args.min_bytes
             << " bytes, " << report.rejected << " the HTML parser rejected), "

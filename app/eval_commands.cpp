@@ -67,7 +67,7 @@ int run_eval(const EvalArgs& args) {
   const auto tokenizer = load_tokenizer(args.model);
   RetrievalOptions options;
   options.encode.pooling =
-      args.pooling.empty() ? model.pooling.pooling : parse_pooling(args.pooling);
+      args.pooling.empty() ? model.pooling.pooling : parse_pooling(args.pooling, "--pooling");
   options.encode.granularity = args.granularity;
   options.encode.max_length = args.max_length;
   options.encode.batch_size = args.batch_size;

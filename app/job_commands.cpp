@@ -89,7 +89,7 @@ int run_submit(const SubmitArgs& args) {
   local.report = terminal_report(pending);
   local.progress_interval_s = ::isatty(2) ? 1.0 : 30.0;
   const std::unique_ptr<Executor> executor =
-      make_executor(parse_executor(args.executor), config.slurm, local);
+      make_executor(parse_executor(args.executor, "--executor"), config.slurm, local);
   std::cerr << "lmk submit: " << config.name << ", profile " << config.profile << ", "
             << plan.cells.size() << (plan.cells.size() == 1 ? " cell, " : " sweep cells, ")
             << plan.steps.size() << " steps in " << config.dir << ", results in " << config.db

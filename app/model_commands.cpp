@@ -44,7 +44,7 @@ int run_init(const InitArgs& args) {
                     tokenizer->special_tokens().pad.value_or(0));
   const Encoder encoder(config, args.seed);
   PoolingSettings pooling;
-  pooling.pooling = parse_pooling(args.pooling);
+  pooling.pooling = parse_pooling(args.pooling, "--pooling");
   std::unique_ptr<LatentAttention> latent;
   if (pooling.pooling == Pooling::Latent)
     latent = std::make_unique<LatentAttention>(config.hidden_size, 64, 8, 0, args.seed);
@@ -162,7 +162,8 @@ std::vector<int64_t> parse_layers(const std::string& text, int64_t num_layers) {
 // The encode options the command line asks for, with the model folder's settings as defaults.
 EncodeOptions encode_options(const EncodeArgs& args, const LoadedModel& model) {
   EncodeOptions options;
-  options.pooling = args.pooling.empty() ? model.pooling.pooling : parse_pooling(args.pooling);
+  options.pooling =
+      args.pooling.empty() ? model.pooling.pooling : parse_pooling(args.pooling, "--pooling");
   options.granularity = args.granularity;
   options.max_length = args.max_length;
   // A sentence-transformers folder truncates at its max_seq_length, as sentence-transformers

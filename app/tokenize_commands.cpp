@@ -76,7 +76,7 @@ int run_tokenize(const TokenizeArgs& args) {
   }
   const auto tokenizer = load_tokenizer(args.tokenizer);
   LandmarkOptions options;
-  options.spec = LandmarkSpec::parse(args.landmark);
+  options.spec = LandmarkSpec::parse(args.landmark, "--landmark");
   options.max_length = args.max_length;
   options.seed = args.seed;
   if (args.landmark_token >= 0) options.landmark_token = static_cast<int32_t>(args.landmark_token);

@@ -138,26 +138,26 @@ Placed place_needle(const Tokenizer& tokenizer, const std::vector<std::string>& 
   const size_t needle_token = token_at_byte(encoding, before.size());
   // The depth as RULER counts it: the share of the document ahead of the needle, out of what
   // could be (the tokens but the needle's), so that a needle at the very end is at 1.
-  const double room =
-      static_cast<double>(std::max<int64_t>(1, static_cast<int64_t>(placed.tokens) - needle_tokens));
+  const double room = static_cast<double>(
+      std::max<int64_t>(1, static_cast<int64_t>(placed.tokens) - needle_tokens));
   placed.evidence_position = std::min(1.0, static_cast<double>(needle_token) / room);
   return placed;
 }
-
 
 template <typename MakeDoc>
 std::vector<GeneratedSplit> synthetic_task(const std::string& task,
                                            const SyntheticTaskOptions& options, MakeDoc make_doc) {
   if (options.documents == 0 || options.queries == 0)
-    throw input_error("--queries / --documents", "must be > 0");
+    throw FieldError(options.queries == 0 ? "queries" : "documents", "must be > 0");
   if (options.queries > options.documents)
-    throw input_error("--queries", "at most --documents (each query targets its own document)");
-  if (options.keys == 0) throw input_error("--keys", "must be > 0");
+    throw FieldError("queries", "at most documents (" + std::to_string(options.documents) +
+                                    "): each query targets its own document");
+  if (options.keys == 0) throw FieldError("keys", "must be > 0");
   for (double depth : options.depths)
-    if (!(depth >= 0 && depth <= 1)) throw input_error("--depths", "each depth must be in [0, 1]");
+    if (!(depth >= 0 && depth <= 1)) throw FieldError("depths", "each depth must be in [0, 1]");
   std::vector<GeneratedSplit> splits;
   for (const int64_t length : options.lengths) {
-    if (length < 32) throw input_error("--lengths", "each length must be >= 32 tokens");
+    if (length < 32) throw FieldError("lengths", "each length must be >= 32 tokens");
     Rng rng(mix_seed(options.seed, static_cast<uint64_t>(length)));
     // The first `documents` names are asked for; each document's other keys take the rest.
     const std::vector<std::string> names = draw_names(options.documents * options.keys, rng);
@@ -201,7 +201,7 @@ std::vector<GeneratedSplit> make_passkey_task(const Tokenizer& tokenizer,
   const std::vector<std::string> unit = {"The grass is green. ", "The sky is blue. ",
                                          "The sun is yellow. ", "Here we go. ",
                                          "There and back again. "};
-  if (options.keys != 1) throw input_error("--keys", "the passkey task has one key per document");
+  if (options.keys != 1) throw FieldError("keys", "the passkey task has one key per document");
   return synthetic_task(
       "passkey", options,
       [&](const std::vector<std::string>& names, int64_t length, double relative, Rng& rng) {
@@ -224,7 +224,7 @@ std::vector<GeneratedSplit> make_passkey_task(const Tokenizer& tokenizer,
 std::vector<GeneratedSplit> make_needle_task(const Tokenizer& tokenizer,
                                              const std::vector<Document>& haystack,
                                              const SyntheticTaskOptions& options) {
-  if (haystack.empty()) throw input_error("--haystack", "no haystack documents");
+  if (haystack.empty()) throw FieldError("haystack", "no haystack documents");
   struct Fact {
     const char* statement;  // {name} and {value} are replaced
     const char* question;
@@ -275,7 +275,7 @@ std::vector<GeneratedSplit> make_needle_task(const Tokenizer& tokenizer,
         // Short haystacks repeat from the start, as LongEmbed's essays do for long contexts.
         size_t d = rng.below(haystack.size());
         for (size_t visited = 0; bytes < wanted_bytes; ++visited, d = (d + 1) % haystack.size()) {
-          if (visited == haystack.size() && bytes == 0) throw input_error("--haystack", "no text");
+          if (visited == haystack.size() && bytes == 0) throw FieldError("haystack", "no text");
           for (auto& s : sentence_texts(haystack[d].text)) {
             bytes += s.size();
             sentences.push_back(std::move(s));
@@ -307,10 +307,9 @@ std::vector<TrainingExample> synthetic_training_pairs(const std::vector<Generate
     std::map<std::string, const Document*> by_id;
     for (const Document& doc : data.corpus) by_id[doc.id] = &doc;
     if (data.corpus.size() < negatives + 1)
-      throw input_error("synthetic pairs", "length " + split.name + " has " +
-                                               std::to_string(data.corpus.size()) +
-                                               " documents, too few for " +
-                                               std::to_string(negatives) + " negatives");
+      throw input_error("synthetic pairs",
+                        "length " + split.name + " has " + std::to_string(data.corpus.size()) +
+                            " documents, too few for " + std::to_string(negatives) + " negatives");
     Rng rng(mix_seed(seed, fnv1a64(split.name)));
     for (const Query& query : data.queries) {
       const auto judged = data.qrels.find(query.id);

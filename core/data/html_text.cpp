@@ -235,13 +235,13 @@ const std::vector<HtmlDocsSource>& html_docs_sources() {
   return sources;
 }
 
-const HtmlDocsSource& html_docs_source(const std::string& name) {
+const HtmlDocsSource& html_docs_source(const std::string& name, const std::string& where) {
   std::string names;
   for (const HtmlDocsSource& source : html_docs_sources()) {
     if (source.name == name) return source;
     names += (names.empty() ? "" : ", ") + source.name;
   }
-  throw input_error("--source", "unknown documentation source '" + name + "' (" + names + ")");
+  throw input_error(where, "unknown documentation source '" + name + "' (" + names + ")");
 }
 
 void require_installed(const HtmlDocsSource& source) {

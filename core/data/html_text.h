@@ -33,8 +33,9 @@ struct HtmlDocsSource {
 
 // The sources lmk knows: python-docs (python3.11-doc) and kernel-docs (linux-doc-6.1).
 const std::vector<HtmlDocsSource>& html_docs_sources();
-// The source called `name`; an InputError naming the known ones otherwise.
-const HtmlDocsSource& html_docs_source(const std::string& name);
+// The source called `name`; an InputError naming `where` and the known ones otherwise.
+const HtmlDocsSource& html_docs_source(const std::string& name,
+                                       const std::string& where = "source");
 
 // An InputError naming the package and the command that installs it when the source's folder
 // is missing.

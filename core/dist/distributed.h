@@ -30,7 +30,7 @@ namespace lmk {
 c10::Device process_device(const std::string& name, const std::string& option,
                            const DistributedEnv& env);
 // The same with the launcher's variables of this process (read_distributed_env).
-c10::Device process_device(const std::string& name, const std::string& option = "[train] device");
+c10::Device process_device(const std::string& name, const std::string& option = "device");
 
 // This process's place in a run and the process group it shares with the others.
 class DistributedContext {

@@ -16,11 +16,14 @@ std::pair<at::Tensor, at::Tensor> batch_tensors(const Batch& batch) {
               .to(at::kLong)};
 }
 
-c10::Device parse_device(const std::string& name, const std::string& option) {
+c10::Device parse_device(const std::string& name, const std::string& where) {
+  // A FieldError: a command line names its --device for the field "device" (app/field_option.h)
+  // and keeps any other `where` (an option or key the caller named) as it is.
+  const auto bad_value = [&](const std::string& message) { return FieldError(where, message); };
   const std::string bad = "'" + name + "' is not a device (cpu, cuda or cuda:N)";
   if (name == "cpu") return c10::Device(c10::kCPU);
   const std::string prefix = "cuda";
-  if (name.rfind(prefix, 0) != 0) throw input_error(option, bad);
+  if (name.rfind(prefix, 0) != 0) throw bad_value(bad);
   int index = -1;
   if (name.size() > prefix.size()) {
     const std::string rest = name.substr(prefix.size());
@@ -30,19 +33,17 @@ c10::Device parse_device(const std::string& name, const std::string& option) {
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used == 0 || used != rest.size() - 1 || index < 0) throw input_error(option, bad);
+    if (used == 0 || used != rest.size() - 1 || index < 0) throw bad_value(bad);
   }
   // The CUDA module brings libtorch_cuda.so, which registers CUDA with ATen: loaded before
   // anything asks ATen about CUDA (ATen caches its first answer).
-  const CudaModule& cuda = load_cuda_module(option);
+  const CudaModule& cuda = load_cuda_module(where);
   std::string why;
   const int count = cuda.device_count(&why);
-  if (count == 0)
-    throw input_error(option, "'" + name + "': no CUDA device is visible here (" + why + ")");
+  if (count == 0) throw bad_value("'" + name + "': no CUDA device is visible here (" + why + ")");
   if (index >= count)
-    throw input_error(option, "'" + name + "': this machine has " + std::to_string(count) +
-                                  " CUDA device(s) (cuda:0 .. cuda:" + std::to_string(count - 1) +
-                                  ")");
+    throw bad_value("'" + name + "': this machine has " + std::to_string(count) +
+                    " CUDA device(s) (cuda:0 .. cuda:" + std::to_string(count - 1) + ")");
   return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index));
 }
 
@@ -70,7 +71,7 @@ nlohmann::json PoolingPlan::record() const {
 PoolingPlan plan_pooling(Pooling pooling, int granularity, const PoolingSettings& folder,
                          const LatentAttention* latent, bool normalize,
                          const std::string& folder_name) {
-  if (granularity < 0) throw input_error("--granularity", "must be > 0");
+  if (granularity < 0) throw FieldError("granularity", "must be >= 0 (0: the default)");
   if (pooling == Pooling::Latent && !latent) {
     throw InputError(folder_name +
                      ": latent pooling needs a model folder with latent attention weights (lmk "
@@ -81,14 +82,15 @@ PoolingPlan plan_pooling(Pooling pooling, int granularity, const PoolingSettings
   const int g = granularity > 0 ? granularity : kDefaultGranularity;
   switch (pooling) {
     case Pooling::Landmark:
-      plan.landmarks = granularity > 0 ? LandmarkSpec::parse("fixed:" + std::to_string(granularity))
+      plan.landmarks = granularity > 0 ? LandmarkSpec::parse("fixed:" + std::to_string(granularity),
+                                                             "granularity")
                                        : folder.landmarks.eval;
       plan.train_landmarks = folder.landmarks.train;
       if (plan.landmarks.mode == LandmarkMode::Fixed)
         plan.granularity = plan.landmarks.granularities.at(0);
       break;
     case Pooling::MultiCls:
-      plan.landmarks = LandmarkSpec::parse("multicls:" + std::to_string(g));
+      plan.landmarks = LandmarkSpec::parse("multicls:" + std::to_string(g), "granularity");
       plan.train_landmarks = plan.landmarks;
       plan.granularity = g;
       break;
@@ -148,7 +150,7 @@ at::Tensor encode_texts(const LoadedModel& model, const Tokenizer& tokenizer,
   const int64_t hidden_size = model.encoder->config().hidden_size;
   at::Tensor embeddings = at::empty({static_cast<int64_t>(texts.size()), hidden_size}, at::kFloat);
   const int32_t pad = tokenizer.special_tokens().pad.value_or(0);
-  const c10::Device device = parse_device(options.device);
+  const c10::Device device = parse_device(options.device, "device");
   model.encoder->to(device);
   const BfloatAutocast autocast(device.is_cuda());
   at::NoGradGuard no_grad;

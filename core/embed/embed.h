@@ -39,10 +39,11 @@ struct Batch;
 // A padded batch as tensors: ids and attention mask, [B, L] int64 each (copies).
 std::pair<at::Tensor, at::Tensor> batch_tensors(const Batch& batch);
 
-// Parses a device ("cpu", "cuda", "cuda:N"); an InputError names `option` when the value is
-// malformed, when CUDA is asked for and this LibTorch build has none, or when cuda:N names a
-// device this machine does not have.
-c10::Device parse_device(const std::string& name, const std::string& option = "--device");
+// Parses a device ("cpu", "cuda", "cuda:N"); a FieldError names `where` (the field "device" by
+// default, which a command line shows as its --device; an option or key the caller names stays
+// as it is) when the value is malformed, when CUDA is asked for and this LibTorch build has
+// none, or when cuda:N names a device this machine does not have.
+c10::Device parse_device(const std::string& name, const std::string& where = "device");
 
 // bf16 autocast of CUDA ops while it lives, when `enable` (this CPU has no fast bf16 path: the
 // CPU stays in fp32); the previous autocast state comes back at its end.

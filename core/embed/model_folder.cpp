@@ -157,7 +157,7 @@ PoolingSettings read_pooling_settings(const fs::path& dir, json* latent_config) 
   if (!fs::is_regular_file(path)) return read_sentence_transformers_pooling(dir);
   const std::string where = path.string();
   const json j = ju::parse(read_file(where), where);
-  settings.pooling = parse_pooling(ju::get<std::string>(j, "pooling", where));
+  settings.pooling = parse_pooling(ju::get<std::string>(j, "pooling", where), where + ": pooling");
   settings.normalize = ju::optional<bool>(j, "normalize", where, true);
   settings.max_seq_length = ju::optional<int64_t>(j, "max_seq_length", where, 512);
   settings.landmarks.train = LandmarkSpec::parse(

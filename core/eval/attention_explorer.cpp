@@ -66,7 +66,7 @@ DocumentAttention explore_attention(const LoadedModel& model, const Tokenizer& t
   for (int64_t layer = 0; layer < num_layers; ++layer) capture.layers.push_back(layer);
   capture.row_layers = row_layers;
   if (explorer.on_layer) capture.on_layer = [&](int64_t layer) { explorer.on_layer(layer + 1); };
-  const c10::Device device = parse_device(options.device);
+  const c10::Device device = parse_device(options.device, "device");
   model.encoder->to(device);
   at::NoGradGuard no_grad;
   const at::Tensor ids =

@@ -7,7 +7,7 @@
 namespace lmk {
 
 std::vector<double> AttentionProfile::binned(int bins) const {
-  if (bins <= 0) throw input_error("--bins", "must be > 0");
+  if (bins <= 0) throw FieldError("bins", "must be > 0");
   std::vector<double> out(static_cast<size_t>(bins), 0.0);
   for (int64_t p = 0; p < length; ++p)
     out[static_cast<size_t>(p * bins / length)] += weights[static_cast<size_t>(p)];
@@ -17,10 +17,9 @@ std::vector<double> AttentionProfile::binned(int bins) const {
 void require_layers(const std::vector<int64_t>& layers, int64_t num_layers) {
   for (int64_t layer : layers)
     if (layer < 0 || layer >= num_layers)
-      throw input_error("--layers", "layer " + std::to_string(layer) +
-                                        " out of range (the model has " +
-                                        std::to_string(num_layers) + " layers, 0.." +
-                                        std::to_string(num_layers - 1) + ")");
+      throw FieldError("layers", "layer " + std::to_string(layer) +
+                                     " out of range (the model has " + std::to_string(num_layers) +
+                                     " layers, 0.." + std::to_string(num_layers - 1) + ")");
 }
 
 std::vector<AttentionProfile> attention_profiles(const LoadedModel& model,
@@ -32,7 +31,7 @@ std::vector<AttentionProfile> attention_profiles(const LoadedModel& model,
   const PoolingPlan plan = plan_pooling(options, model);
   const LandmarkTokenizer landmarks =
       input_tokenizer(tokenizer, plan, options, model.encoder->config());
-  const c10::Device device = parse_device(options.device);
+  const c10::Device device = parse_device(options.device, "device");
   model.encoder->to(device);
   at::NoGradGuard no_grad;
   std::vector<AttentionProfile> profiles;

@@ -185,10 +185,10 @@ ComparisonTable compare_table(const std::vector<std::string>& rows,
                               const std::vector<std::string>& columns,
                               const std::vector<std::vector<ComparisonCell>>& cells,
                               const ComparisonOptions& options) {
-  if (!(options.alpha > 0 && options.alpha < 1)) throw input_error("--alpha", "must be in (0, 1)");
+  if (!(options.alpha > 0 && options.alpha < 1)) throw FieldError("alpha", "must be in (0, 1)");
   if (!(options.resampling.confidence > 0 && options.resampling.confidence < 1))
-    throw input_error("--confidence", "must be in (0, 1)");
-  if (options.resampling.resamples < 1) throw input_error("--resamples", "must be > 0");
+    throw FieldError("confidence", "must be in (0, 1)");
+  if (options.resampling.resamples < 1) throw FieldError("resamples", "must be > 0");
   if (options.baseline && *options.baseline >= rows.size())
     throw std::invalid_argument("compare_table: baseline row out of range");
   ComparisonTable table;

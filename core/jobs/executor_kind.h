@@ -13,7 +13,7 @@ enum class ExecutorKind {
 };
 
 // "local" | "slurm"; InputError naming `where` otherwise.
-ExecutorKind parse_executor(const std::string& name, const std::string& where = "--executor");
+ExecutorKind parse_executor(const std::string& name, const std::string& where = "executor");
 const char* executor_name(ExecutorKind kind);
 // Whether a job's stored executor is `kind`.
 bool runs_on(const std::string& stored_executor, ExecutorKind kind);

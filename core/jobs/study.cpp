@@ -342,7 +342,7 @@ std::vector<StudyStep> plan_cell(const StudyConfig& c, const std::string& experi
   for (const StudyVariant& v : c.variants) {
     const std::string model = out("finetune/" + v.label) + "/last";
     // Only a pooling whose encoding reads the granularity is chosen on dev among its values.
-    const bool reads = reads_granularity(parse_pooling(v.pooling));
+    const bool reads = reads_granularity(parse_pooling(v.pooling, "pooling"));
     auto eval_step = [&](const std::string& name, const std::string& dataset, int64_t max_length,
                          int64_t attention_docs, const std::string& data_dep,
                          const std::string& split) {

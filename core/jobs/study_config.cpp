@@ -72,7 +72,7 @@ std::vector<StudySource> read_sources(const TomlConfig& toml) {
       source.name = source.builtin;
       if (source.builtin != "manpages") {
         try {
-          require_installed(html_docs_source(source.builtin));
+          require_installed(html_docs_source(source.builtin, toml.where("study", "corpus")));
         } catch (const InputError& e) {
           throw input_error(toml.where("study", "corpus"), e.what());
         }
@@ -104,11 +104,7 @@ StudyVariant parse_variant(const std::string& text, const std::string& where) {
   StudyVariant v;
   const size_t colon = text.find(':');
   v.pooling = text.substr(0, colon);
-  try {
-    parse_pooling(v.pooling);
-  } catch (const InputError&) {
-    throw input_error(where, "unknown pooling '" + v.pooling + "' in '" + text + "'");
-  }
+  parse_pooling(v.pooling, where);
   v.label = v.pooling;
   if (colon != std::string::npos) {
     v.train_landmarks = text.substr(colon + 1);

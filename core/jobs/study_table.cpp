@@ -196,7 +196,7 @@ std::string dev_selection(const StudyPlan& plan, const LatestRuns& latest,
       std::vector<std::vector<ComparisonCell>> chosen, oracle;
       std::optional<size_t> cls;
       for (const StudyVariant& v : c.variants) {
-        const bool reads = reads_granularity(parse_pooling(v.pooling));
+        const bool reads = reads_granularity(parse_pooling(v.pooling, "pooling"));
         if (v.pooling == "cls" && !cls) cls = rows.size();
         rows.push_back(reads ? v.label + " (g chosen on dev)" : v.label);
         chosen.emplace_back();

@@ -198,7 +198,7 @@ EncoderConfig EncoderConfig::preset(const std::string& name, int64_t vocab_size,
     c.hidden_size = 768, c.intermediate_size = 1152, c.num_layers = 22, c.num_heads = 12,
     c.local_attention = 128;
   } else {
-    throw input_error("--preset", "unknown preset '" + name + "' (tiny, small, base)");
+    throw FieldError("preset", "unknown preset '" + name + "' (tiny, small, base)");
   }
   // Every third layer global from layer 0 (ModernBERT's rule); with 7 and 22 layers the last
   // layer is global too, as in ModernBERT-base (22) and -large (28): the pooling tokens' final
@@ -256,69 +256,69 @@ std::string EncoderConfig::describe() const {
 EncoderConfig shaped_config(const std::string& preset, const ShapeOverrides& shape,
                             int64_t vocab_size, int64_t pad_token_id) {
   EncoderConfig c = EncoderConfig::preset(preset, vocab_size, pad_token_id);
-  auto positive = [](const std::optional<int64_t>& value, const char* flag, int64_t& field) {
+  auto positive = [](const std::optional<int64_t>& value, const char* name, int64_t& field) {
     if (!value) return;
-    if (*value <= 0) throw input_error(flag, "must be > 0, got " + std::to_string(*value));
+    if (*value <= 0) throw FieldError(name, "must be > 0, got " + std::to_string(*value));
     field = *value;
   };
-  auto refuse = [&](bool given, const char* flag, const std::string& why) {
+  auto refuse = [&](bool given, const char* name, const std::string& why) {
     if (given)
-      throw input_error(
-          flag, "does not apply to --architecture " + shape.architecture + " (" + why + ")");
+      throw FieldError(name,
+                       "does not apply to architecture " + shape.architecture + " (" + why + ")");
   };
-  positive(shape.hidden_size, "--hidden-size", c.hidden_size);
-  positive(shape.layers, "--layers", c.num_layers);
-  positive(shape.heads, "--heads", c.num_heads);
+  positive(shape.hidden_size, "hidden_size", c.hidden_size);
+  positive(shape.layers, "layers", c.num_layers);
+  positive(shape.heads, "heads", c.num_heads);
   if (c.hidden_size % c.num_heads != 0)
-    throw input_error("--heads", std::to_string(c.num_heads) +
-                                     " heads do not divide the hidden size " +
-                                     std::to_string(c.hidden_size));
+    throw FieldError("heads", std::to_string(c.num_heads) +
+                                  " heads do not divide the hidden size " +
+                                  std::to_string(c.hidden_size));
   if (shape.architecture == "modernbert") {
-    positive(shape.intermediate_size, "--intermediate-size", c.intermediate_size);
+    positive(shape.intermediate_size, "intermediate_size", c.intermediate_size);
     if (shape.local_window) {
       if (*shape.local_window < 0)
-        throw input_error("--local-window",
-                          "must be >= 0, got " + std::to_string(*shape.local_window));
+        throw FieldError("local_window",
+                         "must be >= 0, got " + std::to_string(*shape.local_window));
       c.local_attention = *shape.local_window;
     }
     if (shape.rope_theta) {
-      if (!(*shape.rope_theta > 0)) throw input_error("--rope-theta", "must be > 0");
+      if (!(*shape.rope_theta > 0)) throw FieldError("rope_theta", "must be > 0");
       c.global_rope_theta = *shape.rope_theta;
     }
     int64_t every = 3;
-    positive(shape.global_every, "--global-every", every);
+    positive(shape.global_every, "global_every", every);
     // ModernBERT's rule, which every reader of config.json (global_attn_every_n_layers or
     // layer_types) builds alike.
     c.global_layers.clear();
     for (int64_t i = 0; i < c.num_layers; ++i) c.global_layers.push_back(i % every == 0);
   } else if (shape.architecture == "bert" || shape.architecture == "gte") {
     const bool bert = shape.architecture == "bert";
-    refuse(shape.local_window.has_value(), "--local-window", "every layer attends globally");
-    refuse(shape.global_every.has_value(), "--global-every", "every layer attends globally");
-    refuse(bert && shape.rope_theta.has_value(), "--rope-theta", "BERT has absolute positions");
+    refuse(shape.local_window.has_value(), "local_window", "every layer attends globally");
+    refuse(shape.global_every.has_value(), "global_every", "every layer attends globally");
+    refuse(bert && shape.rope_theta.has_value(), "rope_theta", "BERT has absolute positions");
     c.architecture = bert ? Architecture::Bert : Architecture::Gte;
     // BERT's and GTE's own shape: an MLP of 4 × hidden, unless asked for another.
     c.intermediate_size = 4 * c.hidden_size;
-    positive(shape.intermediate_size, "--intermediate-size", c.intermediate_size);
+    positive(shape.intermediate_size, "intermediate_size", c.intermediate_size);
     if (bert) c.max_position_embeddings = 8192;
     if (!bert) {
       c.type_vocab_size = 0;
       if (shape.rope_theta) {
-        if (!(*shape.rope_theta > 0)) throw input_error("--rope-theta", "must be > 0");
+        if (!(*shape.rope_theta > 0)) throw FieldError("rope_theta", "must be > 0");
         c.rope_theta = *shape.rope_theta;
       }
     }
   } else {
-    throw input_error("--architecture",
-                      "must be modernbert, bert or gte, got '" + shape.architecture + "'");
+    throw FieldError("architecture",
+                     "must be modernbert, bert or gte, got '" + shape.architecture + "'");
   }
   if (shape.no_rope) {
-    refuse(shape.architecture == "bert", "--no-rope", "BERT has absolute positions, no RoPE");
+    refuse(shape.architecture == "bert", "no_rope", "BERT has absolute positions, no RoPE");
     c.rope_disabled = true;
   }
   if (c.uses_rope() && c.head_dim() % 2 != 0)
-    throw input_error("--heads", "RoPE needs an even head size (hidden size / heads = " +
-                                     std::to_string(c.head_dim()) + ")");
+    throw FieldError("heads", "RoPE needs an even head size (hidden size / heads = " +
+                                  std::to_string(c.head_dim()) + ")");
   c.validate("lmk model init");
   return c;
 }

@@ -116,9 +116,9 @@ struct ShapeOverrides {
   }
 };
 
-// The preset's configuration with the overrides applied and validated. An option out of range,
-// or one that the architecture does not have (--local-window for BERT, --rope-theta for BERT's
-// absolute positions), is an InputError naming the option.
+// The preset's configuration with the overrides applied and validated. A field out of range,
+// or one that the architecture does not have (local_window for BERT, rope_theta for BERT's
+// absolute positions), is a FieldError naming the field; an unknown preset one naming "preset".
 EncoderConfig shaped_config(const std::string& preset, const ShapeOverrides& shape,
                             int64_t vocab_size, int64_t pad_token_id);
 

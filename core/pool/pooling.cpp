@@ -59,7 +59,7 @@ at::Tensor pool(Pooling pooling, const at::Tensor& hidden, const at::Tensor& mas
       break;
     }
     case Pooling::MeanEveryK: {
-      if (options.every_k <= 0) throw input_error("--granularity", "k must be > 0");
+      if (options.every_k <= 0) throw FieldError("every_k", "must be > 0");
       const at::Tensor every =
           at::arange(1, L + 1, at::kLong).remainder(options.every_k).eq(0).view({1, L});
       at::Tensor weights = token_mask.logical_and(every.to(token_mask.device()));

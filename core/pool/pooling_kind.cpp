@@ -19,12 +19,12 @@ constexpr PoolingName kNames[] = {{Pooling::Cls, "cls"},
 
 }  // namespace
 
-Pooling parse_pooling(const std::string& name) {
+Pooling parse_pooling(const std::string& name, const std::string& where) {
   for (const auto& n : kNames) {
     if (name == n.name) return n.pooling;
   }
-  throw input_error("--pooling", "unknown pooling '" + name +
-                                     "' (cls, mean, lmk, multicls, latent, last, mean_every_k)");
+  throw input_error(where, "unknown pooling '" + name +
+                               "' (cls, mean, lmk, multicls, latent, last, mean_every_k)");
 }
 
 const char* pooling_name(Pooling pooling) {

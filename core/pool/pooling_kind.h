@@ -19,8 +19,10 @@ enum class Pooling {
                // tokens
 };
 
-// cls | mean | lmk | multicls | latent | last | mean_every_k; throws InputError otherwise.
-Pooling parse_pooling(const std::string& name);
+// cls | mean | lmk | multicls | latent | last | mean_every_k; an InputError naming `where` (the
+// field by default; the option, file field or key the name came from when the caller knows it)
+// otherwise.
+Pooling parse_pooling(const std::string& name, const std::string& where = "pooling");
 const char* pooling_name(Pooling pooling);
 
 // The granularity a pooling that needs one (multicls, mean_every_k) uses when given none: the

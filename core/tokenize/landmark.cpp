@@ -93,18 +93,17 @@ std::string LandmarkSpec::to_string() const {
 }
 
 LandmarkSpec default_train_landmarks() {
-  return LandmarkSpec::parse(paper::train_landmarks_text());
+  return LandmarkSpec::parse(paper::train_landmarks_text(), "paper::train_landmarks_text");
 }
 LandmarkSpec default_eval_landmarks() {
-  return LandmarkSpec::parse(paper::eval_landmarks_text());
+  return LandmarkSpec::parse(paper::eval_landmarks_text(), "paper::eval_landmarks_text");
 }
 
 LandmarkTokenizer::LandmarkTokenizer(const Tokenizer& tokenizer, LandmarkOptions options)
     : tokenizer_(tokenizer), options_(std::move(options)) {
   const auto& special = tokenizer_.special_tokens();
   if (options_.spec.mode != LandmarkMode::None) {
-    if (options_.spec.granularities.empty())
-      throw input_error("--landmark", "no granularity given");
+    if (options_.spec.granularities.empty()) throw FieldError("spec", "no granularity given");
     if (!special.cls)
       throw InputError("the tokenizer has no [CLS] / <s> / BOS token to open the input");
     cls_token_ = *special.cls;
@@ -112,8 +111,8 @@ LandmarkTokenizer::LandmarkTokenizer(const Tokenizer& tokenizer, LandmarkOptions
     if (options_.landmark_token) {
       if (*options_.landmark_token < 0 ||
           static_cast<size_t>(*options_.landmark_token) >= tokenizer_.vocab_size()) {
-        throw input_error("--landmark-token", "id " + std::to_string(*options_.landmark_token) +
-                                                  " is outside the vocabulary");
+        throw FieldError("landmark_token", "id " + std::to_string(*options_.landmark_token) +
+                                               " is outside the vocabulary");
       }
       landmark_token_ = *options_.landmark_token;
     } else if (end_token_) {

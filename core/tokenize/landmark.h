@@ -24,8 +24,9 @@ struct LandmarkSpec {
   std::vector<int> granularities;  // Fixed/MultiCls: {g}; Variable: the set; Sentence: {max g}
 
   // Parses none | fixed:G | variable:G1,G2,.. | variable | sentence[:G] | multicls[:G];
-  // throws InputError (naming `where`) on anything else or on g <= 0.
-  static LandmarkSpec parse(std::string_view text, const std::string& where = "--landmark");
+  // throws InputError naming `where` (the field by default; the option, file field or key it
+  // came from when the caller knows it) on anything else or on g <= 0.
+  static LandmarkSpec parse(std::string_view text, const std::string& where = "landmarks");
   // The text form parse accepts.
   std::string to_string() const;
 };

@@ -97,9 +97,9 @@ std::unique_ptr<Tokenizer> load_sentencepiece_tokenizer(const std::string& path)
 
 void train_sentencepiece(const SentencePieceTrainOptions& options) {
   if (options.inputs.empty()) throw InputError("tokenizer-train: no input text files");
-  if (options.vocab_size < 16) throw input_error("--vocab-size", "must be at least 16");
+  if (options.vocab_size < 16) throw FieldError("vocab_size", "must be at least 16");
   if (options.model_type != "unigram" && options.model_type != "bpe") {
-    throw input_error("--model-type", "must be unigram or bpe, got '" + options.model_type + "'");
+    throw FieldError("model_type", "must be unigram or bpe, got '" + options.model_type + "'");
   }
   std::string inputs;
   for (const auto& f : options.inputs) {
@@ -111,7 +111,7 @@ void train_sentencepiece(const SentencePieceTrainOptions& options) {
   if (prefix.size() > 6 && prefix.compare(prefix.size() - 6, 6, ".model") == 0)
     prefix.resize(prefix.size() - 6);
   if (prefix.find(' ') != std::string::npos)
-    throw input_error("--out", "paths with spaces are not supported");
+    throw FieldError("output_model", "paths with spaces are not supported");
   const int threads = options.threads > 0
                           ? options.threads
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

@@ -33,12 +33,8 @@ using json = nlohmann::json;
 namespace {
 
 void check_pooling(const std::string& name, const std::string& where) {
-  if (name.empty()) return;  // the model folder's
-  try {
-    parse_pooling(name);  // an unknown name fails here, not later
-  } catch (const InputError& e) {
-    throw input_error(where, e.what());
-  }
+  if (name.empty()) return;    // the model folder's
+  parse_pooling(name, where);  // an unknown name fails here, not later
 }
 
 void check_landmarks(const std::string& spec, const std::string& where) {
@@ -207,11 +203,11 @@ TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, boo
       load_model_folder(resume ? find_checkpoint(config.out_dir) : config.init_model);
   const auto tokenizer = load_tokenizer(config.init_model);
   PoolingSettings settings = model.pooling;
-  if (!config.pooling.empty()) settings.pooling = parse_pooling(config.pooling);
+  if (!config.pooling.empty()) settings.pooling = parse_pooling(config.pooling, "pooling");
   if (!config.train_landmarks.empty())
-    settings.landmarks.train = LandmarkSpec::parse(config.train_landmarks);
+    settings.landmarks.train = LandmarkSpec::parse(config.train_landmarks, "train_landmarks");
   if (!config.eval_landmarks.empty())
-    settings.landmarks.eval = LandmarkSpec::parse(config.eval_landmarks);
+    settings.landmarks.eval = LandmarkSpec::parse(config.eval_landmarks, "eval_landmarks");
   settings.max_seq_length = config.passage_max_length;
   model.pooling = settings;
   const PoolingPlan plan =

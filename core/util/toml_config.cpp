@@ -270,7 +270,7 @@ void TomlConfig::use_profile(const std::string& name) {
   if (std::find(impl_->profiles.begin(), impl_->profiles.end(), name) == impl_->profiles.end()) {
     std::string names;
     for (const auto& p : impl_->profiles) names += (names.empty() ? "" : ", ") + p;
-    throw input_error("--profile", "unknown profile '" + name + "' (" + names + ")");
+    throw FieldError("profile", "unknown profile '" + name + "' (" + names + ")");
   }
   impl_->profile = name;
 }

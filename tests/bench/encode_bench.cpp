@@ -34,6 +34,7 @@
 #include <memory>
 #include <string>
 
+#include "app/field_option.h"
 #include "app/shape_options.h"
 #include "core/embed/embed.h"
 #include "core/embed/model_folder.h"
@@ -114,6 +115,9 @@ int main(int argc, char** argv) {
   }
   try {
     return run(options);
+  } catch (const lmk::FieldError& e) {
+    std::cerr << "lmk_encode_bench: error: " << lmk::cli::command_line_message(app, e) << "\n";
+    return 2;
   } catch (const lmk::InputError& e) {
     std::cerr << "lmk_encode_bench: error: " << e.what() << "\n";
     return 2;

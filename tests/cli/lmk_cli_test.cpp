@@ -133,6 +133,13 @@ TEST_F(LmkCliTest, BadInputExitsTwoWithAClearMessage) {
       {"tokenizer-train --input /nonexistent --vocab-size 100 --out x.model", "", "/nonexistent"},
       {"tokenize --tokenizer " + tokenizer_ + " --document " + dir_.write("bad.txt", "w0\xFF"), "",
        "bad.txt: text: invalid UTF-8 at byte 2"},
+      // Core names the field of its options (FieldError); the command names its option.
+      {"data passkey --tokenizer " + tokenizer_ + " --out " + (dir_.path() / "pk").string() +
+           " --lengths 64 --queries 20 --documents 10",
+       "", "lmk: error: --queries: at most documents (10)"},
+      {"data passkey --tokenizer " + tokenizer_ + " --out " + (dir_.path() / "pk").string() +
+           " --lengths 16",
+       "", "lmk: error: --lengths: each length must be >= 32 tokens"},
   };
   for (const auto& c : cases) {
     const Result r = run_lmk(c.args, c.input);

@@ -17,8 +17,9 @@ TEST(DeviceTest, ParsesCpuAndRejectsWhatIsNotADevice) {
     try {
       parse_device(bad);
       ADD_FAILURE() << bad;
-    } catch (const InputError& e) {
-      EXPECT_NE(std::string(e.what()).find("--device"), std::string::npos) << bad;
+    } catch (const FieldError& e) {
+      EXPECT_EQ(e.field(), "device") << bad;  // the command line says --device (LmkCliTest)
+      EXPECT_EQ(std::string(e.what()).rfind("device: '", 0), 0u) << e.what();
     }
   }
 }
@@ -105,7 +106,8 @@ TEST(PoolingPlanTest, RejectsANegativeGranularityAndLatentWithoutWeights) {
     plan_pooling(Pooling::Landmark, -1, folder, nullptr, true);
     ADD_FAILURE() << "negative granularity";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("--granularity"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("granularity: must be >= 0"), std::string::npos)
+        << e.what();
   }
   try {
     plan_pooling(Pooling::Latent, 0, folder, nullptr, true, "models/a");

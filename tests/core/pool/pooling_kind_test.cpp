@@ -16,7 +16,15 @@ TEST(PoolingKindTest, NamesRoundTripAndUnknownNamesFail) {
     parse_pooling("LMK");
     ADD_FAILURE() << "names are lower case";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("--pooling"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("pooling: unknown pooling 'LMK'"), std::string::npos)
+        << e.what();
+  }
+  try {
+    parse_pooling("max", "lmk_pooling.json: pooling");  // the caller names where it came from
+    ADD_FAILURE() << "max";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("lmk_pooling.json: pooling: unknown pooling", 0), 0u)
+        << e.what();
   }
 }
 
