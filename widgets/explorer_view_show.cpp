@@ -11,13 +11,13 @@
 #include <QMessageBox>
 #include <QSettings>
 #include <QSpinBox>
-#include <QSqlError>
-#include <QSqlQuery>
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
+#include "core/store/results_store.h"
 #include "widgets/explorer_panels.h"
 #include "widgets/explorer_text.h"
 #include "widgets/explorer_view.h"
@@ -392,17 +392,9 @@ void ExplorerView::look_up_rank() {
   load_in_background<std::pair<bool, double>>(
       this, db_path_,
       [eval, query_id, part](const QSqlDatabase& db) {
-        QSqlQuery query(db);
-        query.prepare(QStringLiteral(
-            "SELECT m.value FROM eval_queries q JOIN query_metrics m ON m.query = q.id "
-            "WHERE q.run_id = ? AND q.query_id = ? AND m.metric = 'mrr_at_100' "
-            "ORDER BY q.part = ? DESC LIMIT 1"));
-        query.addBindValue(eval.id);
-        query.addBindValue(query_id);
-        query.addBindValue(part);
-        if (!query.exec()) throw std::runtime_error(query.lastError().text().toStdString());
-        if (!query.next()) return std::pair<bool, double>{false, 0.0};
-        return std::pair<bool, double>{true, query.value(0).toDouble()};
+        const std::optional<double> mrr = store_reader(db).query_metric(
+            eval.id, query_id.toStdString(), "mrr_at_100", part.toStdString());
+        return std::pair<bool, double>{mrr.has_value(), mrr.value_or(0.0)};
       },
       [this, eval, query_id](std::pair<bool, double> found, const QString& error) {
         if (!error.isEmpty() || !found.first) {

@@ -4,18 +4,15 @@
 #include "widgets/explorer_view.h"
 
 #include <QComboBox>
-#include <QJsonDocument>
-#include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
 #include <QSpinBox>
-#include <QSqlError>
-#include <QSqlQuery>
 #include <QTimer>
 
 #include <stdexcept>
 
 #include "core/data/dataset_dir.h"
+#include "core/store/results_store.h"
 #include "widgets/store_connection.h"
 
 namespace lmk::widgets {
@@ -46,20 +43,27 @@ void ExplorerView::set_store(const QString& db_path) {
       this, db_path,
       [](const QSqlDatabase& db) {
         std::vector<EvalRun> runs;
-        QSqlQuery query(db);
-        if (!query.exec(QStringLiteral(
-                "SELECT id, name, config FROM runs WHERE kind = 'eval' ORDER BY id")))
-          throw std::runtime_error(query.lastError().text().toStdString());
-        while (query.next()) {
-          const QJsonObject config = QJsonDocument::fromJson(query.value(2).toByteArray()).object();
+        RunFilter eval_runs;
+        eval_runs.kind = "eval";
+        for (const RunRecord& record : store_reader(db).list_runs(eval_runs)) {
+          // The run's config as lmk eval recorded it (app/eval_commands.cpp).
+          const nlohmann::json& config = record.config;
+          const auto text = [&](const char* key, const char* fallback) {
+            const auto found = config.find(key);
+            return QString::fromStdString(
+                found != config.end() && found->is_string() ? found->get<std::string>() : fallback);
+          };
           EvalRun run;
-          run.id = query.value(0).toLongLong();
-          run.name = query.value(1).toString();
-          run.model = config.value(QStringLiteral("model")).toString();
-          run.pooling = config.value(QStringLiteral("pooling")).toString();
-          run.granularity = config.value(QStringLiteral("granularity")).toInt();
-          run.dataset = config.value(QStringLiteral("dataset")).toString();
-          run.split = config.value(QStringLiteral("split")).toString(QStringLiteral("test"));
+          run.id = record.id;
+          run.name = QString::fromStdString(record.name);
+          run.model = text("model", "");
+          run.pooling = text("pooling", "");
+          const auto granularity = config.find("granularity");
+          run.granularity = granularity != config.end() && granularity->is_number_integer()
+                                ? granularity->get<int>()
+                                : 0;
+          run.dataset = text("dataset", "");
+          run.split = text("split", "test");
           if (!run.model.isEmpty()) runs.push_back(run);
         }
         return runs;

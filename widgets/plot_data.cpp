@@ -350,17 +350,13 @@ QVector<EvalPoint> read_eval_points(const QSqlDatabase& db, const QString& datas
 
 QVector<MapSource> read_map_sources(const QSqlDatabase& db) {
   QVector<MapSource> sources;
-  if (!has_table(db, QStringLiteral("eval_queries"))) return sources;
-  QSqlQuery query = run_query(
-      db, QStringLiteral("SELECT q.dataset, q.split, m.metric FROM eval_queries q "
-                         "JOIN query_metrics m ON m.query = q.id WHERE q.part != '' AND "
-                         "q.evidence_position IS NOT NULL GROUP BY q.dataset, q.split, m.metric "
-                         "ORDER BY q.dataset, q.split, m.metric"));
-  while (query.next()) {
-    const QString dataset = query.value(0).toString(), split = query.value(1).toString();
+  for (const auto& [dataset_text, split_text, metric] :
+       store_reader(db).positioned_query_metrics()) {
+    const QString dataset = QString::fromStdString(dataset_text);
+    const QString split = QString::fromStdString(split_text);
     if (sources.isEmpty() || sources.back().dataset != dataset || sources.back().split != split)
       sources.append({dataset, split, {}});
-    sources.back().metrics.append(query.value(2).toString());
+    sources.back().metrics.append(QString::fromStdString(metric));
   }
   return sources;
 }
@@ -371,19 +367,17 @@ QVector<MapRun> read_map_runs(const QSqlDatabase& db, const QString& dataset, co
   const std::map<qint64, std::vector<QueryScore>> scores =
       read_query_scores(db, dataset, split, metric);
   QSet<QString> experiments;
+  const ResultsStore& store = store_reader(db);
   for (const auto& [run_id, run_scores] : scores) {
-    QSqlQuery info = run_query(
-        db,
-        QStringLiteral("SELECT e.name, r.name, COALESCE((SELECT value FROM params WHERE run_id = "
-                       "r.id AND key = 'pooling'), 'unknown') FROM runs r JOIN experiments e ON "
-                       "e.id = r.experiment_id WHERE r.id = ?"),
-        {run_id});
-    if (!info.next()) continue;
+    const RunRecord record = store.get_run(run_id);
+    const std::map<std::string, std::string> params = store.run_params(run_id);
+    const auto pooling = params.find("pooling");
     MapRun run;
     run.run_id = run_id;
-    run.experiment = info.value(0).toString();
-    run.run_name = info.value(1).toString();
-    run.pooling = info.value(2).toString();
+    run.experiment = QString::fromStdString(record.experiment);
+    run.run_name = QString::fromStdString(record.name);
+    run.pooling = pooling == params.end() ? QStringLiteral("unknown")
+                                          : QString::fromStdString(pooling->second);
     stats::ResamplingOptions resampling;
     resampling.resamples = 1000;
     resampling.seed = static_cast<uint64_t>(run_id);
@@ -415,34 +409,10 @@ std::map<qint64, std::vector<QueryScore>> read_query_scores(const QSqlDatabase& 
                                                             const QString& split,
                                                             const QString& metric,
                                                             const QList<qint64>& runs) {
-  std::map<qint64, std::vector<QueryScore>> scores;
-  if (!has_table(db, QStringLiteral("eval_queries"))) return scores;
-  QVariantList bindings{metric, dataset, split};
-  QStringList marks;
-  for (qint64 run : runs) {
-    marks << QStringLiteral("?");
-    bindings << run;
-  }
-  QSqlQuery query = run_query(
-      db,
-      QStringLiteral("SELECT q.run_id, q.part, q.query_id, m.value, q.evidence_position, "
-                     "q.target_length FROM eval_queries q "
-                     "JOIN query_metrics m ON m.query = q.id AND m.metric = ? "
-                     "WHERE q.dataset = ? AND q.split = ?%1")
-          .arg(runs.isEmpty() ? QString()
-                              : QStringLiteral(" AND q.run_id IN (%1)").arg(marks.join(','))),
-      bindings);
-  while (query.next()) {
-    QueryScore score{query.value(1).toString().toStdString(),
-                     query.value(2).toString().toStdString(),
-                     number_or_nan(query.value(3)),
-                     {},
-                     {}};
-    if (!query.value(4).isNull()) score.evidence_position = query.value(4).toDouble();
-    if (!query.value(5).isNull()) score.target_length = query.value(5).toLongLong();
-    scores[query.value(0).toLongLong()].push_back(std::move(score));
-  }
-  return scores;
+  const std::map<int64_t, std::vector<QueryScore>> by_run = store_reader(db).query_scores(
+      dataset.toStdString(), split.toStdString(), metric.toStdString(),
+      std::vector<int64_t>(runs.begin(), runs.end()));
+  return {by_run.begin(), by_run.end()};
 }
 
 QVector<Curve> length_curves(const QVector<EvalPoint>& points) {

@@ -8,6 +8,8 @@
 #include <QStringList>
 
 #include <atomic>
+#include <map>
+#include <memory>
 #include <mutex>
 
 #include "core/store/results_store.h"
@@ -122,6 +124,22 @@ QSqlDatabase store_connection(const QString& path) {
   }
   connections.names << name;
   return db;
+}
+
+const ResultsStore& store_reader(const QSqlDatabase& db) {
+  // By file, for this thread (a ResultsStore is one SQLite connection and is not shared).
+  thread_local std::map<std::string, std::unique_ptr<ResultsStore>> readers;
+  const std::string path = QFileInfo(db.databaseName()).absoluteFilePath().toStdString();
+  std::unique_ptr<ResultsStore>& reader = readers[path];
+  if (!reader) {
+    store_connection(db.databaseName());  // the checks and the schema upgrade, once
+    try {
+      reader = std::make_unique<ResultsStore>(path, ResultsStore::OpenMode::Existing);
+    } catch (const std::exception& e) {
+      throw StoreError(e.what());
+    }
+  }
+  return *reader;
 }
 
 QSqlQuery run_query(const QSqlDatabase& db, const QString& sql, const QVariantList& bindings) {

@@ -17,6 +17,10 @@
 #include <stdexcept>
 #include <utility>
 
+namespace lmk {
+class ResultsStore;
+}
+
 namespace lmk::widgets {
 
 // A store that cannot be opened or read; what() names the file and the reason.
@@ -36,6 +40,12 @@ QSqlQuery run_query(const QSqlDatabase& db, const QString& sql, const QVariantLi
 
 // Whether the store has `table` (stores written by an older lmk lack the newer tables).
 bool has_table(const QSqlDatabase& db, const QString& table);
+
+// This thread's reader of the same file through the core store (core/store/results_store.h):
+// the queries and row types the CLI reads, so a view shows what lmk prints. Opened on first use
+// after store_connection checked the file and brought its schema up to date; closed when the
+// thread ends. Throws StoreError as store_connection does.
+const ResultsStore& store_reader(const QSqlDatabase& db);
 
 // The path of the lmk CLI the workbench starts jobs with: $LMK_BIN, else the lmk beside this
 // executable, else the one of this build tree, else "lmk" on PATH.

@@ -74,21 +74,68 @@ std::vector<QueryResult> ResultsStore::query_results(int64_t run_id,
   return out;
 }
 
+namespace {
+
+// The one join of per-query scores: columns run_id, part, query_id, value, evidence_position,
+// target_length of one metric on a dataset split; `where` adds the runs' condition.
+std::string query_scores_sql(const std::string& where) {
+  return "SELECT q.run_id, q.part, q.query_id, m.value, q.evidence_position, q.target_length "
+         "FROM eval_queries q JOIN query_metrics m ON m.query = q.id AND m.metric = ?3 "
+         "WHERE q.dataset = ?1 AND q.split = ?2" +
+         where + " ORDER BY q.run_id, q.part, q.query_id";
+}
+
+QueryScore read_query_score(const Statement& row) {
+  QueryScore score{row.text(1), row.text(2), row.real(3), {}, {}};
+  if (!row.is_null(4)) score.evidence_position = row.real(4);
+  if (!row.is_null(5)) score.target_length = row.integer(5);
+  return score;
+}
+
+}  // namespace
+
 std::vector<QueryScore> ResultsStore::query_scores(int64_t run_id, const std::string& dataset,
                                                    const std::string& split,
                                                    const std::string& metric) const {
-  return select_rows(
-      db_.get(), path_,
-      "SELECT q.part, q.query_id, m.value, q.evidence_position, q.target_length "
-      "FROM eval_queries q JOIN query_metrics m ON m.query = q.id AND m.metric = ?4 "
-      "WHERE q.run_id = ?1 AND q.dataset = ?2 AND q.split = ?3 ORDER BY q.part, q.query_id",
-      [](const Statement& row) {
-        QueryScore score{row.text(0), row.text(1), row.real(2), {}, {}};
-        if (!row.is_null(3)) score.evidence_position = row.real(3);
-        if (!row.is_null(4)) score.target_length = row.integer(4);
-        return score;
-      },
-      run_id, dataset, split, metric);
+  return select_rows(db_.get(), path_, query_scores_sql(" AND q.run_id = ?4"), read_query_score,
+                     dataset, split, metric, run_id);
+}
+
+std::map<int64_t, std::vector<QueryScore>> ResultsStore::query_scores(
+    const std::string& dataset, const std::string& split, const std::string& metric,
+    const std::vector<int64_t>& runs) const {
+  std::string where;
+  for (size_t i = 0; i < runs.size(); ++i)
+    where += (i == 0 ? " AND q.run_id IN (" : ", ") + std::to_string(runs[i]);
+  if (!runs.empty()) where += ")";
+  Statement rows(db_.get(), path_, query_scores_sql(where));
+  rows.bind(dataset, split, metric);
+  std::map<int64_t, std::vector<QueryScore>> scores;
+  while (rows.next()) scores[rows.integer(0)].push_back(read_query_score(rows));
+  return scores;
+}
+
+std::vector<std::tuple<std::string, std::string, std::string>>
+ResultsStore::positioned_query_metrics() const {
+  return select_rows(db_.get(), path_,
+                     "SELECT q.dataset, q.split, m.metric FROM eval_queries q "
+                     "JOIN query_metrics m ON m.query = q.id WHERE q.part != '' AND "
+                     "q.evidence_position IS NOT NULL GROUP BY q.dataset, q.split, m.metric "
+                     "ORDER BY q.dataset, q.split, m.metric",
+                     [](const Statement& row) {
+                       return std::tuple{row.text(0), row.text(1), row.text(2)};
+                     });
+}
+
+std::optional<double> ResultsStore::query_metric(int64_t run_id, const std::string& query_id,
+                                                 const std::string& metric,
+                                                 const std::string& prefer_part) const {
+  Statement row(db_.get(), path_,
+                "SELECT m.value FROM eval_queries q JOIN query_metrics m ON m.query = q.id "
+                "WHERE q.run_id = ? AND q.query_id = ? AND m.metric = ? "
+                "ORDER BY q.part = ? DESC, q.part LIMIT 1");
+  if (!row.bind(run_id, query_id, metric, prefer_part).next()) return std::nullopt;
+  return row.real(0);
 }
 
 }  // namespace lmk

@@ -22,6 +22,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -229,6 +230,19 @@ class ResultsStore {
   // the run has none.
   std::vector<QueryScore> query_scores(int64_t run_id, const std::string& dataset,
                                        const std::string& split, const std::string& metric) const;
+  // The same for several runs at once (every run with such results when `runs` is empty), by
+  // run id: what the workbench's curves, maps and pivot read.
+  std::map<int64_t, std::vector<QueryScore>> query_scores(
+      const std::string& dataset, const std::string& split, const std::string& metric,
+      const std::vector<int64_t>& runs = {}) const;
+  // The (dataset, split, metric) triples of per-query results that have parts and evidence
+  // positions (the needle maps' sources), sorted.
+  std::vector<std::tuple<std::string, std::string, std::string>> positioned_query_metrics() const;
+  // One metric of one query of a run, from the part `prefer_part` when the query is in several
+  // parts, else from any; nullopt when the run stores none.
+  std::optional<double> query_metric(int64_t run_id, const std::string& query_id,
+                                     const std::string& metric,
+                                     const std::string& prefer_part = "") const;
   std::vector<AttentionProfileRow> attention_profiles(int64_t run_id,
                                                       const std::string& dataset = "") const;
   // Histograms of one dataset when given, else all; by dataset and tokenizer.

@@ -251,6 +251,25 @@ TEST(ResultsStoreTest, StoresPerQueryResultsAndReplacesAPartEvaluatedAgain) {
   EXPECT_FALSE(plain[0].evidence_position.has_value());
   EXPECT_FALSE(plain[0].target_length.has_value());
   EXPECT_TRUE(store.query_scores(run, "passkey", "dev", "ndcg_at_1").empty());
+  // Several runs at once (the workbench's read): each run's scores as the one-run read gives them.
+  const auto by_run = store.query_scores("passkey", "test", "ndcg_at_1");
+  ASSERT_EQ(by_run.size(), 2u);
+  EXPECT_EQ(by_run.at(run).size(), 3u);
+  EXPECT_EQ(by_run.at(other).size(), 1u);
+  for (size_t i = 0; i < scores.size(); ++i) {
+    EXPECT_EQ(by_run.at(run)[i].query_id, scores[i].query_id);
+    EXPECT_EQ(by_run.at(run)[i].value, scores[i].value);
+  }
+  EXPECT_EQ(store.query_scores("passkey", "test", "ndcg_at_1", {other}).size(), 1u);
+  EXPECT_EQ(store.positioned_query_metrics(),
+            (std::vector<std::tuple<std::string, std::string, std::string>>{
+                {"passkey", "test", "ndcg_at_1"}, {"passkey", "test", "recall_at_10"}}))
+      << "scifact has no parts and no positions";
+  // One query's metric, from the part asked for when it is in several.
+  EXPECT_EQ(store.query_metric(run, "q1", "recall_at_10", "4096"), 0.5);
+  EXPECT_EQ(store.query_metric(run, "q1", "recall_at_10", "256"), 1.0);
+  EXPECT_EQ(store.query_metric(run, "q2", "recall_at_10", "4096"), 1.0) << "only in 256";
+  EXPECT_EQ(store.query_metric(run, "q3", "recall_at_10"), std::nullopt);
   const std::vector<QueryResult> all = store.query_results(run);
   ASSERT_EQ(all.size(), 4u);
   EXPECT_EQ(all[0].metrics, (std::map<std::string, double>{{"ndcg_at_1", 1}, {"recall_at_10", 1}}));
