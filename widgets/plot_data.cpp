@@ -2,7 +2,6 @@
 
 #include <QRegularExpression>
 #include <QSet>
-#include <QSqlQuery>
 #include <QVariant>
 
 #include <algorithm>
@@ -15,15 +14,12 @@
 
 #include "core/eval/comparison.h"
 #include "core/model/config.h"
+#include "core/store/results_store.h"
 #include "core/util/random.h"
 #include "widgets/store_connection.h"
 
 namespace lmk::widgets {
 namespace {
-
-double number_or_nan(const QVariant& value) {
-  return value.isNull() ? kNaN : value.toDouble();
-}
 
 // Points of one curve by x; of two runs at one x, the later run's point.
 struct CurveBuilder {
@@ -128,19 +124,13 @@ QString AttentionRow::label() const {
 
 QVector<AttentionChoice> read_attention_choices(const QSqlDatabase& db) {
   QVector<AttentionChoice> choices;
-  if (!has_table(db, QStringLiteral("attention_profiles"))) return choices;
-  QSqlQuery query = run_query(db, QStringLiteral("SELECT dataset, layer, head, length_group "
-                                                 "FROM attention_profiles "
-                                                 "GROUP BY dataset, layer, head, length_group "
-                                                 "ORDER BY dataset, layer, head"));
-  while (query.next()) {
-    const QString dataset = query.value(0).toString();
-    const int layer = query.value(1).toInt();
-    const int head = query.value(2).toInt();
-    if (choices.isEmpty() || choices.back().dataset != dataset || choices.back().layer != layer ||
-        choices.back().head != head)
-      choices.append({dataset, layer, head, {}});
-    choices.back().length_groups.append(query.value(3).toString());
+  for (const auto& [dataset_text, layer, head, group] : store_reader(db).attention_profile_keys()) {
+    const QString dataset = QString::fromStdString(dataset_text);
+    if (choices.isEmpty() || choices.back().dataset != dataset ||
+        choices.back().layer != static_cast<int>(layer) ||
+        choices.back().head != static_cast<int>(head))
+      choices.append({dataset, static_cast<int>(layer), static_cast<int>(head), {}});
+    choices.back().length_groups.append(QString::fromStdString(group));
   }
   for (AttentionChoice& choice : choices)
     std::sort(choice.length_groups.begin(), choice.length_groups.end(), number_aware_less);
@@ -149,15 +139,10 @@ QVector<AttentionChoice> read_attention_choices(const QSqlDatabase& db) {
 
 QMap<int, QString> read_layer_kinds(const QSqlDatabase& db, const QString& dataset) {
   QMap<int, QString> kinds;
-  if (!has_table(db, QStringLiteral("attention_profiles"))) return kinds;
-  QSqlQuery models = run_query(db,
-                               QStringLiteral("SELECT DISTINCT p.value FROM params p WHERE "
-                                              "p.key = 'model' AND p.run_id IN (SELECT DISTINCT "
-                                              "run_id FROM attention_profiles WHERE dataset = ?)"),
-                               {dataset});
   QMap<int, QSet<QString>> seen;  // layer -> what the models say of it
-  while (models.next()) {
-    const std::string path = models.value(0).toString().toStdString() + "/config.json";
+  for (const std::string& model :
+       store_reader(db).attention_profile_models(dataset.toStdString())) {
+    const std::string path = model + "/config.json";
     std::ifstream in(path);
     if (!in) continue;  // the folder is gone (or moved): nothing to say
     try {
@@ -180,41 +165,23 @@ QMap<int, QString> read_layer_kinds(const QSqlDatabase& db, const QString& datas
 QVector<AttentionRow> read_attention_rows(const QSqlDatabase& db, const QString& dataset, int layer,
                                           int head) {
   QVector<AttentionRow> rows;
-  if (!has_table(db, QStringLiteral("attention_profiles"))) return rows;
-  QSqlQuery query = run_query(
-      db,
-      QStringLiteral(
-          "SELECT a.run_id, r.name, COALESCE(pooling.value, train_pooling.value, 'unknown'), "
-          "       COALESCE(CAST(max_length.value AS INTEGER), 0), a.length_group, "
-          "       a.bin_start, a.bin_end, a.weight, e.name "
-          "FROM attention_profiles a JOIN runs r ON r.id = a.run_id "
-          "JOIN experiments e ON e.id = r.experiment_id "
-          "LEFT JOIN params pooling ON pooling.run_id = a.run_id AND pooling.key = 'pooling' "
-          "LEFT JOIN params train_pooling "
-          "  ON train_pooling.run_id = a.run_id AND train_pooling.key = 'train.pooling' "
-          "LEFT JOIN params max_length "
-          "  ON max_length.run_id = a.run_id AND max_length.key = 'max_length' "
-          "WHERE a.dataset = ? AND a.layer = ? AND a.head = ? "
-          "ORDER BY a.run_id, a.length_group, a.bin"),
-      {dataset, layer, head});
-  while (query.next()) {
-    const qint64 run_id = query.value(0).toLongLong();
-    const QString length_group = query.value(4).toString();
-    if (rows.isEmpty() || rows.back().run_id != run_id ||
+  for (const RunAttentionBin& bin :
+       store_reader(db).attention_profile_bins(dataset.toStdString(), layer, head)) {
+    const QString length_group = QString::fromStdString(bin.length_group);
+    if (rows.isEmpty() || rows.back().run_id != bin.run.run_id ||
         rows.back().length_group != length_group) {
       AttentionRow row;
-      row.run_id = run_id;
-      row.experiment = query.value(8).toString();
-      row.run_name = query.value(1).toString();
-      row.pooling = query.value(2).toString();
+      row.run_id = bin.run.run_id;
+      row.experiment = QString::fromStdString(bin.run.experiment);
+      row.run_name = QString::fromStdString(bin.run.run_name);
+      row.pooling = QString::fromStdString(bin.run.pooling);
       row.length_group = length_group;
       bool numeric = false;
       const qint64 group_length = length_group.toLongLong(&numeric);
-      row.eval_length = numeric ? group_length : query.value(3).toLongLong();
+      row.eval_length = numeric ? group_length : bin.run.max_length;
       rows.append(row);
     }
-    rows.back().bins.append(
-        {query.value(5).toDouble(), query.value(6).toDouble(), number_or_nan(query.value(7))});
+    rows.back().bins.append({bin.bin_start, bin.bin_end, bin.weight});
   }
   const bool several_experiments = std::any_of(
       rows.begin(), rows.end(),
@@ -232,61 +199,31 @@ QVector<AttentionRow> read_attention_rows(const QSqlDatabase& db, const QString&
 
 LengthData read_length_data(const QSqlDatabase& db) {
   LengthData data;
-  if (has_table(db, QStringLiteral("length_histograms"))) {
-    QSqlQuery query = run_query(db, QStringLiteral("SELECT dataset, tokenizer, lo, hi, count "
-                                                   "FROM length_histograms "
-                                                   "ORDER BY dataset, tokenizer, bin_index"));
-    while (query.next()) {
-      const QString dataset = query.value(0).toString();
-      const QString tokenizer = query.value(1).toString();
-      if (data.histograms.isEmpty() || data.histograms.back().dataset != dataset ||
-          data.histograms.back().tokenizer != tokenizer)
-        data.histograms.append({dataset, tokenizer, {}, {}});
-      data.histograms.back().bins.append(
-          {query.value(2).toLongLong(), query.value(3).toLongLong(), query.value(4).toLongLong()});
-    }
+  const ResultsStore& store = store_reader(db);
+  for (const lmk::LengthHistogram& stored : store.length_histograms()) {
+    LengthHistogram histogram{
+        QString::fromStdString(stored.dataset), QString::fromStdString(stored.tokenizer), {}, {}};
+    for (const auto& bin : stored.bins) histogram.bins.append({bin.lo, bin.hi, bin.count});
+    for (const auto& [percentile, value] : stored.percentiles)
+      histogram.percentiles.append(qMakePair(percentile, value));
+    data.histograms.append(std::move(histogram));
   }
-  if (has_table(db, QStringLiteral("length_percentiles"))) {
-    QSqlQuery query = run_query(db, QStringLiteral("SELECT dataset, tokenizer, percentile, value "
-                                                   "FROM length_percentiles "
-                                                   "ORDER BY dataset, tokenizer, percentile"));
-    while (query.next()) {
-      for (LengthHistogram& histogram : data.histograms) {
-        if (histogram.dataset == query.value(0).toString() &&
-            histogram.tokenizer == query.value(1).toString())
-          histogram.percentiles.append(
-              qMakePair(query.value(2).toDouble(), query.value(3).toDouble()));
-      }
-    }
-  }
-  QSqlQuery query = run_query(
-      db, QStringLiteral("SELECT CAST(p.value AS INTEGER) AS tokens, r.name "
-                         "FROM params p JOIN runs r ON r.id = p.run_id "
-                         "WHERE ((r.kind = 'train' AND p.key = 'train.passage_max_length') "
-                         "    OR (r.kind = 'pretrain' AND p.key = 'train.max_length')) "
-                         "  AND tokens > 0 "
-                         "ORDER BY tokens, r.id"));
-  while (query.next()) {
-    const qint64 tokens = query.value(0).toLongLong();
+  for (const auto& [tokens, run_name] : store.training_lengths()) {
     if (data.training_lengths.isEmpty() || data.training_lengths.back().tokens != tokens)
       data.training_lengths.append(TrainingLength{tokens, {}});
-    data.training_lengths.back().runs.append(query.value(1).toString());
+    data.training_lengths.back().runs.append(QString::fromStdString(run_name));
   }
   return data;
 }
 
 QVector<EvalSource> read_eval_sources(const QSqlDatabase& db) {
   QVector<EvalSource> sources;
-  if (!has_table(db, QStringLiteral("eval_results"))) return sources;
-  QSqlQuery query = run_query(db, QStringLiteral("SELECT dataset, split, metric FROM eval_results "
-                                                 "GROUP BY dataset, split, metric "
-                                                 "ORDER BY dataset, split, metric"));
-  while (query.next()) {
-    const QString dataset = query.value(0).toString();
-    const QString split = query.value(1).toString();
+  for (const auto& [dataset_text, split_text, metric] : store_reader(db).eval_result_metrics()) {
+    const QString dataset = QString::fromStdString(dataset_text);
+    const QString split = QString::fromStdString(split_text);
     if (sources.isEmpty() || sources.back().dataset != dataset || sources.back().split != split)
       sources.append({dataset, split, {}});
-    sources.back().metrics.append(query.value(2).toString());
+    sources.back().metrics.append(QString::fromStdString(metric));
   }
   return sources;
 }
@@ -295,29 +232,13 @@ QVector<EvalPoint> read_eval_points(const QSqlDatabase& db, const QString& datas
                                     const QString& split, const QString& metric, int* resamples) {
   QVector<EvalPoint> points;
   if (resamples) *resamples = 0;
-  if (!has_table(db, QStringLiteral("eval_results"))) return points;
-  QSqlQuery query =
-      run_query(db,
-                QStringLiteral("SELECT e.run_id, x.name, r.name, "
-                               "       COALESCE(pooling.value, 'unknown'), "
-                               "       COALESCE(CAST(max_length.value AS INTEGER), 0), "
-                               "       e.group_kind, e.group_value, e.value "
-                               "FROM eval_results e JOIN runs r ON r.id = e.run_id "
-                               "JOIN experiments x ON x.id = r.experiment_id "
-                               "LEFT JOIN params pooling ON pooling.run_id = e.run_id "
-                               "  AND pooling.key = 'pooling' "
-                               "LEFT JOIN params max_length ON max_length.run_id = e.run_id "
-                               "  AND max_length.key = 'max_length' "
-                               "WHERE e.dataset = ? AND e.split = ? AND e.metric = ? "
-                               "  AND (e.group_kind IN ('all', 'length', 'position') "
-                               "       OR e.group_kind LIKE 'position@%') "
-                               "ORDER BY e.run_id"),
-                {dataset, split, metric});
-  while (query.next()) {
-    points.append({query.value(0).toLongLong(), query.value(1).toString(),
-                   query.value(2).toString(), query.value(3).toString(),
-                   query.value(4).toLongLong(), query.value(5).toString(),
-                   query.value(6).toString(), number_or_nan(query.value(7))});
+  for (const RunResultPoint& point : store_reader(db).result_points(
+           dataset.toStdString(), split.toStdString(), metric.toStdString())) {
+    points.append({point.run.run_id, QString::fromStdString(point.run.experiment),
+                   QString::fromStdString(point.run.run_name),
+                   QString::fromStdString(point.run.pooling), point.run.max_length,
+                   QString::fromStdString(point.group_kind),
+                   QString::fromStdString(point.group_value), point.value});
   }
   // Each point's queries: its run's per-query values of the group it summarizes.
   const std::map<qint64, std::vector<QueryScore>> scores =

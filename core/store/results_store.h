@@ -119,6 +119,28 @@ struct QueryScore {
   std::optional<int64_t> target_length;
 };
 
+// What identifies a run in a plot of several: its experiment, name, pooling (the run's pooling
+// parameter, else its training's, else "unknown") and evaluated length (max_length; 0: none).
+struct RunLabel {
+  int64_t run_id = 0;
+  std::string experiment, run_name, pooling;
+  int64_t max_length = 0;
+};
+
+// One evaluation result of a run, for the curves over length and position.
+struct RunResultPoint {
+  RunLabel run;
+  std::string group_kind, group_value;
+  double value = 0;
+};
+
+// One bin of one run's attention profile, for the attention-by-position plot.
+struct RunAttentionBin {
+  RunLabel run;
+  std::string length_group;
+  double bin_start = 0, bin_end = 0, weight = 0;
+};
+
 // One bin of the attention of the pooling tokens over positions, for documents of one length
 // (group); bin_start / bin_end are positions or fractions of the length.
 struct AttentionProfileRow {
@@ -245,6 +267,25 @@ class ResultsStore {
                                      const std::string& prefer_part = "") const;
   std::vector<AttentionProfileRow> attention_profiles(int64_t run_id,
                                                       const std::string& dataset = "") const;
+
+  // Reads across runs, for views that plot several runs at once (core/store/run_reads.cpp).
+  // The (dataset, split, metric) triples of stored evaluation results, sorted.
+  std::vector<std::tuple<std::string, std::string, std::string>> eval_result_metrics() const;
+  // One metric's results of every run on a dataset split, of the groups a curve reads (all,
+  // length, position, position@PART), by run id.
+  std::vector<RunResultPoint> result_points(const std::string& dataset, const std::string& split,
+                                            const std::string& metric) const;
+  // The (dataset, layer, head, length group) of stored attention profiles, sorted.
+  std::vector<std::tuple<std::string, int64_t, int64_t, std::string>> attention_profile_keys()
+      const;
+  // Every run's attention profile bins of a dataset, layer and head, by run, group and bin.
+  std::vector<RunAttentionBin> attention_profile_bins(const std::string& dataset, int64_t layer,
+                                                      int64_t head) const;
+  // The model folders (the runs' model parameter) of the runs with attention profiles of dataset.
+  std::vector<std::string> attention_profile_models(const std::string& dataset) const;
+  // The training lengths of training and pretraining runs (train.passage_max_length,
+  // train.max_length) with the run's name, by length then run id.
+  std::vector<std::pair<int64_t, std::string>> training_lengths() const;
   // Histograms of one dataset when given, else all; by dataset and tokenizer.
   std::vector<LengthHistogram> length_histograms(const std::string& dataset = "") const;
   std::vector<Artifact> artifacts(int64_t run_id) const;
