@@ -1,8 +1,5 @@
 #include "widgets/query_data.h"
 
-#include <QSqlQuery>
-#include <QVariant>
-
 #include <algorithm>
 #include <map>
 
@@ -10,6 +7,7 @@
 #include "core/data/formats.h"
 #include "core/eval/comparison.h"
 #include "core/eval/store_comparison.h"
+#include "core/store/results_store.h"
 #include "widgets/plot_data.h"
 #include "widgets/store_connection.h"
 
@@ -17,32 +15,23 @@ namespace lmk::widgets {
 
 QVector<ComparableRun> read_comparable_runs(const QSqlDatabase& db) {
   QVector<ComparableRun> runs;
-  if (!has_table(db, QStringLiteral("eval_queries"))) return runs;
-  QSqlQuery query = run_query(
-      db, QStringLiteral("SELECT r.id, r.name, e.name, "
-                         "(SELECT value FROM params WHERE run_id = r.id AND key = 'dataset'), "
-                         "(SELECT count(*) FROM experiments) "
-                         "FROM runs r JOIN experiments e ON e.id = r.experiment_id "
-                         "WHERE r.id IN (SELECT DISTINCT run_id FROM eval_queries) ORDER BY r.id"));
-  QHash<qint64, int> index;
-  while (query.next()) {
-    const qint64 id = query.value(0).toLongLong();
-    const bool several = query.value(4).toLongLong() > 1;
-    index.insert(id, runs.size());
-    runs.append({id,
-                 QStringLiteral("#%1 %2%3")
-                     .arg(id)
-                     .arg(several ? query.value(2).toString() + QStringLiteral(": ") : QString())
-                     .arg(query.value(1).toString()),
-                 query.value(3).toString(),
-                 {}});
-  }
-  QSqlQuery datasets = run_query(db, QStringLiteral("SELECT DISTINCT run_id, dataset, split "
-                                                    "FROM eval_queries ORDER BY 1, 2, 3"));
-  while (datasets.next()) {
-    const auto at = index.find(datasets.value(0).toLongLong());
-    if (at != index.end())
-      runs[*at].datasets.append({datasets.value(1).toString(), datasets.value(2).toString()});
+  const ResultsStore& store = store_reader(db);
+  const bool several = store.experiments().size() > 1;
+  for (const auto& [id, dataset, split] : store.query_result_sets()) {
+    if (runs.isEmpty() || runs.back().id != id) {
+      const RunRecord run = store.get_run(id);
+      const std::map<std::string, std::string> params = store.run_params(id);
+      const auto folder = params.find("dataset");
+      runs.append({id,
+                   QStringLiteral("#%1 %2%3")
+                       .arg(id)
+                       .arg(several ? QString::fromStdString(run.experiment) + QStringLiteral(": ")
+                                    : QString())
+                       .arg(QString::fromStdString(run.name)),
+                   folder == params.end() ? QString() : QString::fromStdString(folder->second),
+                   {}});
+    }
+    runs.back().datasets.append({QString::fromStdString(dataset), QString::fromStdString(split)});
   }
   return runs;
 }
@@ -50,29 +39,20 @@ QVector<ComparableRun> read_comparable_runs(const QSqlDatabase& db) {
 QStringList read_query_metrics(const QSqlDatabase& db, qint64 run, const QString& dataset,
                                const QString& split) {
   QStringList metrics;
-  if (!has_table(db, QStringLiteral("eval_queries"))) return metrics;
-  QSqlQuery query = run_query(
-      db,
-      QStringLiteral("SELECT DISTINCT m.metric FROM query_metrics m WHERE m.query = "
-                     "(SELECT id FROM eval_queries WHERE run_id = ? AND dataset = ? AND split = ? "
-                     "LIMIT 1) ORDER BY 1"),
-      {run, dataset, split});
-  while (query.next()) metrics << query.value(0).toString();
+  for (const std::string& metric :
+       store_reader(db).query_metric_names(run, dataset.toStdString(), split.toStdString()))
+    metrics << QString::fromStdString(metric);
   return metrics;
 }
 
 RunPair read_run_pair(const QSqlDatabase& db, qint64 a, qint64 b, const QString& dataset,
                       const QString& split, const QString& metric, lmk::stats::PairedTest test) {
   RunPair pair;
-  if (!has_table(db, QStringLiteral("eval_queries"))) return pair;
   std::map<qint64, std::vector<QueryScore>> scores =
       read_query_scores(db, dataset, split, metric, {a, b});
   std::map<qint64, std::string> names;
-  QSqlQuery runs =
-      run_query(db, QStringLiteral("SELECT id, name FROM runs WHERE id IN (?, ?)"), {a, b});
-  while (runs.next())
-    names[runs.value(0).toLongLong()] = "#" + std::to_string(runs.value(0).toLongLong()) + " " +
-                                        runs.value(1).toString().toStdString();
+  for (const qint64 id : {a, b})
+    names[id] = "#" + std::to_string(id) + " " + store_reader(db).get_run(id).name;
   const std::vector<QueryScore>& of_a = scores[a];
   const std::vector<QueryScore>& of_b = scores[b];
   // The shared queries in (part, query id) order, as the comparison pairs them.

@@ -115,6 +115,24 @@ std::map<int64_t, std::vector<QueryScore>> ResultsStore::query_scores(
   return scores;
 }
 
+std::vector<std::tuple<int64_t, std::string, std::string>> ResultsStore::query_result_sets() const {
+  return select_rows(db_.get(), path_,
+                     "SELECT DISTINCT run_id, dataset, split FROM eval_queries ORDER BY 1, 2, 3",
+                     [](const Statement& row) {
+                       return std::tuple{row.integer(0), row.text(1), row.text(2)};
+                     });
+}
+
+std::vector<std::string> ResultsStore::query_metric_names(int64_t run_id,
+                                                          const std::string& dataset,
+                                                          const std::string& split) const {
+  return select_rows(
+      db_.get(), path_,
+      "SELECT DISTINCT m.metric FROM query_metrics m WHERE m.query = (SELECT id FROM "
+      "eval_queries WHERE run_id = ?1 AND dataset = ?2 AND split = ?3 LIMIT 1) ORDER BY 1",
+      [](const Statement& row) { return row.text(0); }, run_id, dataset, split);
+}
+
 std::vector<std::tuple<std::string, std::string, std::string>>
 ResultsStore::positioned_query_metrics() const {
   return select_rows(db_.get(), path_,

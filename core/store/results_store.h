@@ -257,6 +257,11 @@ class ResultsStore {
   std::map<int64_t, std::vector<QueryScore>> query_scores(
       const std::string& dataset, const std::string& split, const std::string& metric,
       const std::vector<int64_t>& runs = {}) const;
+  // The (run, dataset, split) of every stored set of per-query results, sorted.
+  std::vector<std::tuple<int64_t, std::string, std::string>> query_result_sets() const;
+  // The metrics stored per query for a run's dataset split (those of its first query), sorted.
+  std::vector<std::string> query_metric_names(int64_t run_id, const std::string& dataset,
+                                              const std::string& split) const;
   // The (dataset, split, metric) triples of per-query results that have parts and evidence
   // positions (the needle maps' sources), sorted.
   std::vector<std::tuple<std::string, std::string, std::string>> positioned_query_metrics() const;

@@ -265,6 +265,12 @@ TEST(ResultsStoreTest, StoresPerQueryResultsAndReplacesAPartEvaluatedAgain) {
             (std::vector<std::tuple<std::string, std::string, std::string>>{
                 {"passkey", "test", "ndcg_at_1"}, {"passkey", "test", "recall_at_10"}}))
       << "scifact has no parts and no positions";
+  EXPECT_EQ(store.query_result_sets(),
+            (std::vector<std::tuple<int64_t, std::string, std::string>>{
+                {run, "passkey", "test"}, {run, "scifact", "test"}, {other, "passkey", "test"}}));
+  EXPECT_EQ(store.query_metric_names(run, "passkey", "test"),
+            (std::vector<std::string>{"ndcg_at_1", "recall_at_10"}));
+  EXPECT_TRUE(store.query_metric_names(run, "passkey", "dev").empty());
   // One query's metric, from the part asked for when it is in several.
   EXPECT_EQ(store.query_metric(run, "q1", "recall_at_10", "4096"), 0.5);
   EXPECT_EQ(store.query_metric(run, "q1", "recall_at_10", "256"), 1.0);
