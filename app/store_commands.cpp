@@ -18,6 +18,7 @@
 #include "app/store_access.h"
 #include "core/eval/comparison_report.h"
 #include "core/eval/pivot.h"
+#include "core/eval/store_comparison.h"
 #include "core/store/export.h"
 #include "core/store/results_store.h"
 #include "core/util/error.h"
@@ -60,12 +61,23 @@ struct ResultsArgs {
   std::vector<std::string> where;
 };
 
-// "key=value" from --where.
-std::pair<std::string, std::string> parse_where(const std::string& text) {
-  const size_t equals = text.find('=');
-  if (equals == std::string::npos || equals == 0)
-    throw input_error("--where", "'" + text + "' is not key=value (e.g. pooling=lmk)");
-  return {text.substr(0, equals), text.substr(equals + 1)};
+// The --where terms as one selection in the filter language the workbench's filter bar reads
+// (core/store/run_selection.h): each a `key<op>value` term, AND-ed.
+RunSelection where_selection(const std::vector<std::string>& terms) {
+  RunSelection selection;
+  for (const std::string& term : terms) {
+    const size_t op = term.find_first_of("=<>!");
+    if (op == std::string::npos || op == 0)
+      throw input_error("--where", "'" + term +
+                                       "' is not key=value, key!=value or key<op>number (e.g. "
+                                       "pooling=lmk, max_length>=1024)");
+    if (term.find('"') != std::string::npos)
+      throw input_error("--where", "'" + term + "': no double quotes in a term");
+    selection.text += (selection.text.empty() ? "\"" : " \"") + term + "\"";
+  }
+  const SqlCondition condition = run_selection_condition(selection);
+  if (!condition.error.empty()) throw input_error("--where", condition.error);
+  return selection;
 }
 
 int run_results(const ResultsArgs& args) {
@@ -74,7 +86,8 @@ int run_results(const ResultsArgs& args) {
   filter.experiment = args.experiment;
   if (!args.status.empty()) filter.status = parse_run_status(args.status, "--status");
   filter.name_contains = args.name;
-  for (const auto& condition : args.where) filter.params.push_back(parse_where(condition));
+  const std::vector<int64_t> selected = store.selected_runs(where_selection(args.where));
+  const std::set<int64_t> where(selected.begin(), selected.end());
   if (!args.experiment.empty()) {
     std::vector<std::string> names;
     for (const auto& experiment : store.experiments()) names.push_back(experiment.name);
@@ -83,7 +96,9 @@ int run_results(const ResultsArgs& args) {
                                             " (experiments: " + join(names) + ")");
     }
   }
-  const std::vector<RunRecord> runs = store.list_runs(filter);
+  std::vector<RunRecord> runs;
+  for (RunRecord& run : store.list_runs(filter))
+    if (where.count(run.id)) runs.push_back(std::move(run));
   if (runs.empty()) {
     std::cerr << "lmk results: no runs in " << args.db << " match\n";
     return 0;
@@ -270,23 +285,14 @@ std::string export_latex(ResultsStore& store, const std::vector<RunRecord>& runs
   const PivotRows rows = args.rows == "variant"   ? PivotRows::Variant
                          : args.rows == "pooling" ? PivotRows::Pooling
                                                   : PivotRows::PoolingGranularity;
-  std::vector<PivotInput> inputs;
-  std::set<std::string> metrics;
-  for (const RunRecord& run : runs) {
-    const std::map<std::string, std::string> params = store.run_params(run.id);
-    auto param = [&](const char* key) {
-      const auto it = params.find(key);
-      return it == params.end() ? std::string() : it->second;
-    };
-    for (const EvalResult& e : store.eval_results(run.id)) {
-      metrics.insert(e.metric);
-      if (e.metric != args.metric || (e.group_kind != "all" && e.group_kind != "length")) continue;
-      inputs.push_back({run.id, run.experiment, run.name, param("pooling"), param("granularity"),
-                        param("max_length"), e.dataset, e.split, e.group_kind, e.group_value,
-                        e.value});
-    }
-  }
+  std::vector<int64_t> ids;
+  for (const RunRecord& run : runs) ids.push_back(run.id);
+  std::vector<PivotInput> inputs =
+      ids.empty() ? std::vector<PivotInput>() : pivot_inputs(store, args.metric, {}, ids);
   if (inputs.empty()) {
+    std::set<std::string> metrics;
+    for (const RunRecord& run : runs)
+      for (const EvalResult& e : store.eval_results(run.id)) metrics.insert(e.metric);
     throw input_error("--metric", "no '" + args.metric + "' results in these runs (they have " +
                                       join(metrics) + ")");
   }
@@ -373,7 +379,10 @@ Runner add_results_command(CLI::App& app) {
   cmd->add_option("--db", args->db, "results database (SQLite)")->required();
   cmd->add_option("--experiment", args->experiment, "only this experiment's runs");
   cmd->add_option("--status", args->status, "SCHEDULED | RUNNING | FINISHED | FAILED | KILLED");
-  cmd->add_option("--where", args->where, "key=value: only runs with this parameter (repeatable)");
+  cmd->add_option("--where", args->where,
+                  "key=value, key!=value or key<op>number (< <= > >=; * matches any characters): "
+                  "only runs whose parameter or own field (id, name, kind, status, experiment) "
+                  "matches (repeatable; the workbench's filter language)");
   cmd->add_option("--name", args->name, "only runs whose name contains this");
   cmd->add_option("--metric", args->metric, "metric to show")->capture_default_str();
   return [args] { return run_results(*args); };

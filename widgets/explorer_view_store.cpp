@@ -43,7 +43,7 @@ void ExplorerView::set_store(const QString& db_path) {
       this, db_path,
       [](const QSqlDatabase& db) {
         std::vector<EvalRun> runs;
-        RunFilter eval_runs;
+        lmk::RunFilter eval_runs;
         eval_runs.kind = "eval";
         for (const RunRecord& record : store_reader(db).list_runs(eval_runs)) {
           // The run's config as lmk eval recorded it (app/eval_commands.cpp).

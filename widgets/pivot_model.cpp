@@ -1,12 +1,13 @@
 #include "widgets/pivot_model.h"
 
 #include <QFont>
-#include <QSqlQuery>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 
+#include "core/eval/store_comparison.h"
+#include "core/store/results_store.h"
 #include "widgets/plot_data.h"
 #include "widgets/store_connection.h"
 
@@ -23,37 +24,8 @@ PivotTable compute_pivot(const QSqlDatabase& db, const RunFilter& filter, const 
                          PivotRows rows, const QString& baseline) {
   PivotTable table;
   table.row_header = text_of(lmk::build_pivot({}, rows).row_header);
-  if (!has_table(db, QStringLiteral("eval_results"))) return table;
-  // The dataset condition selects nothing by itself: it lets SQLite seek the (dataset, metric)
-  // index instead of reading every result (1 000 000 rows: 0.06 s instead of 1.8 s).
-  const FilterClause where = run_filter_clause(filter);
-  QVariantList bindings{metric};
-  bindings << where.bindings;
-  QSqlQuery query = run_query(
-      db,
-      QStringLiteral(
-          "SELECT r.id, e.name, r.name, "
-          "(SELECT value FROM params WHERE run_id = r.id AND key = 'pooling'), "
-          "(SELECT value FROM params WHERE run_id = r.id AND key = 'granularity'), "
-          "(SELECT value FROM params WHERE run_id = r.id AND key = 'max_length'), "
-          "er.dataset, er.split, er.group_kind, er.group_value, er.value "
-          "FROM runs r JOIN experiments e ON e.id = r.experiment_id "
-          "JOIN eval_results er ON er.run_id = r.id "
-          "WHERE er.dataset IN (SELECT DISTINCT dataset FROM eval_results) AND er.metric = ? "
-          "AND er.group_kind IN ('all', 'length') AND %1 ORDER BY r.id")
-          .arg(where.sql),
-      bindings);
-  std::vector<lmk::PivotInput> inputs;
-  while (query.next()) {
-    inputs.push_back(
-        {query.value(0).toLongLong(), query.value(1).toString().toStdString(),
-         query.value(2).toString().toStdString(), query.value(3).toString().toStdString(),
-         query.value(4).toString().toStdString(), query.value(5).toString().toStdString(),
-         query.value(6).toString().toStdString(), query.value(7).toString().toStdString(),
-         query.value(8).toString().toStdString(), query.value(9).toString().toStdString(),
-         query.value(10).isNull() ? kNaN : query.value(10).toDouble()});
-  }
-  const lmk::Pivot pivot = lmk::build_pivot(std::move(inputs), rows);
+  const lmk::Pivot pivot = lmk::build_pivot(
+      lmk::pivot_inputs(store_reader(db), metric.toStdString(), run_selection(filter)), rows);
   for (const std::string& row : pivot.rows) table.rows << text_of(row);
   for (const std::string& column : pivot.columns) table.columns << text_of(column);
   table.values.fill(QVector<double>(table.columns.size(), kNaN), table.rows.size());

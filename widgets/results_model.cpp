@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "core/store/export.h"
+#include "core/store/results_store.h"
 #include "core/util/error.h"
 #include "widgets/plot_data.h"
 #include "widgets/store_connection.h"
@@ -43,61 +44,32 @@ QString number_text(double value) {
   return std::isnan(value) ? QString() : QString::number(value, 'f', 4);
 }
 
-// `text`, never null: a null QString marks a key a run lacks.
-QString present(QString text) {
-  if (text.isNull()) text = QStringLiteral("");
-  return text;
-}
-
 }  // namespace
 
 StoreSummary read_store_summary(const QSqlDatabase& db) {
   StoreSummary summary;
-  QSqlQuery count = run_query(db, QStringLiteral("SELECT count(*) FROM runs"));
-  if (count.next()) summary.run_count = count.value(0).toLongLong();
-  QSqlQuery experiments =
-      run_query(db, QStringLiteral("SELECT id, name FROM experiments ORDER BY name"));
-  while (experiments.next())
-    summary.experiments.append(
-        {experiments.value(0).toLongLong(), experiments.value(1).toString()});
-  QSqlQuery keys = run_query(db, QStringLiteral("SELECT DISTINCT key FROM params ORDER BY key"));
-  while (keys.next()) summary.param_keys << keys.value(0).toString();
-  if (!has_table(db, QStringLiteral("eval_results"))) return summary;
-
-  // DISTINCT over the (dataset, metric) index skips ahead instead of reading every result; the
-  // splits and first run of a dataset are a range of that index.
-  QSqlQuery pairs =
-      run_query(db, QStringLiteral("SELECT DISTINCT dataset, metric FROM eval_results"));
-  QMap<QString, QString> a_metric_of;  // dataset -> one of its metrics
-  QSet<QString> metrics, splits;
-  while (pairs.next()) {
-    a_metric_of.insert(pairs.value(0).toString(), pairs.value(1).toString());
-    metrics.insert(pairs.value(1).toString());
-  }
-  QMap<QPair<QString, QString>, qlonglong> first_run;  // (dataset, split) -> its first run
-  for (auto it = a_metric_of.begin(); it != a_metric_of.end(); ++it) {
-    QSqlQuery rows = run_query(db,
-                               QStringLiteral("SELECT split, MIN(run_id) FROM eval_results "
-                                              "WHERE dataset = ? AND metric = ? GROUP BY split"),
-                               {it.key(), it.value()});
-    while (rows.next()) {
-      first_run.insert({it.key(), rows.value(0).toString()}, rows.value(1).toLongLong());
-      splits.insert(rows.value(0).toString());
-    }
-  }
-  QList<QPair<qlonglong, QPair<QString, QString>>> ordered;
-  for (auto it = first_run.begin(); it != first_run.end(); ++it)
-    ordered.append({it.value(), it.key()});
-  std::sort(ordered.begin(), ordered.end());
-  for (const auto& entry : ordered) {
-    const QString& dataset = entry.second.first;
-    const QString& split = entry.second.second;
+  const ResultsStore& store = store_reader(db);
+  summary.run_count = store.count_runs({});
+  std::vector<Experiment> experiments = store.experiments();
+  std::stable_sort(experiments.begin(), experiments.end(),
+                   [](const Experiment& a, const Experiment& b) { return a.name < b.name; });
+  for (const Experiment& experiment : experiments)
+    summary.experiments.append({experiment.id, QString::fromStdString(experiment.name)});
+  for (const std::string& key : store.param_keys())
+    summary.param_keys << QString::fromStdString(key);
+  const StoredBenchmarks stored = store.benchmarks();
+  QSet<QString> splits;
+  for (const StoredBenchmark& benchmark : stored.benchmarks)
+    splits.insert(QString::fromStdString(benchmark.split));
+  for (const StoredBenchmark& benchmark : stored.benchmarks) {
+    const QString dataset = QString::fromStdString(benchmark.dataset);
+    const QString split = QString::fromStdString(benchmark.split);
     summary.benchmarks.append(
         {dataset, split,
          splits.size() > 1 ? QStringLiteral("%1 (%2)").arg(dataset, split) : dataset});
   }
-  summary.metrics = QStringList(metrics.begin(), metrics.end());
-  std::sort(summary.metrics.begin(), summary.metrics.end());
+  for (const std::string& metric : stored.metrics)
+    summary.metrics << QString::fromStdString(metric);
   return summary;
 }
 
@@ -119,68 +91,61 @@ QString RunsTableModel::set_filter(const RunFilter& filter) {
   return run_filter_clause(filter).error;
 }
 
-void RunsTableModel::build_columns() {
-  columns_ = {
-      {ColumnKind::Id, QStringLiteral("id"), QStringLiteral("r.id"), {}, tr("Run id")},
-      {ColumnKind::Text, QStringLiteral("experiment"), QStringLiteral("e.name"), {}, QString()},
-      {ColumnKind::Text, QStringLiteral("name"), QStringLiteral("r.name"), {}, QString()},
-      {ColumnKind::Text, QStringLiteral("kind"), QStringLiteral("r.kind"), {}, QString()},
-      {ColumnKind::Text, QStringLiteral("status"), QStringLiteral("r.status"), {}, QString()},
-      {ColumnKind::Text,
-       QStringLiteral("started"),
-       QStringLiteral("r.started_at"),
-       {},
-       tr("When the run started (UTC)")},
-      {ColumnKind::Duration,
-       QStringLiteral("duration"),
-       QStringLiteral("(julianday(r.ended_at) - julianday(r.started_at)) * 86400.0"),
-       {},
-       tr("From start to end (running: not yet ended)")},
-      {ColumnKind::Text, QStringLiteral("host"), QStringLiteral("r.host"), {}, QString()},
-      {ColumnKind::Text, QStringLiteral("device"), QStringLiteral("r.device"), {}, QString()},
-      {ColumnKind::Text,
-       QStringLiteral("error"),
-       QStringLiteral("r.error_text"),
-       {},
-       tr("Why a failed run failed")}};
-  for (const QString& key : param_keys_)
-    columns_.append({ColumnKind::Param,
-                     key,
-                     QStringLiteral("(SELECT value FROM params WHERE run_id = r.id AND key = ?)"),
-                     {key},
-                     tr("Run param %1").arg(key)});
-  if (metric_.isEmpty()) return;
-  if (long_format_) {
-    columns_.append({ColumnKind::Text,
-                     QStringLiteral("benchmark"),
-                     QStringLiteral("er.dataset"),
-                     {},
-                     tr("The dataset this row's score is on")});
-    columns_.append(
-        {ColumnKind::Text, QStringLiteral("split"), QStringLiteral("er.split"), {}, QString()});
-    columns_.append(
-        {ColumnKind::Metric,
-         QStringLiteral("score"),
-         QStringLiteral("er.value"),
-         {},
-         tr("%1 on the row's benchmark: the mean over all the dataset's queries, pooled over its "
-            "parts, ± half the width of its 95 % percentile bootstrap interval (10000 resamples "
-            "of the queries), N queries — as lmk results prints it")
-             .arg(metric_)});
-    return;
-  }
+lmk::RunsTableSpec RunsTableModel::table_spec(int sort_column) const {
+  lmk::RunsTableSpec spec;
+  for (const QString& key : param_keys_) spec.param_keys.push_back(key.toStdString());
   for (const Benchmark& benchmark : benchmarks_)
-    columns_.append(
-        {ColumnKind::Metric,
-         benchmark.label,
-         QStringLiteral("(SELECT value FROM eval_results WHERE run_id = r.id AND "
-                        "dataset = ? AND split = ? AND metric = ? AND "
-                        "group_kind = 'all' AND group_value = '')"),
-         {benchmark.dataset, benchmark.split, metric_},
-         tr("%1 on %2 (split %3): the mean over all the dataset's queries, pooled over its "
-            "parts, ± half the width of its 95 % percentile bootstrap interval (10000 "
-            "resamples of the queries), N queries — as lmk results prints it")
-             .arg(metric_, benchmark.dataset, benchmark.split)});
+    spec.benchmarks.emplace_back(benchmark.dataset.toStdString(), benchmark.split.toStdString(),
+                                 benchmark.label.toStdString());
+  spec.metric = metric_.toStdString();
+  spec.long_format = long_format_;
+  spec.selection = run_selection(filter_);
+  spec.sort_column = static_cast<size_t>(std::max(0, sort_column));
+  spec.ascending = sort_order_ == Qt::AscendingOrder;
+  return spec;
+}
+
+void RunsTableModel::build_columns() {
+  static const QMap<QString, QString> field_tips = {
+      {QStringLiteral("id"), tr("Run id")},
+      {QStringLiteral("started"), tr("When the run started (UTC)")},
+      {QStringLiteral("duration"), tr("From start to end (running: not yet ended)")},
+      {QStringLiteral("error"), tr("Why a failed run failed")},
+      {QStringLiteral("benchmark"), tr("The dataset this row's score is on")}};
+  const QString interval =
+      tr("the mean over all the dataset's queries, pooled over its parts, ± half the width of "
+         "its 95 % percentile bootstrap interval (10000 resamples of the queries), N queries — "
+         "as lmk results prints it");
+  columns_.clear();
+  int benchmark = 0;
+  for (const lmk::RunsTableColumn& column : lmk::runs_table_columns(table_spec(0))) {
+    const QString name = QString::fromStdString(column.name);
+    Column shown{ColumnKind::Text, name, field_tips.value(name)};
+    switch (column.kind) {
+      case lmk::RunsTableColumnKind::Id:
+        shown.kind = ColumnKind::Id;
+        break;
+      case lmk::RunsTableColumnKind::Text:
+        break;
+      case lmk::RunsTableColumnKind::Duration:
+        shown.kind = ColumnKind::Duration;
+        break;
+      case lmk::RunsTableColumnKind::Param:
+        shown.kind = ColumnKind::Param;
+        shown.tooltip = tr("Run param %1").arg(name);
+        break;
+      case lmk::RunsTableColumnKind::Metric:
+        shown.kind = ColumnKind::Metric;
+        if (long_format_) {
+          shown.tooltip = tr("%1 on the row's benchmark: %2").arg(metric_, interval);
+        } else {
+          const Benchmark& b = benchmarks_[benchmark++];
+          shown.tooltip = tr("%1 on %2 (split %3): %4").arg(metric_, b.dataset, b.split, interval);
+        }
+        break;
+    }
+    columns_.append(shown);
+  }
 }
 
 bool RunsTableModel::reload(const QString& db_path) {
@@ -196,46 +161,9 @@ bool RunsTableModel::reload(const QString& db_path) {
   build_columns();
   sort_column_ = std::max(0, column_of(sort_label));
 
-  QStringList select;
-  QVariantList bindings;
-  for (int i = 0; i < columns_.size(); ++i) {
-    select << QStringLiteral("%1 AS c%2").arg(columns_[i].sql).arg(i);
-    bindings << columns_[i].bindings;
-  }
-  const FilterClause where = run_filter_clause(filter_);
-  bindings << where.bindings;
-  const QString column = QStringLiteral("c%1").arg(sort_column_);
-  const QString direction =
-      sort_order_ == Qt::AscendingOrder ? QStringLiteral("ASC") : QStringLiteral("DESC");
-  QString order;
-  switch (columns_[sort_column_].kind) {
-    case ColumnKind::Id:
-      order = QStringLiteral("c0 %1").arg(direction);
-      break;
-    case ColumnKind::Text:
-      order = QStringLiteral("%1 COLLATE NOCASE %2, c0").arg(column, direction);
-      break;
-    case ColumnKind::Param:  // numbers by value, then text; runs without the param last
-      order =
-          QStringLiteral("%1 IS NULL, CAST(%1 AS NUMERIC) %2, %1 %2, c0").arg(column, direction);
-      break;
-    case ColumnKind::Metric:  // runs without a result last, either way
-    case ColumnKind::Duration:
-      order = QStringLiteral("%1 IS NULL, %1 %2, c0").arg(column, direction);
-      break;
-  }
-  // Long format: a row per run and benchmark with the metric (a run without any: one row).
-  QString join;
-  if (long_format_ && !metric_.isEmpty()) {
-    join = QStringLiteral(
-        " LEFT JOIN eval_results er ON er.run_id = r.id AND er.metric = ? AND "
-        "er.group_kind = 'all' AND er.group_value = ''");
-    bindings.insert(bindings.size() - where.bindings.size(), metric_);
-  }
-  const QString sql = QStringLiteral(
-                          "SELECT %1 FROM runs r JOIN experiments e ON e.id = r.experiment_id%4 "
-                          "WHERE %2 ORDER BY %3")
-                          .arg(select.join(QStringLiteral(", ")), where.sql, order, join);
+  const lmk::SqlQuery query = lmk::runs_table_query(table_spec(sort_column_));
+  const QString sql = QString::fromStdString(query.sql);
+  const QVariantList bindings = qt_bindings(query.bindings);
   try {
     setQuery(scrollable_query(store_connection(db_path), sql, bindings));
     if (lastError().isValid())
@@ -460,18 +388,17 @@ ConfigDiff compute_config_diff(const QSqlDatabase& db, const QList<qlonglong>& r
   // The params rows: each run's config as the core flattened it (flatten_params), compared by
   // the core's one config diff (differing_keys), as lmk results and lmk compare do.
   std::vector<std::map<std::string, std::string>> configs;
+  const ResultsStore& store = store_reader(db);
   for (qlonglong id : run_ids) {
-    QSqlQuery run = run_query(db, QStringLiteral("SELECT name FROM runs WHERE id = ?"), {id});
-    if (!run.next()) continue;
-    std::map<std::string, std::string> config;
-    QSqlQuery params =
-        run_query(db, QStringLiteral("SELECT key, value FROM params WHERE run_id = ?"), {id});
-    while (params.next())
-      config[params.value(0).toString().toStdString()] =
-          present(params.value(1).toString()).toStdString();
+    std::string name;
+    try {
+      name = store.get_run(id).name;
+    } catch (const InputError&) {
+      continue;  // a run no longer in the store
+    }
     diff.run_ids << id;
-    diff.run_labels << QStringLiteral("#%1 %2").arg(id).arg(run.value(0).toString());
-    configs.push_back(std::move(config));
+    diff.run_labels << QStringLiteral("#%1 %2").arg(id).arg(QString::fromStdString(name));
+    configs.push_back(store.run_params(id));
   }
   std::set<std::string> keys;
   for (const auto& config : configs)

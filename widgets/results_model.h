@@ -18,6 +18,7 @@
 #include <QVector>
 
 #include "core/eval/comparison.h"
+#include "core/store/runs_table.h"
 #include "widgets/run_filter.h"
 
 namespace lmk::widgets {
@@ -49,8 +50,9 @@ StoreSummary read_store_summary(const QSqlDatabase& db);
 // holding the chosen metric: the run's score on the dataset (the mean over all its queries,
 // pooled over its parts), shown with ± half the width of its 95 % bootstrap interval and N as
 // lmk results prints them — computed off the GUI thread for the rows fetched, the mean alone
-// until then. Empty and not-applicable values show as "—". Filtering and sorting are SQL (ORDER
-// BY the clicked column), so both stay right while rows are fetched lazily, 256 at a time.
+// until then. Empty and not-applicable values show as "—". Filtering and sorting are the
+// store's query (core/store/runs_table.h, ORDER BY the clicked column), run on this model's
+// connection, so both stay right while rows are fetched lazily, 256 at a time.
 class RunsTableModel : public QSqlQueryModel {
   Q_OBJECT
  public:
@@ -122,10 +124,10 @@ class RunsTableModel : public QSqlQueryModel {
   struct Column {
     ColumnKind kind;
     QString label;
-    QString sql;  // the select expression
-    QVariantList bindings;
     QString tooltip;
   };
+  // The table as the store queries it (core/store/runs_table.h), sorted by `sort_column`.
+  lmk::RunsTableSpec table_spec(int sort_column) const;
   void build_columns();
   // Starts computing the intervals of the fetched rows that have none yet.
   void summarize_fetched_rows();

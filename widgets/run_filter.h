@@ -8,23 +8,24 @@
 #include <QString>
 #include <QVariantList>
 
+#include "core/store/run_selection.h"
+
 namespace lmk::widgets {
 
-// What the filter bar selects; the parts are AND-ed.
-//   text: whitespace-separated terms, each `key=value`, `key!=value` or `key<op>number` (op one of
-//   < <= > >=), or free text. Keys are run params (pooling, max_length, train.pooling, …; a `*` in
-//   the key matches any characters) or the run's own id / name / kind / status / experiment; a
-//   `*` in the value matches any characters; values with spaces go in double quotes. Free text
-//   matches the run's name or its experiment's, ignoring case. (The store has no tags: params are
-//   the attributes to filter by.)
+// What the filter bar selects; the parts are AND-ed. The language is the store's
+// (core/store/run_selection.h): the same text selects the same runs in lmk results --where.
 struct RunFilter {
   QString text;
   QString status;                // empty: any status
   qlonglong experiment_id = -1;  // -1: any experiment
 };
 
-// A WHERE condition over `runs r JOIN experiments e` with its positional bindings. `error` names
-// a term that could not be read (the condition leaves it out).
+// The core selection of the filter.
+RunSelection run_selection(const RunFilter& filter);
+
+// A WHERE condition over `runs r JOIN experiments e` with its positional bindings (the store's
+// run_selection_condition, for the runs table's Qt model). `error` names a term that could not
+// be read (the condition leaves it out).
 struct FilterClause {
   QString sql;
   QVariantList bindings;
@@ -33,6 +34,9 @@ struct FilterClause {
 
 // The condition selecting the runs `filter` describes; always valid SQL ("1" for no filter).
 FilterClause run_filter_clause(const RunFilter& filter);
+
+// The store's bound values as Qt SQL binds them.
+QVariantList qt_bindings(const std::vector<SqlValue>& values);
 
 // How many runs `filter` selects.
 qlonglong count_runs(const QSqlDatabase& db, const RunFilter& filter);

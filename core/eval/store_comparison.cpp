@@ -47,4 +47,15 @@ ComparisonCell stored_cell(const ResultsStore& store, int64_t run_id,
   return cell;
 }
 
+std::vector<PivotInput> pivot_inputs(const ResultsStore& store, const std::string& metric,
+                                     const RunSelection& selection,
+                                     const std::vector<int64_t>& runs) {
+  std::vector<PivotInput> inputs;
+  for (const PivotSourceRow& row : store.pivot_source_rows(metric, selection, runs))
+    inputs.push_back({row.run_id, row.experiment, row.run_name, row.pooling, row.granularity,
+                      row.max_length, row.result.dataset, row.result.split, row.result.group_kind,
+                      row.result.group_value, row.result.value});
+  return inputs;
+}
+
 }  // namespace lmk

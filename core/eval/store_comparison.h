@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/eval/comparison.h"
+#include "core/eval/pivot.h"
 #include "core/store/results_store.h"
 
 namespace lmk {
@@ -33,5 +34,13 @@ bool in_column(const EvalResult& result, const ResultColumn& column);
 // `results` are the run's eval results (store.eval_results(run_id)).
 ComparisonCell stored_cell(const ResultsStore& store, int64_t run_id,
                            const std::vector<EvalResult>& results, const ResultColumn& column);
+
+// The paper's table's inputs (core/eval/pivot.h): one metric's whole-split and per-length
+// results of the runs `selection` selects (and of `runs` when not empty), with each run's
+// experiment, name, pooling, granularity and max_length. lmk export --format latex and the
+// workbench's pivot build their tables from it.
+std::vector<PivotInput> pivot_inputs(const ResultsStore& store, const std::string& metric,
+                                     const RunSelection& selection = {},
+                                     const std::vector<int64_t>& runs = {});
 
 }  // namespace lmk

@@ -26,6 +26,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/store/run_selection.h"
+
 struct sqlite3;
 
 namespace lmk {
@@ -141,6 +143,23 @@ struct RunAttentionBin {
   double bin_start = 0, bin_end = 0, weight = 0;
 };
 
+// A dataset split evaluated in the store, and the first run that has results on it.
+struct StoredBenchmark {
+  std::string dataset, split;
+  int64_t first_run = 0;
+};
+struct StoredBenchmarks {
+  std::vector<StoredBenchmark> benchmarks;
+  std::vector<std::string> metrics;
+};
+
+// One result of a run with the parameters the paper's table groups runs by.
+struct PivotSourceRow {
+  int64_t run_id = 0;
+  std::string experiment, run_name, pooling, granularity, max_length;
+  EvalResult result;
+};
+
 // One bin of the attention of the pooling tokens over positions, for documents of one length
 // (group); bin_start / bin_end are positions or fractions of the length.
 struct AttentionProfileRow {
@@ -234,6 +253,10 @@ class ResultsStore {
 
   // Runs matching the filter, oldest first.
   std::vector<RunRecord> list_runs(const RunFilter& filter = {}) const;
+  // The runs a filter text selects (core/store/run_selection.h): their number, and their ids in
+  // id order.
+  int64_t count_runs(const RunSelection& selection) const;
+  std::vector<int64_t> selected_runs(const RunSelection& selection) const;
   // The run with this id; throws InputError naming the file when there is none.
   RunRecord get_run(int64_t run_id) const;
   std::map<std::string, std::string> run_params(int64_t run_id) const;
@@ -288,6 +311,18 @@ class ResultsStore {
                                                       int64_t head) const;
   // The model folders (the runs' model parameter) of the runs with attention profiles of dataset.
   std::vector<std::string> attention_profile_models(const std::string& dataset) const;
+  // One metric's whole-split and per-length results of the runs `selection` selects (and of
+  // `runs` when not empty), each with its run's experiment and name and its pooling,
+  // granularity and max_length parameters as stored ("" when absent): what the paper's table
+  // is built of (core/eval/store_comparison.h, pivot_inputs). By run id.
+  std::vector<PivotSourceRow> pivot_source_rows(const std::string& metric,
+                                                const RunSelection& selection = {},
+                                                const std::vector<int64_t>& runs = {}) const;
+  // Every parameter key of any run, sorted.
+  std::vector<std::string> param_keys() const;
+  // The (dataset, split) pairs with evaluation results, in the order their first run was
+  // written, and every metric of any result, sorted.
+  StoredBenchmarks benchmarks() const;
   // The training lengths of training and pretraining runs (train.passage_max_length,
   // train.max_length) with the run's name, by length then run id.
   std::vector<std::pair<int64_t, std::string>> training_lengths() const;

@@ -15,7 +15,10 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <variant>
 #include <vector>
+
+#include "core/store/run_selection.h"
 
 namespace lmk::store_sql {
 
@@ -50,6 +53,15 @@ class Statement {
   Statement& bind_texts(const std::vector<std::string>& values) {
     sqlite3_reset(stmt_);
     for (size_t i = 0; i < values.size(); ++i) bind_one(static_cast<int>(i) + 1, values[i]);
+    return *this;
+  }
+  // Resets the statement and binds the values (a RunSelection's condition) to ?1, ?2, ...,
+  // after `first` other parameters (bound with bind_at).
+  Statement& bind_values(const std::vector<SqlValue>& values, int first = 0) {
+    if (first == 0) sqlite3_reset(stmt_);
+    for (size_t i = 0; i < values.size(); ++i)
+      std::visit([&](const auto& value) { bind_one(first + static_cast<int>(i) + 1, value); },
+                 values[i]);
     return *this;
   }
   // Steps once; true while there is a row.

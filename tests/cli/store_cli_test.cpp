@@ -117,6 +117,14 @@ TEST_F(StoreCliTest, ResultsTable) {
             "id  name     status\n"
             "--  -------  ------\n"
             " 3  lmk-g64  FAILED\n");
+  // The filter language of the workbench: a comparison and a key pattern.
+  r = lmk("results --db " + db_ + " --where 'granularity>32' --where '*pooling=l*'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("lmk-g64"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("lmk-g32"), std::string::npos) << r.out;
+  r = lmk("results --db " + db_ + " --where 'granularity>big'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--where: 'granularity>big': > needs a number"), std::string::npos) << r.err;
   r = lmk("results --db " + db_ + " --status finished --name g32");
   EXPECT_EQ(count_lines(r.out), 4u) << r.out;
   EXPECT_NE(r.out.find("lmk-g32"), std::string::npos) << r.out;
