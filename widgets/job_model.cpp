@@ -2,14 +2,12 @@
 
 #include <QBrush>
 #include <QColor>
-#include <QJsonDocument>
-#include <QJsonObject>
 #include <QRegularExpression>
 #include <QSet>
-#include <QSqlQuery>
 
 #include <cmath>
 
+#include "core/store/results_store.h"
 #include "core/util/file.h"
 #include "widgets/store_connection.h"
 
@@ -21,10 +19,6 @@ QDateTime parse_time(const QString& text) {
   QDateTime time = QDateTime::fromString(text, Qt::ISODateWithMs);
   if (!time.isValid()) time = QDateTime::fromString(text, Qt::ISODate);
   return time;
-}
-
-QJsonObject json_object(const QString& text) {
-  return QJsonDocument::fromJson(text.toUtf8()).object();
 }
 
 }  // namespace
@@ -57,47 +51,35 @@ JobSnapshot load_jobs(const QSqlDatabase& db, bool include_ended) {
   snapshot.has_jobs_table = has_table(db, QStringLiteral("jobs"));
   // Runs written by a command outside the job layer (lmk train --db) are watched too while
   // they run.
-  const QString running_without_job = QStringLiteral(
-      "SELECT r.id, r.name, r.kind, r.status, r.error_text, e.name, 0, r.name, '', '', '', '', "
-      "0, 0, -1, -1, NULL, '', COALESCE(r.started_at, r.created_at) "
-      "FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE r.status = 'RUNNING'");
-  QString sql;
-  if (snapshot.has_jobs_table) {
-    sql = QStringLiteral(
-              "SELECT r.id, r.name, r.kind, r.status, r.error_text, e.name, 1, j.step, "
-              "j.executor, j.external_id, j.log_path, j.study_dir, j.attempts, j.ended, "
-              "j.progress_done, j.progress_total, j.eta_s, j.progress_text, j.updated_at "
-              "FROM jobs j JOIN runs r ON r.id = j.run_id "
-              "JOIN experiments e ON e.id = r.experiment_id %1 "
-              "UNION ALL %2 AND NOT EXISTS (SELECT 1 FROM jobs WHERE jobs.run_id = r.id) "
-              "ORDER BY 1")
-              .arg(include_ended ? QString() : QStringLiteral("WHERE j.ended = 0"),
-                   running_without_job);
-  } else {
-    sql = running_without_job + QStringLiteral(" ORDER BY 1");
-  }
-  QSqlQuery query = run_query(db, sql);
-  while (query.next()) {
+  for (const MonitoredRun& run : store_reader(db).monitored_runs(include_ended)) {
     JobRow row;
-    row.run_id = query.value(0).toLongLong();
-    row.run_name = query.value(1).toString();
-    row.kind = query.value(2).toString();
-    row.status = query.value(3).toString();
-    row.error_text = query.value(4).toString();
-    row.experiment = query.value(5).toString();
-    row.has_job = query.value(6).toInt() != 0;
-    row.step = query.value(7).toString();
-    row.executor = query.value(8).toString();
-    row.external_id = query.value(9).toString();
-    row.log_path = query.value(10).toString();
-    row.study_dir = query.value(11).toString();
-    row.attempts = query.value(12).toInt();
-    row.ended = query.value(13).toInt() != 0;
-    row.progress_done = query.value(14).toLongLong();
-    row.progress_total = query.value(15).toLongLong();
-    row.eta_s = query.value(16).isNull() ? -1 : query.value(16).toDouble();
-    row.progress_text = query.value(17).toString();
-    row.updated = parse_time(query.value(18).toString());
+    row.run_id = run.run_id;
+    row.run_name = QString::fromStdString(run.run_name);
+    row.kind = QString::fromStdString(run.kind);
+    row.status = QString::fromStdString(run.status);
+    row.error_text = QString::fromStdString(run.error_text);
+    row.experiment = QString::fromStdString(run.experiment);
+    row.has_job = run.job.has_value();
+    if (run.job) {
+      const JobRecord& job = *run.job;
+      row.step = QString::fromStdString(job.step);
+      row.executor = QString::fromStdString(job.executor);
+      row.external_id = QString::fromStdString(job.external_id);
+      row.log_path = QString::fromStdString(job.log_path);
+      row.study_dir = QString::fromStdString(job.study_dir);
+      row.attempts = static_cast<int>(job.attempts);
+      row.ended = job.ended;
+      row.progress_done = job.progress_done;
+      row.progress_total = job.progress_total;
+      row.eta_s = job.eta_s;
+      row.progress_text = QString::fromStdString(job.progress_text);
+      row.updated = parse_time(QString::fromStdString(job.updated_at));
+    } else {
+      row.step = row.run_name;
+      row.progress_done = row.progress_total = -1;
+      row.eta_s = -1;
+      row.updated = parse_time(QString::fromStdString(run.since));
+    }
     snapshot.rows.push_back(std::move(row));
   }
   return snapshot;
@@ -113,51 +95,16 @@ RunCurves load_run_curves(const QSqlDatabase& db, qint64 run_id, const CurveStep
                           int max_points, const QStringList& keys) {
   RunCurves curves;
   curves.run_id = run_id;
-  const int most = std::max(1, max_points);
-  // One read transaction: every key from the same snapshot of the store. Each key is an
-  // ordered scan of the (run_id, key, step) index, thinned here to every stride-th point and
-  // its last one (so the curve ends where the run is); a window function over all keys at once
-  // sorts millions of rows instead.
-  // Ended however the reads end (a throw included): an open read transaction would pin this
-  // pooled thread's connection to an old snapshot for its next reads.
-  struct ReadTransaction {
-    QSqlDatabase connection;
-    bool open;
-    explicit ReadTransaction(QSqlDatabase db) : connection(db), open(connection.transaction()) {}
-    ~ReadTransaction() {
-      if (open) connection.rollback();
-    }
-  } transaction(db);
-  QSqlQuery start = run_query(db,
-                              QStringLiteral("SELECT COALESCE(NULLIF(started_at, ''), (SELECT "
-                                             "MIN(time) FROM metrics WHERE run_id = ?)) FROM "
-                                             "runs WHERE id = ?"),
-                              {run_id, run_id});
-  const QVariant started = start.next() ? start.value(0) : QVariant();
-  for (const QString& key : keys) {
-    const qint64 from = after.value(key, -1);
-    QSqlQuery count = run_query(
-        db,
-        QStringLiteral("SELECT COUNT(*) FROM metrics WHERE run_id = ? AND key = ? AND step > ?"),
-        {run_id, key, from});
-    const qint64 total = count.next() ? count.value(0).toLongLong() : 0;
-    if (total == 0) continue;
-    const qint64 stride = (total + most - 1) / most;
-    QSqlQuery query = run_query(
-        db,
-        QStringLiteral("SELECT step, value, (julianday(time) - julianday(?)) * 86400.0 FROM "
-                       "metrics WHERE run_id = ? AND key = ? AND step > ? ORDER BY step"),
-        {started, run_id, key, from});
+  std::vector<std::pair<std::string, int64_t>> asked;
+  for (const QString& key : keys) asked.emplace_back(key.toStdString(), after.value(key, -1));
+  for (const MetricCurve& curve : store_reader(db).metric_curves(run_id, asked, max_points)) {
     CurveSeries series;
-    series.key = key;
-    for (qint64 n = 0; query.next(); ++n) {
-      const qint64 step = query.value(0).toLongLong();
-      series.last_step = std::max(series.last_step, step);
-      if (n % stride != 0 && n != total - 1) continue;
-      if (query.value(1).isNull()) continue;  // NaN
-      series.steps.push_back(static_cast<double>(step));
-      series.values.push_back(query.value(1).toDouble());
-      series.seconds.push_back(query.value(2).isNull() ? NAN : query.value(2).toDouble());
+    series.key = QString::fromStdString(curve.key);
+    series.last_step = curve.last_step;
+    for (size_t i = 0; i < curve.steps.size(); ++i) {
+      series.steps.push_back(static_cast<double>(curve.steps[i]));
+      series.values.push_back(curve.values[i]);
+      series.seconds.push_back(curve.seconds[i]);
     }
     curves.series.push_back(std::move(series));
   }
@@ -166,54 +113,24 @@ RunCurves load_run_curves(const QSqlDatabase& db, qint64 run_id, const CurveStep
 
 TrainingRuns load_training_runs(const QSqlDatabase& db) {
   TrainingRuns found;
-  // metric_latest holds a row per run and key: small, and what a run logged at a glance.
-  QSqlQuery runs = run_query(
-      db,
-      QStringLiteral("SELECT r.id, e.name, r.name, r.kind, r.status FROM runs r JOIN "
-                     "experiments e ON e.id = r.experiment_id WHERE EXISTS (SELECT 1 FROM "
-                     "metric_latest m WHERE m.run_id = r.id AND m.key = 'loss') ORDER BY r.id"));
-  while (runs.next())
-    found.runs.push_back({runs.value(0).toLongLong(), runs.value(1).toString(),
-                          runs.value(2).toString(), runs.value(3).toString(),
-                          runs.value(4).toString()});
-  QSqlQuery keys = run_query(
-      db, QStringLiteral("SELECT DISTINCT key FROM metric_latest WHERE run_id IN (SELECT run_id "
-                         "FROM metric_latest WHERE key = 'loss') ORDER BY key"));
-  while (keys.next()) found.keys << keys.value(0).toString();
+  const ResultsStore& store = store_reader(db);
+  for (const RunSummary& run : store.runs_logging("loss"))
+    found.runs.push_back({run.id, QString::fromStdString(run.experiment),
+                          QString::fromStdString(run.name), QString::fromStdString(run.kind),
+                          QString::fromStdString(run.status)});
+  for (const std::string& key : store.metric_keys_of_runs_logging("loss"))
+    found.keys << QString::fromStdString(key);
   return found;
 }
 
 RequeueTarget load_requeue_target(const QSqlDatabase& db, qint64 run_id) {
+  const JobSubmission submission = store_reader(db).job_submission(run_id);
   RequeueTarget target;
-  QSqlQuery job = run_query(
-      db,
-      QStringLiteral("SELECT j.study_dir, j.executor, r.config FROM jobs j JOIN runs r ON "
-                     "r.id = j.run_id WHERE j.run_id = ?"),
-      {run_id});
-  if (!job.next()) {
-    target.error = QStringLiteral("run %1 is not a job").arg(run_id);
-    return target;
-  }
-  target.study_dir = job.value(0).toString();
-  target.executor = job.value(1).toString();
-  // A training or evaluation step replaces its run's config with its own: the study is then
-  // read from another run of the same submission, the nearest first.
-  QJsonObject config = json_object(job.value(2).toString());
-  if (!config.contains(QStringLiteral("study"))) {
-    QSqlQuery others =
-        run_query(db,
-                  QStringLiteral("SELECT r.config FROM jobs j JOIN runs r ON r.id = j.run_id "
-                                 "WHERE j.study_dir = ? AND r.config LIKE '%\"study\"%' "
-                                 "ORDER BY abs(r.id - ?) LIMIT 50"),
-                  {target.study_dir, run_id});
-    while (others.next() && !config.contains(QStringLiteral("study")))
-      config = json_object(others.value(0).toString());
-  }
-  target.config = config.value(QStringLiteral("study")).toString();
-  target.profile = config.value(QStringLiteral("profile")).toString();
-  if (target.config.isEmpty())
-    target.error = QStringLiteral("no run of %1 records the study config it was submitted from")
-                       .arg(target.study_dir);
+  target.config = QString::fromStdString(submission.study_config);
+  target.profile = QString::fromStdString(submission.profile);
+  target.study_dir = QString::fromStdString(submission.study_dir);
+  target.executor = QString::fromStdString(submission.executor);
+  target.error = QString::fromStdString(submission.error);
   return target;
 }
 

@@ -1,5 +1,6 @@
 // The jobs table of the results store (core/store/results_store.h): how an executor runs a
 // run, and the single-row updates that racing processes use.
+#include <algorithm>
 #include <limits>
 
 #include "core/store/results_store.h"
@@ -14,12 +15,18 @@ using namespace store_sql;
 
 namespace {
 
-const char* const kJobColumns =
+// The columns read_job reads, in its order.
+const std::string kJobFields =
     "SELECT j.run_id, j.executor, j.study_dir, j.step, j.step_key, j.command, j.log_path, "
     "j.depends_on, j.external_id, j.process_start, j.attempts, j.cancel_requested, "
     "j.progress_done, j.progress_total, j.eta_s, j.progress_text, j.updated_at, j.outputs, "
-    "j.ended "
-    "FROM jobs j ";
+    "j.ended";
+const std::string kJobColumns = kJobFields + " FROM jobs j ";
+// Then the job's run: name, kind, status, error text, experiment (columns 19-23).
+const std::string kJobAndRunColumns =
+    kJobFields +
+    ", r.name, r.kind, r.status, r.error_text, e.name FROM jobs j JOIN runs r ON r.id = "
+    "j.run_id JOIN experiments e ON e.id = r.experiment_id ";
 
 JobRecord read_job(const Statement& row, const std::string& path) {
   JobRecord job;
@@ -140,13 +147,13 @@ void ResultsStore::set_job_progress(int64_t run_id, int64_t done, int64_t total,
 }
 
 std::optional<JobRecord> ResultsStore::job(int64_t run_id) const {
-  Statement row(db_.get(), path_, std::string(kJobColumns) + "WHERE j.run_id = ?");
+  Statement row(db_.get(), path_, kJobColumns + "WHERE j.run_id = ?");
   if (!row.bind(run_id).next()) return std::nullopt;
   return read_job(row, path_);
 }
 
 std::vector<JobRecord> ResultsStore::jobs(const std::string& study_dir, bool unfinished) const {
-  std::string sql = std::string(kJobColumns) + "WHERE 1";
+  std::string sql = kJobColumns + "WHERE 1";
   std::vector<std::string> values;
   if (!study_dir.empty()) {
     sql += " AND j.study_dir = ?";
@@ -158,6 +165,63 @@ std::vector<JobRecord> ResultsStore::jobs(const std::string& study_dir, bool unf
   std::vector<JobRecord> out;
   while (rows.next()) out.push_back(read_job(rows, path_));
   return out;
+}
+
+std::vector<MonitoredRun> ResultsStore::monitored_runs(bool include_ended) const {
+  std::vector<MonitoredRun> out;
+  Statement job_runs(
+      db_.get(), path_,
+      kJobAndRunColumns + (include_ended ? "" : "WHERE j.ended = 0 ") + "ORDER BY j.run_id");
+  while (job_runs.next())
+    out.push_back({job_runs.integer(0), job_runs.text(19), job_runs.text(20), job_runs.text(21),
+                   job_runs.text(22), job_runs.text(23), read_job(job_runs, path_), ""});
+  Statement running(db_.get(), path_,
+                    "SELECT r.id, r.name, r.kind, r.status, r.error_text, e.name, "
+                    "COALESCE(r.started_at, r.created_at) FROM runs r JOIN experiments e ON e.id "
+                    "= r.experiment_id WHERE r.status = 'RUNNING' AND NOT EXISTS (SELECT 1 FROM "
+                    "jobs WHERE jobs.run_id = r.id) ORDER BY r.id");
+  while (running.next())
+    out.push_back({running.integer(0), running.text(1), running.text(2), running.text(3),
+                   running.text(4), running.text(5), std::nullopt, running.text(6)});
+  std::stable_sort(out.begin(), out.end(), [](const MonitoredRun& a, const MonitoredRun& b) {
+    return a.run_id < b.run_id;
+  });
+  return out;
+}
+
+JobSubmission ResultsStore::job_submission(int64_t run_id) const {
+  JobSubmission submission;
+  const std::optional<JobRecord> record = job(run_id);
+  if (!record) {
+    submission.error = "run " + std::to_string(run_id) + " is not a job";
+    return submission;
+  }
+  submission.study_dir = record->study_dir;
+  submission.executor = record->executor;
+  const auto parsed = [](const std::string& text) {
+    const json config = json::parse(text, nullptr, false);
+    return config.is_object() ? config : json::object();
+  };
+  Statement own(db_.get(), path_, "SELECT config FROM runs WHERE id = ?");
+  json config = own.bind(run_id).next() ? parsed(own.text(0)) : json::object();
+  if (!config.contains("study")) {
+    Statement others(db_.get(), path_,
+                     "SELECT r.config FROM jobs j JOIN runs r ON r.id = j.run_id WHERE "
+                     "j.study_dir = ? AND r.config LIKE '%\"study\"%' ORDER BY abs(r.id - ?) "
+                     "LIMIT 50");
+    others.bind(submission.study_dir, run_id);
+    while (!config.contains("study") && others.next()) config = parsed(others.text(0));
+  }
+  const auto text = [&](const char* key) {
+    const auto found = config.find(key);
+    return found != config.end() && found->is_string() ? found->get<std::string>() : "";
+  };
+  submission.study_config = text("study");
+  submission.profile = text("profile");
+  if (submission.study_config.empty())
+    submission.error =
+        "no run of " + submission.study_dir + " records the study config it was submitted from";
+  return submission;
 }
 
 }  // namespace lmk

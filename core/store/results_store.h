@@ -204,6 +204,38 @@ struct JobRecord {
   std::string updated_at;                           // ISO-8601 UTC of the last update
 };
 
+// A run the job monitor watches: a job's run, or a run that runs without a job (a command
+// started by hand with --db).
+struct MonitoredRun {
+  int64_t run_id = 0;
+  std::string run_name, kind, status, error_text, experiment;
+  std::optional<JobRecord> job;
+  std::string since;  // without a job: when the run started (else was created)
+};
+
+// A run in a list of runs (its id, experiment, name, kind and status).
+struct RunSummary {
+  int64_t id = 0;
+  std::string experiment, name, kind, status;
+};
+
+// One metric's points of a run after a step, thinned to about max_points (every k-th and the
+// last); NaN values left out.
+struct MetricCurve {
+  std::string key;
+  std::vector<int64_t> steps;
+  std::vector<double> values;
+  std::vector<double> seconds;  // per point, since the run started (its first metric when it
+                                // has no start); NaN when unknown
+  int64_t last_step = -1;       // the last step read, NaN or not
+};
+
+// What a job was submitted from: the study config and profile its submission recorded.
+struct JobSubmission {
+  std::string study_dir, executor, study_config, profile;
+  std::string error;  // why there is none
+};
+
 class ResultsStore {
  public:
   enum class OpenMode {
@@ -344,6 +376,21 @@ class ResultsStore {
   bool request_job_cancel(int64_t run_id);
   void set_job_progress(int64_t run_id, int64_t done, int64_t total, double eta_s,
                         const std::string& text);
+  // The runs the job monitor shows: every job's run (only jobs not ended unless
+  // include_ended) and the runs RUNNING without a job, by run id.
+  std::vector<MonitoredRun> monitored_runs(bool include_ended) const;
+  // A job's submission: the study config and profile of its run's config, else of the nearest
+  // run of the same study folder that records them (a training or evaluation step replaces its
+  // run's config with its own).
+  JobSubmission job_submission(int64_t run_id) const;
+  // The runs that logged metric `key`, by id, and every metric key those runs logged, sorted.
+  std::vector<RunSummary> runs_logging(const std::string& key) const;
+  std::vector<std::string> metric_keys_of_runs_logging(const std::string& key) const;
+  // The run's curves of each (key, after step), each after its own step, in one read
+  // transaction (one snapshot of the store); keys without points after their step are left out.
+  std::vector<MetricCurve> metric_curves(int64_t run_id,
+                                         const std::vector<std::pair<std::string, int64_t>>& keys,
+                                         int64_t max_points) const;
   // The run's job, if it has one.
   std::optional<JobRecord> job(int64_t run_id) const;
   // Jobs by run id; of one study folder when given; only those not ended when `unfinished`.

@@ -294,6 +294,53 @@ TEST(ResultsStoreTest, StoresPerQueryResultsAndReplacesAPartEvaluatedAgain) {
                std::invalid_argument);
 }
 
+// What the job monitor reads: every job's run (the ended ones on request) and the runs running
+// without a job; and what a job was submitted from, from its own run or the nearest run of its
+// study folder that records it.
+TEST(ResultsStoreTest, MonitoredRunsAndJobSubmissions) {
+  TempDir dir;
+  ResultsStore store((dir.path() / "monitor.db").string());
+  const int64_t e = store.get_or_create_experiment("e");
+  const int64_t data =
+      store.create_run(e, {"data", "data", {{"study", "/s/study.toml"}, {"profile", "micro"}}});
+  const int64_t train = store.create_run(e, {"train", "train", {{"train", {{"lr", 1e-4}}}}});
+  const int64_t by_hand = store.create_run(e, {"by-hand", "eval"});
+  const int64_t idle = store.create_run(e, {"idle", "eval"});
+  for (const int64_t run : {data, train}) {
+    JobRecord job;
+    job.run_id = run;
+    job.executor = "local";
+    job.study_dir = "/s/out";
+    job.step = run == data ? "corpus/manpages" : "finetune/lmk";
+    store.add_job(job);
+  }
+  ASSERT_TRUE(store.claim_job_end(data));
+  store.set_run_status(by_hand, RunStatus::Running);
+  std::vector<MonitoredRun> runs = store.monitored_runs(false);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].run_id, train);
+  ASSERT_TRUE(runs[0].job.has_value());
+  EXPECT_EQ(runs[0].job->step, "finetune/lmk");
+  EXPECT_EQ(runs[0].experiment, "e");
+  EXPECT_EQ(runs[1].run_id, by_hand);
+  EXPECT_FALSE(runs[1].job.has_value());
+  EXPECT_FALSE(runs[1].since.empty()) << "when it started";
+  runs = store.monitored_runs(true);
+  ASSERT_EQ(runs.size(), 3u) << "the ended job too, not the idle run";
+  EXPECT_EQ(runs[0].run_id, data);
+  EXPECT_TRUE(runs[0].job->ended);
+  (void)idle;
+
+  const JobSubmission from_other = store.job_submission(train);
+  EXPECT_EQ(from_other.study_config, "/s/study.toml") << "the training run's config replaced it";
+  EXPECT_EQ(from_other.profile, "micro");
+  EXPECT_EQ(from_other.study_dir, "/s/out");
+  EXPECT_EQ(from_other.executor, "local");
+  EXPECT_TRUE(from_other.error.empty());
+  EXPECT_EQ(store.job_submission(by_hand).error,
+            "run " + std::to_string(by_hand) + " is not a job");
+}
+
 TEST(ResultsStoreTest, KeepsJobsWithTheirRuns) {
   TempDir dir;
   ResultsStore store((dir.path() / "jobs.db").string());

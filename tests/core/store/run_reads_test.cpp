@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+
 #include "core/store/results_store.h"
 #include "tests/support/test_tokenizers.h"
 
@@ -80,6 +82,33 @@ TEST_F(RunReadsTest, AttentionProfilesByKeyWithTheirRunsAndModels) {
 TEST_F(RunReadsTest, TrainingLengthsOfTrainingAndPretrainingRuns) {
   EXPECT_EQ(store_.training_lengths(),
             (std::vector<std::pair<int64_t, std::string>>{{64, "mlm"}, {128, "ft"}}));
+}
+
+// The training monitor's reads: the runs that logged a loss and their keys, and a run's curves
+// after a step, thinned to about max_points with the last point kept and NaN left out.
+TEST_F(RunReadsTest, RunsLoggingAMetricAndTheirCurves) {
+  for (int64_t step = 1; step <= 10; ++step)
+    store_.log_metrics(
+        train_, step,
+        {{"loss", step == 4 ? std::nan("") : 1.0 / static_cast<double>(step)}, {"lr", 0.1}});
+  store_.log_metrics(eval_, 0, {{"evaluation_time", 2.0}});
+  const std::vector<RunSummary> runs = store_.runs_logging("loss");
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].id, train_);
+  EXPECT_EQ(runs[0].kind, "train");
+  EXPECT_EQ(store_.metric_keys_of_runs_logging("loss"), (std::vector<std::string>{"loss", "lr"}));
+
+  const std::vector<MetricCurve> all =
+      store_.metric_curves(train_, {{"loss", -1}, {"lr", 8}, {"gone", -1}}, 100);
+  ASSERT_EQ(all.size(), 2u) << "a key without points is left out";
+  EXPECT_EQ(all[0].steps, (std::vector<int64_t>{1, 2, 3, 5, 6, 7, 8, 9, 10})) << "NaN left out";
+  EXPECT_EQ(all[0].last_step, 10);
+  EXPECT_EQ(all[0].values.back(), 0.1);
+  EXPECT_EQ(all[1].steps, (std::vector<int64_t>{9, 10})) << "after step 8";
+  const std::vector<MetricCurve> thin = store_.metric_curves(train_, {{"loss", -1}}, 3);
+  ASSERT_EQ(thin.size(), 1u);
+  // 10 rows (the NaN one counts), stride ceil(10 / 3) = 4: rows 0, 4, 8 and the last.
+  EXPECT_EQ(thin[0].steps, (std::vector<int64_t>{1, 5, 9, 10}));
 }
 
 }  // namespace
