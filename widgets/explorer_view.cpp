@@ -1,10 +1,8 @@
 #include "widgets/explorer_view.h"
 
-#include <qcustomplot.h>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
-#include <QElapsedTimer>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
@@ -14,7 +12,6 @@
 #include <QLineEdit>
 #include <QMessageBox>
 #include <QPlainTextEdit>
-#include <QProcess>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
@@ -22,7 +19,6 @@
 #include <QSpinBox>
 #include <QSplitter>
 #include <QStackedWidget>
-#include <QTemporaryDir>
 #include <QTimer>
 #include <QVBoxLayout>
 #include <QtConcurrent>
@@ -32,8 +28,8 @@
 
 #include "core/util/progress.h"
 #include "widgets/explorer_panels.h"
+#include "widgets/explorer_plots.h"
 #include "widgets/explorer_text.h"
-#include "widgets/job_launcher.h"
 #include "widgets/plot_export.h"
 #include "widgets/plot_view.h"
 
@@ -51,17 +47,20 @@ QString corpus_file(const QString& dir) {
 }  // namespace
 
 ExplorerView::ExplorerView(QWidget* parent) : StoreView(parent) {
-  clock_ = std::make_unique<QElapsedTimer>();
+  computation_ = new ExplorerComputation(
+      this, [this](const QString& path, std::function<void(const ExplorerRead&)> done) {
+        read_file(path, std::move(done));
+      });
+  computation_->on_result = [this](std::shared_ptr<DocumentAttention> d, bool) {
+    install(std::move(d), /*computed=*/true);
+  };
+  computation_->on_finished = [this](bool ok, const QString& message) {
+    computation_finished(ok, message);
+  };
   build_controls();
 }
 
-ExplorerView::~ExplorerView() {
-  if (process_ != nullptr) {
-    cancelled_ = true;
-    process_->kill();
-    process_->waitForFinished(3000);
-  }
-}
+ExplorerView::~ExplorerView() = default;
 
 void ExplorerView::build_controls() {
   auto* layout = new QVBoxLayout(this);
@@ -254,23 +253,8 @@ void ExplorerView::build_controls() {
   grid_scroll->setWidgetResizable(false);
   grid_scroll->setMinimumHeight(100);
   right_layout->addWidget(grid_scroll, 1);
-  const auto make_plot = [right](const QString& name) {
-    auto* plot = new QCustomPlot(right);
-    plot->setObjectName(name);
-    plot->setMinimumHeight(120);
-    plot->plotLayout()->insertRow(0);
-    plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, QString()));
-    plot->xAxis->setRange(0, 1);
-    plot->yAxis->ticker()->setTickCount(4);
-    plot->xAxis->setLabel(QObject::tr("position in the document (fraction of its text)"));
-    return plot;
-  };
-  similarity_plot_ = make_plot(QStringLiteral("explorer_similarity"));
-  similarity_plot_->yAxis->setLabel(tr("cos(query, state)"));
-  token_plot_ = make_plot(QStringLiteral("explorer_token"));
-  token_plot_->yAxis->setLabel(tr("attention"));
-  right_layout->addWidget(similarity_plot_, 1);
-  right_layout->addWidget(token_plot_, 1);
+  plots_ = new ExplorerPlots(right);
+  right_layout->addWidget(plots_, 2);
   splitter->addWidget(left);
   right_scroll->setWidget(right);
   splitter->addWidget(right_scroll);
@@ -305,17 +289,18 @@ void ExplorerView::build_controls() {
   connect(export_button, &QPushButton::clicked, this, &ExplorerView::export_with_dialog);
   connect(tick_, &QTimer::timeout, this, [this] {
     if (!busy()) return;
-    const auto event = latest_progress_event(process_err_.right(4096).toStdString());
-    const double elapsed = clock_->elapsed() / 1000.0;
-    QString text = tr("lmk attention (%1): %2")
-                       .arg(running_.pooling, QString::fromStdString(format_duration(elapsed)));
+    const auto event = computation_->progress();
+    const double elapsed = computation_->elapsed_seconds();
+    QString text =
+        tr("lmk attention (%1): %2")
+            .arg(computation_->pooling(), QString::fromStdString(format_duration(elapsed)));
     if (event && event->total > 0) {
       progress_->setRange(0, static_cast<int>(event->total));
       progress_->setValue(static_cast<int>(event->done));
       text += tr(" · layer %1 of %2").arg(event->done).arg(event->total);
       if (event->eta_s >= 0)
         text += tr(" · about %1 left").arg(QString::fromStdString(format_duration(event->eta_s)));
-    } else if (process_ == nullptr) {
+    } else if (computation_->reading()) {
       text = tr("reading the result…");
     }
     message_->setText(text);
@@ -361,43 +346,15 @@ void ExplorerView::build_controls() {
             }
             select_position(position);
           });
-  connect(similarity_plot_, &QCustomPlot::plottableClick, this,
-          [this](QCPAbstractPlottable* plottable, int index, QMouseEvent*) {
-            if (shown_ < 0 || plottable != similarity_plot_->graph(0)) return;
-            set_rows(index, index);
-            text_->scroll_to_position(result(shown_).pooling_positions[static_cast<size_t>(index)]);
-          });
+  connect(plots_, &ExplorerPlots::pooling_token_clicked, this, [this](int index) {
+    if (shown_ < 0) return;
+    set_rows(index, index);
+    text_->scroll_to_position(result(shown_).pooling_positions[static_cast<size_t>(index)]);
+  });
   redraw();
 }
 
 // ---- computing
-
-QStringList ExplorerView::arguments(const ExplorerRequest& request, const QString& pooling,
-                                    const QString& out, const QString& text_file) {
-  QStringList args = {QStringLiteral("attention"),
-                      QStringLiteral("--model"),
-                      request.model,
-                      QStringLiteral("--pooling"),
-                      pooling,
-                      QStringLiteral("--explore"),
-                      out,
-                      QStringLiteral("--layers"),
-                      request.layers.isEmpty() ? QStringLiteral("last") : request.layers};
-  if (request.granularity > 0 && pooling != QLatin1String("cls") &&
-      pooling != QLatin1String("mean"))
-    args << QStringLiteral("--granularity") << QString::number(request.granularity);
-  if (request.max_length > 0)
-    args << QStringLiteral("--max-length") << QString::number(request.max_length);
-  if (!request.corpus.isEmpty())
-    args << QStringLiteral("--input") << request.corpus << QStringLiteral("--doc-id")
-         << request.doc_id;
-  else if (!request.document_file.isEmpty())
-    args << QStringLiteral("--document") << request.document_file;
-  else
-    args << QStringLiteral("--document") << text_file;
-  if (!request.query.isEmpty()) args << QStringLiteral("--query") << request.query;
-  return args;
-}
 
 ExplorerRequest ExplorerView::request() const {
   ExplorerRequest r;
@@ -447,7 +404,7 @@ void ExplorerView::set_request(const ExplorerRequest& r) {
 }
 
 bool ExplorerView::busy() const {
-  return process_ != nullptr || !queue_.isEmpty();
+  return computation_->busy();
 }
 
 void ExplorerView::compute() {
@@ -473,95 +430,35 @@ void ExplorerView::compute(const ExplorerRequest& request) {
     fail(refusal);
     return;
   }
-  running_ = request;
   evidence_position_ = request.evidence_position;
-  queue_ = {request.pooling};
-  if (request.with_cls && request.pooling != QLatin1String("cls")) queue_ << QStringLiteral("cls");
-  if (!scratch_) scratch_ = std::make_unique<QTemporaryDir>();
-  ++computation_;
-  cancelled_ = false;
-  if (!request.text.isEmpty()) {
-    try {
-      write_text_file(scratch_->filePath(QStringLiteral("document.txt")), request.text);
-    } catch (const std::exception& e) {
-      queue_.clear();
-      fail(QString::fromUtf8(e.what()));
-      return;
-    }
-  }
   results_replaced_ = false;
   run_button_->setEnabled(false);
   cancel_button_->setEnabled(true);
   progress_->setRange(0, 0);
   progress_->setVisible(true);
   message_->setStyleSheet(QString());
-  clock_->start();
   tick_->start();
-  start_next();
+  computation_->start(request);
 }
 
-void ExplorerView::start_next() {
-  if (queue_.isEmpty()) {
-    tick_->stop();
-    progress_->setVisible(false);
-    run_button_->setEnabled(true);
-    cancel_button_->setEnabled(false);
-    message_->setText(
-        tr("Computed in %1.")
-            .arg(QString::fromStdString(format_duration(clock_->elapsed() / 1000.0))));
-    emit finished(true, QString());
+void ExplorerView::computation_finished(bool ok, const QString& message) {
+  if (!ok) {
+    fail(message);
     return;
   }
-  const QString pooling = queue_.front();
-  running_.pooling = pooling;
-  const QString out =
-      scratch_->filePath(QStringLiteral("%1-%2.lmkattn").arg(computation_).arg(pooling));
-  QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
-  environment.insert(QStringLiteral("LMK_PROGRESS_JSON"), QStringLiteral("1"));
-  process_err_.clear();
-  progress_->setRange(0, 0);
-  const int computation = computation_;
-  process_ = run_lmk(
-      this, arguments(running_, pooling, out, scratch_->filePath(QStringLiteral("document.txt"))),
-      [this, computation, out](int code, const QString& standard_out, const QString& err) {
-        // A cancelled computation's process ends later: process_ may be the next one's then.
-        if (computation != computation_ || cancelled_) return;
-        process_ = nullptr;
-        process_err_ += err;
-        if (code != 0) {
-          queue_.clear();
-          fail(JobLauncher::error_text(process_err_ + standard_out));
-          return;
-        }
-        read_file(out, [this, computation, out](const ReadResult& read) {
-          if (computation != computation_ || cancelled_) return;
-          if (read.first) {
-            if (!results_replaced_) computed_file_ = out;
-            queue_.removeFirst();
-            install(read.first, /*computed=*/true);
-            start_next();
-          } else {
-            queue_.clear();
-            fail(read.second);
-          }
-        });
-      },
-      0, environment);
-  connect(process_, &QProcess::readyReadStandardError, this, [this, computation] {
-    if (process_ == nullptr || computation != computation_) return;
-    process_err_ += QString::fromUtf8(process_->readAllStandardError());
-  });
+  tick_->stop();
+  progress_->setVisible(false);
+  run_button_->setEnabled(true);
+  cancel_button_->setEnabled(false);
+  message_->setText(
+      tr("Computed in %1.")
+          .arg(QString::fromStdString(format_duration(computation_->elapsed_seconds()))));
+  emit finished(true, QString());
 }
 
 void ExplorerView::cancel() {
   if (!busy()) return;
-  cancelled_ = true;
-  queue_.clear();
-  ++computation_;
-  if (process_ != nullptr) {
-    process_->kill();
-    process_ = nullptr;  // it deletes itself once it ended
-  }
+  computation_->cancel();
   tick_->stop();
   progress_->setVisible(false);
   run_button_->setEnabled(true);
@@ -583,7 +480,7 @@ void ExplorerView::fail(const QString& text) {
 }
 
 void ExplorerView::open_file(const QString& path) {
-  read_file(path, [this](const ReadResult& read) {
+  read_file(path, [this](const ExplorerRead& read) {
     if (!read.first) {
       fail(read.second);
       return;
@@ -596,17 +493,17 @@ void ExplorerView::open_file(const QString& path) {
   });
 }
 
-void ExplorerView::read_file(const QString& path, std::function<void(const ReadResult&)> done) {
+void ExplorerView::read_file(const QString& path, std::function<void(const ExplorerRead&)> done) {
   ++pending_files_;
-  auto* watcher = new QFutureWatcher<ReadResult>(this);
+  auto* watcher = new QFutureWatcher<ExplorerRead>(this);
   connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, done] {
-    const ReadResult read = watcher->result();
+    const ExplorerRead read = watcher->result();
     watcher->deleteLater();
     --pending_files_;
     done(read);
     file_load_done();
   });
-  watcher->setFuture(QtConcurrent::run([path]() -> ReadResult {
+  watcher->setFuture(QtConcurrent::run([path]() -> ExplorerRead {
     try {
       return {std::make_shared<DocumentAttention>(read_document_attention(path.toStdString())),
               QString()};

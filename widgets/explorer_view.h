@@ -14,6 +14,12 @@
 //   rank in the store's evaluation of that run; with a token selected, which pooling tokens
 //   attend to it.
 // Files of `lmk attention --explore` open directly (File… button, lmk-workbench --explore).
+//
+// The view is split by concern: its controls and what it shows (explorer_view.cpp,
+// explorer_view_show.cpp), the store's evaluation runs it picks from (explorer_view_store.cpp,
+// reads through core/store), the child process (ExplorerComputation, explorer_computation.h),
+// the panels and plots it draws (explorer_panels.h, explorer_text.h, explorer_plots.h), and
+// export (plot_export.h).
 
 #include <QString>
 #include <QStringList>
@@ -24,45 +30,28 @@
 #include <vector>
 
 #include "core/eval/document_attention.h"
+#include "widgets/explorer_computation.h"
 #include "widgets/explorer_data.h"
 #include "widgets/store_view.h"
 
 class QCheckBox;
 class QComboBox;
-class QCustomPlot;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
-class QProcess;
 class QProgressBar;
 class QPushButton;
 class QSpinBox;
 class QStackedWidget;
-class QTemporaryDir;
 class QTimer;
-class QElapsedTimer;
 
 namespace lmk::widgets {
 
+class ExplorerPlots;
 class LayerHeadGrid;
 class ColourLegend;
 class OverviewStrip;
 class TokenTextView;
-
-// What one computation asks lmk for.
-struct ExplorerRequest {
-  QString model;            // model folder
-  QString pooling = "lmk";  // cls | lmk | multicls | mean
-  int granularity = 0;      // 0: the folder's
-  QString layers = "last";  // layers whose per-pooling-token rows are kept
-  int max_length = 0;       // model inputs read at most (0: the whole text)
-  // The document: a file, a text, or a document of a corpus (jsonl) by id.
-  QString document_file, text, corpus, doc_id;
-  QString query;                  // "": none
-  double evidence_position = -1;  // the dataset's, for the evidence mark when the query's text
-                                  // is not in the document
-  bool with_cls = false;          // also compute CLS for the side-by-side overview
-};
 
 class ExplorerView : public StoreView {
   Q_OBJECT
@@ -76,10 +65,6 @@ class ExplorerView : public StoreView {
   // Loads the store again; emits loaded() once files being opened are shown too.
   void refresh() override;
 
-  // lmk's arguments for one pooling of `request` (the text of a pasted document goes through
-  // `text_file`, written by the caller).
-  static QStringList arguments(const ExplorerRequest& request, const QString& pooling,
-                               const QString& out, const QString& text_file);
   // The request the controls describe.
   ExplorerRequest request() const;
   void set_request(const ExplorerRequest& request);
@@ -122,7 +107,7 @@ class ExplorerView : public StoreView {
   QString rank_text() const;
   // The file the last computation's first pooling was read from (in the view's scratch folder,
   // which goes with the view); empty before one.
-  const QString& computed_file() const { return computed_file_; }
+  const QString& computed_file() const { return computation_->first_file(); }
 
   TokenTextView* text_view() const { return text_; }
   ColourLegend* colour_legend() const { return legend_; }
@@ -163,10 +148,10 @@ class ExplorerView : public StoreView {
   void choose_part(int index);
   void choose_query(int index);
   void look_up_rank();
-  // A file read: the document, or the reason it cannot be read.
-  using ReadResult = std::pair<std::shared_ptr<DocumentAttention>, QString>;
-  // Reads an explorer file off the GUI thread; done() on the GUI thread.
-  void read_file(const QString& path, std::function<void(const ReadResult&)> done);
+  // Reads an explorer file off the GUI thread; done() on the GUI thread (counted for loaded()).
+  void read_file(const QString& path, std::function<void(const ExplorerRead&)> done);
+  // The computation ended (ExplorerComputation::on_finished).
+  void computation_finished(bool ok, const QString& message);
   void file_load_done();
   void export_with_dialog();
 
@@ -205,8 +190,7 @@ class ExplorerView : public StoreView {
   OverviewStrip* overview_ = nullptr;
   ColourLegend* legend_ = nullptr;  // the text's colour key
   LayerHeadGrid* grid_ = nullptr;
-  QCustomPlot* similarity_plot_ = nullptr;
-  QCustomPlot* token_plot_ = nullptr;
+  ExplorerPlots* plots_ = nullptr;
   QWidget* picture_ = nullptr;
 
   // State.
@@ -220,19 +204,11 @@ class ExplorerView : public StoreView {
   std::pair<int64_t, int64_t> evidence_{-1, -1};
   double evidence_position_ = -1;
   QString rank_text_;
-  // The running computation.
-  ExplorerRequest running_;
-  QStringList queue_;  // poolings still to compute
-  QProcess* process_ = nullptr;
-  QString process_err_;
-  QString computed_file_;
-  bool cancelled_ = false;
-  std::unique_ptr<QTemporaryDir> scratch_;
+  // The running computation and its progress line.
+  ExplorerComputation* computation_ = nullptr;
   QTimer* tick_ = nullptr;
-  std::unique_ptr<QElapsedTimer> clock_;
   int pending_files_ = 0;
   bool loaded_due_ = false;
-  int computation_ = 0;  // counts computations: a file read of a cancelled one is dropped
   bool updating_controls_ = false;
 };
 

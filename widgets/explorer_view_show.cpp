@@ -1,7 +1,6 @@
 // The attention explorer's picture: what a result shows, the plots, the target's rank and the
 // exports (widgets/explorer_view.h; the controls and the computation are in explorer_view.cpp, the
 // store's runs in explorer_view_store.cpp).
-#include <qcustomplot.h>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
@@ -19,6 +18,7 @@
 
 #include "core/store/results_store.h"
 #include "widgets/explorer_panels.h"
+#include "widgets/explorer_plots.h"
 #include "widgets/explorer_text.h"
 #include "widgets/explorer_view.h"
 #include "widgets/plot_export.h"
@@ -253,127 +253,17 @@ void ExplorerView::update_window() {
 }
 
 std::vector<std::pair<double, double>> ExplorerView::similarity_points() const {
-  std::vector<std::pair<double, double>> points;
-  if (shown_ < 0) return points;
-  const DocumentAttention& d = result(shown_);
-  for (size_t r = 0; r < d.query_similarity.size() && r < d.pooling_positions.size(); ++r)
-    points.emplace_back(position_fraction(d, d.pooling_positions[r]), d.query_similarity[r]);
-  return points;
+  if (shown_ < 0) return {};
+  return ExplorerPlots::similarity_points(result(shown_));
 }
 
 std::vector<double> ExplorerView::token_attention_points() const {
-  std::vector<double> out;
-  if (token_plot_->graphCount() == 0) return out;
-  for (auto it = token_plot_->graph(0)->data()->constBegin();
-       it != token_plot_->graph(0)->data()->constEnd(); ++it)
-    out.push_back(it->value);
-  return out;
+  return plots_->token_attention_points();
 }
 
 void ExplorerView::redraw_plots() {
-  const auto set_title = [](QCustomPlot* plot, const QString& text) {
-    if (auto* title = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(0, 0)))
-      title->setText(text);
-  };
-  similarity_plot_->clearGraphs();
-  similarity_plot_->clearItems();
-  token_plot_->clearGraphs();
-  token_plot_->clearItems();
-  if (shown_ < 0) {
-    set_title(similarity_plot_, tr("No document"));
-    set_title(token_plot_, QString());
-    similarity_plot_->replot();
-    token_plot_->replot();
-    return;
-  }
-  const DocumentAttention& d = result(shown_);
-  const double evidence =
-      evidence_.first >= 0 && !d.text.empty()
-          ? static_cast<double>(evidence_.first) / static_cast<double>(d.text.size())
-          : -1;
-  const auto mark_evidence = [evidence](QCustomPlot* plot) {
-    if (evidence < 0) return;
-    auto* line = new QCPItemStraightLine(plot);
-    line->point1->setCoords(evidence, 0);
-    line->point2->setCoords(evidence, 1);
-    line->setPen(QPen(QColor(44, 160, 44), 1.5, Qt::DashLine));
-  };
-  // The query's similarity to each pooling token's state along the document.
-  const auto points = similarity_points();
-  if (points.empty()) {
-    set_title(similarity_plot_, d.query.empty() ? tr("No query: enter one to see which pooling "
-                                                     "token's state is nearest to it")
-                                                : tr("No similarities in this file"));
-  } else {
-    QVector<double> x, y;
-    size_t best = 0;
-    for (size_t i = 0; i < points.size(); ++i) {
-      x << points[i].first;
-      y << points[i].second;
-      if (points[i].second > points[best].second) best = i;
-    }
-    QCPGraph* graph = similarity_plot_->addGraph();
-    graph->setData(x, y, true);
-    graph->setPen(QPen(series_color(0), 1.2));
-    graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 4));
-    graph->setSelectable(QCP::stSingleData);
-    QCPGraph* top = similarity_plot_->addGraph();
-    top->setData(QVector<double>{points[best].first}, QVector<double>{points[best].second});
-    top->setLineStyle(QCPGraph::lsNone);
-    top->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, QColor(214, 39, 40), 8));
-    if (std::isfinite(d.pooled_similarity)) {
-      auto* pooled = new QCPItemStraightLine(similarity_plot_);
-      pooled->point1->setCoords(0, d.pooled_similarity);
-      pooled->point2->setCoords(1, d.pooled_similarity);
-      pooled->setPen(QPen(QColor(127, 127, 127), 1, Qt::DashLine));
-    }
-    mark_evidence(similarity_plot_);
-    similarity_plot_->xAxis->setRange(0, 1);
-    similarity_plot_->yAxis->rescale();
-    similarity_plot_->yAxis->scaleRange(1.15);
-    set_title(similarity_plot_, tr("Query vs each pooling token: best #%1 (%2) at %3 % · pooled %4")
-                                    .arg(best)
-                                    .arg(points[best].second, 0, 'f', 3)
-                                    .arg(100 * points[best].first, 0, 'f', 0)
-                                    .arg(d.pooled_similarity, 0, 'f', 3));
-  }
-  // Which pooling tokens attend to the selected token.
-  if (selected_position_ < 0) {
-    set_title(token_plot_, tr("Click a token: which pooling tokens attend to it"));
-  } else {
-    const std::vector<float> column =
-        attention_to_position(d, selection_.layer, selected_position_);
-    const QString token = QString::fromStdString(d.tokens[static_cast<size_t>(selected_position_)]);
-    if (column.empty()) {
-      set_title(token_plot_, tr("'%1': each pooling token's attention is kept for layer(s) %2")
-                                 .arg(token, row_layers_text(d)));
-    } else {
-      QVector<double> x, y;
-      for (size_t r = 0; r < column.size(); ++r) {
-        x << position_fraction(d, d.pooling_positions[r]);
-        y << column[r];
-      }
-      QCPGraph* graph = token_plot_->addGraph();
-      graph->setData(x, y, true);
-      graph->setPen(QPen(series_color(1), 1.2));
-      graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 4));
-      auto* here = new QCPItemStraightLine(token_plot_);
-      const double at = position_fraction(d, selected_position_);
-      here->point1->setCoords(at, 0);
-      here->point2->setCoords(at, 1);
-      here->setPen(QPen(series_color(0), 1.5));
-      token_plot_->xAxis->setRange(0, 1);
-      token_plot_->yAxis->rescale();
-      token_plot_->yAxis->scaleRange(1.15);
-      set_title(token_plot_, tr("Attention to '%1' (position %2) from each pooling token, layer %3")
-                                 .arg(token)
-                                 .arg(selected_position_)
-                                 .arg(selection_.layer));
-    }
-    mark_evidence(token_plot_);
-  }
-  similarity_plot_->replot();
-  token_plot_->replot();
+  plots_->show_document(shown_ < 0 ? nullptr : &result(shown_), evidence_, selected_position_,
+                        selection_.layer);
 }
 
 // ---- the target's rank in the store's evaluation of the chosen run
