@@ -72,9 +72,10 @@ void ExplorerView::set_store(const QString& db_path) {
         runs_ = std::move(runs);
         const QString current = run_->currentText();
         run_->clear();
-        run_->addItem(runs_.empty() ? tr("— no evaluation runs —") : tr("— pick a run —"));
+        QStringList items{runs_.empty() ? tr("— no evaluation runs —") : tr("— pick a run —")};
         for (const EvalRun& run : runs_)
-          run_->addItem(QStringLiteral("%1 · %2").arg(run.id).arg(run.name));
+          items << QStringLiteral("%1 · %2").arg(run.id).arg(run.name);
+        run_->addItems(items);  // one insertion: the list is measured once
         const int keep = run_->findText(current);
         if (keep > 0) run_->setCurrentIndex(keep);
         if (!error.isEmpty())

@@ -77,12 +77,15 @@ std::vector<QueryResult> ResultsStore::query_results(int64_t run_id,
 namespace {
 
 // The one join of per-query scores: columns run_id, part, query_id, value, evidence_position,
-// target_length of one metric on a dataset split; `where` adds the runs' condition.
-std::string query_scores_sql(const std::string& where) {
+// target_length of one metric on a dataset split; `where` adds the runs' condition and `order`
+// an ORDER BY. Across many runs the rows come in the index's order: sorting them cost the
+// workbench 10x on a store of 10 000 runs (BENCHMARKS.md, workbench at scale), and the readers
+// pair queries by (part, query id) themselves.
+std::string query_scores_sql(const std::string& where, const std::string& order = "") {
   return "SELECT q.run_id, q.part, q.query_id, m.value, q.evidence_position, q.target_length "
          "FROM eval_queries q JOIN query_metrics m ON m.query = q.id AND m.metric = ?3 "
          "WHERE q.dataset = ?1 AND q.split = ?2" +
-         where + " ORDER BY q.run_id, q.part, q.query_id";
+         where + order;
 }
 
 QueryScore read_query_score(const Statement& row) {
@@ -97,8 +100,9 @@ QueryScore read_query_score(const Statement& row) {
 std::vector<QueryScore> ResultsStore::query_scores(int64_t run_id, const std::string& dataset,
                                                    const std::string& split,
                                                    const std::string& metric) const {
-  return select_rows(db_.get(), path_, query_scores_sql(" AND q.run_id = ?4"), read_query_score,
-                     dataset, split, metric, run_id);
+  return select_rows(db_.get(), path_,
+                     query_scores_sql(" AND q.run_id = ?4", " ORDER BY q.part, q.query_id"),
+                     read_query_score, dataset, split, metric, run_id);
 }
 
 std::map<int64_t, std::vector<QueryScore>> ResultsStore::query_scores(

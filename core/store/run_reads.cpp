@@ -140,7 +140,7 @@ std::vector<PivotSourceRow> ResultsStore::pivot_source_rows(
                      "JOIN eval_results er ON er.run_id = r.id "
                      "WHERE er.dataset IN (SELECT DISTINCT dataset FROM eval_results) AND "
                      "er.metric = ? AND er.group_kind IN ('all', 'length')" +
-                     where + " ORDER BY r.id, er.dataset, er.split, er.group_kind, er.group_value");
+                     where + " ORDER BY r.id");
   std::vector<SqlValue> bindings{metric};
   bindings.insert(bindings.end(), selected.bindings.begin(), selected.bindings.end());
   rows.bind_values(bindings);
