@@ -4,11 +4,9 @@
 
 #include <chrono>
 #include <filesystem>
-#include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 
 #include "app/commands.h"
 #include "core/data/dataset_dir.h"
@@ -21,6 +19,7 @@
 #include "core/util/error.h"
 #include "core/util/file.h"
 #include "core/util/runtime.h"
+#include "core/util/text_table.h"
 
 namespace lmk::cli {
 
@@ -38,12 +37,6 @@ struct EvalArgs {
   size_t attention_docs = 3;
   int bins = 20;
 };
-
-std::string format_value(double v) {
-  std::ostringstream out;
-  out << std::fixed << std::setprecision(4) << v;
-  return out.str();
-}
 
 int run_eval(const EvalArgs& args) {
   const auto start = std::chrono::steady_clock::now();
@@ -147,7 +140,7 @@ int run_eval(const EvalArgs& args) {
         evaluate_dataset(model, *tokenizer, dataset, evaluation, std::cout);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::cout << "time: " << format_value(seconds) << " s (" << outcome.timing_text << ")\n";
+    std::cout << "time: " << format_metric(seconds) << " s (" << outcome.timing_text << ")\n";
     if (!dist.is_main()) return 0;
     if (!args.mteb_out.empty()) {
       const std::string file = (fs::path(args.mteb_out) / (dataset.task + ".json")).string();

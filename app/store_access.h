@@ -18,9 +18,6 @@ inline constexpr const char* kAbsent = "-";
 // Opens a store for reading: it must exist (a typo must not create an empty file).
 ResultsStore open_for_reading(const std::string& db);
 
-// "%.4f", or "nan".
-std::string format_metric(double value);
-
 // Bold is for a terminal, unless NO_COLOR is set to something (no-color.org).
 bool stdout_is_terminal();
 

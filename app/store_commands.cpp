@@ -31,13 +31,6 @@ ResultsStore open_for_reading(const std::string& db) {
   return ResultsStore(db, ResultsStore::OpenMode::Existing);
 }
 
-std::string format_metric(double value) {
-  if (std::isnan(value)) return "nan";
-  char text[32];
-  std::snprintf(text, sizeof text, "%.4f", value);
-  return text;
-}
-
 bool stdout_is_terminal() {
   const char* no_color = std::getenv("NO_COLOR");
   return isatty(STDOUT_FILENO) != 0 && (no_color == nullptr || *no_color == '\0');

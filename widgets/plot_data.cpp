@@ -330,10 +330,15 @@ std::map<qint64, std::vector<QueryScore>> read_query_scores(const QSqlDatabase& 
                                                             const QString& split,
                                                             const QString& metric,
                                                             const QList<qint64>& runs) {
-  const std::map<int64_t, std::vector<QueryScore>> by_run = store_reader(db).query_scores(
+  std::map<int64_t, std::vector<QueryScore>> by_run = store_reader(db).query_scores(
       dataset.toStdString(), split.toStdString(), metric.toStdString(),
       std::vector<int64_t>(runs.begin(), runs.end()));
-  return {by_run.begin(), by_run.end()};
+  // Moved, not copied: a pivot reads every run's scores of a column (qint64 is not int64_t's
+  // type here, so the map itself cannot be handed over).
+  std::map<qint64, std::vector<QueryScore>> scores;
+  for (auto& [run, run_scores] : by_run)
+    scores.emplace_hint(scores.end(), run, std::move(run_scores));
+  return scores;
 }
 
 QVector<Curve> length_curves(const QVector<EvalPoint>& points) {

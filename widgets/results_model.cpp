@@ -88,7 +88,7 @@ void RunsTableModel::set_columns(const QStringList& param_keys, const QList<Benc
 
 QString RunsTableModel::set_filter(const RunFilter& filter) {
   filter_ = filter;
-  return run_filter_clause(filter).error;
+  return run_filter_error(filter);
 }
 
 lmk::RunsTableSpec RunsTableModel::table_spec(int sort_column) const {

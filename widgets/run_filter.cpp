@@ -12,13 +12,8 @@ RunSelection run_selection(const RunFilter& filter) {
   return {filter.text.toStdString(), filter.status.toStdString(), filter.experiment_id};
 }
 
-FilterClause run_filter_clause(const RunFilter& filter) {
-  const SqlCondition condition = run_selection_condition(run_selection(filter));
-  FilterClause clause;
-  clause.sql = QString::fromStdString(condition.sql);
-  clause.error = QString::fromStdString(condition.error);
-  clause.bindings = qt_bindings(condition.bindings);
-  return clause;
+QString run_filter_error(const RunFilter& filter) {
+  return QString::fromStdString(run_selection_condition(run_selection(filter)).error);
 }
 
 QVariantList qt_bindings(const std::vector<SqlValue>& values) {

@@ -1,8 +1,8 @@
 #pragma once
 
-// The results browser's filter language (the filter bar's text, widgets/results_view.h) and the
-// SQL it becomes: a WHERE condition with bound parameters over the runs, which the runs table
-// (widgets/results_model.h) and the pivot (widgets/pivot_model.h) both select by.
+// The results browser's filter (the filter bar's text, widgets/results_view.h) in the store's
+// language (core/store/run_selection.h), which the runs table (widgets/results_model.h) and the
+// pivot (widgets/pivot_model.h) both select by.
 
 #include <QSqlDatabase>
 #include <QString>
@@ -23,19 +23,11 @@ struct RunFilter {
 // The core selection of the filter.
 RunSelection run_selection(const RunFilter& filter);
 
-// A WHERE condition over `runs r JOIN experiments e` with its positional bindings (the store's
-// run_selection_condition, for the runs table's Qt model). `error` names a term that could not
-// be read (the condition leaves it out).
-struct FilterClause {
-  QString sql;
-  QVariantList bindings;
-  QString error;
-};
+// The term of the filter's text that cannot be read (the selection leaves it out), "" when
+// every term reads.
+QString run_filter_error(const RunFilter& filter);
 
-// The condition selecting the runs `filter` describes; always valid SQL ("1" for no filter).
-FilterClause run_filter_clause(const RunFilter& filter);
-
-// The store's bound values as Qt SQL binds them.
+// The store's bound values (a core query's, run on a Qt connection) as Qt SQL binds them.
 QVariantList qt_bindings(const std::vector<SqlValue>& values);
 
 // How many runs `filter` selects.

@@ -4,25 +4,18 @@
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
-#include <iomanip>
 #include <map>
-#include <sstream>
 
 #include "core/eval/attention_profile.h"
 #include "core/eval/classify.h"
 #include "core/util/error.h"
+#include "core/util/text_table.h"
 
 namespace lmk {
 
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string format_value(double v) {
-  std::ostringstream out;
-  out << std::fixed << std::setprecision(4) << v;
-  return out.str();
-}
 
 // A TREC run file's lines for one part's rankings (qid Q0 docid rank score tag), the best first
 // in trec_eval's order; a part's queries are named PART/QID so the parts of a dataset stay apart.
@@ -154,9 +147,9 @@ DatasetEvaluation evaluate_retrieval_dataset(const LoadedModel& model, const Tok
                                               " left out: target shorter than " +
                                               std::to_string(options.min_target_length) + " tokens)"
                                         : std::string())
-           << ", " << dataset.main_score << " " << format_value(overall_value(dataset.main_score))
-           << ", ndcg_at_10 " << format_value(overall_value("ndcg_at_10")) << ", recall_at_10 "
-           << format_value(overall_value("recall_at_10")) << "\n";
+           << ", " << dataset.main_score << " " << format_metric(overall_value(dataset.main_score))
+           << ", ndcg_at_10 " << format_metric(overall_value("ndcg_at_10")) << ", recall_at_10 "
+           << format_metric(overall_value("recall_at_10")) << "\n";
     if (!profile_texts.empty()) {
       // Where the pooling tokens look, on the first documents of the part.
       const auto profile =
@@ -185,7 +178,7 @@ DatasetEvaluation evaluate_retrieval_dataset(const LoadedModel& model, const Tok
   if (!one_unnamed_part)
     report << ", pooled over the " << (dataset.part_kind.empty() ? "" : dataset.part_kind + " ")
            << "parts";
-  report << "): " << dataset.main_score << " " << format_value(overall_means[dataset.main_score])
+  report << "): " << dataset.main_score << " " << format_metric(overall_means[dataset.main_score])
          << "\n  by evidence position (" << dataset.main_score << ", queries):\n";
   for (const auto& [bucket, metrics] : by_position) {
     for (const auto& [metric, sum_count] : metrics) {
@@ -193,7 +186,7 @@ DatasetEvaluation evaluate_retrieval_dataset(const LoadedModel& model, const Tok
           sum_count.second ? sum_count.first / static_cast<double>(sum_count.second) : 0.0;
       rows.push_back({dataset.task, split, metric, mean, "position", bucket});
       if (metric == dataset.main_score)
-        report << "    " << bucket << "  " << format_value(mean) << "  (" << sum_count.second
+        report << "    " << bucket << "  " << format_metric(mean) << "  (" << sum_count.second
                << ")\n";
     }
   }
@@ -202,9 +195,9 @@ DatasetEvaluation evaluate_retrieval_dataset(const LoadedModel& model, const Tok
                      {"encode_queries_seconds", total.encode_queries},
                      {"search_seconds", total.search},
                      {"metrics_seconds", total.metrics}};
-  outcome.timing_text = "encode documents " + format_value(total.encode_documents) + ", queries " +
-                        format_value(total.encode_queries) + ", search " +
-                        format_value(total.search) + ", metrics " + format_value(total.metrics);
+  outcome.timing_text = "encode documents " + format_metric(total.encode_documents) + ", queries " +
+                        format_metric(total.encode_queries) + ", search " +
+                        format_metric(total.search) + ", metrics " + format_metric(total.metrics);
   return outcome;
 }
 
@@ -235,12 +228,12 @@ DatasetEvaluation evaluate_classification_dataset(const LoadedModel& model,
                                {{"accuracy", result.truth[i] == result.predicted[i] ? 1.0 : 0.0}}});
   outcome.timings = {{"encode_seconds", result.encode_seconds},
                      {"fit_seconds", result.fit_seconds}};
-  outcome.timing_text =
-      "encode " + format_value(result.encode_seconds) + ", fit " + format_value(result.fit_seconds);
+  outcome.timing_text = "encode " + format_metric(result.encode_seconds) + ", fit " +
+                        format_metric(result.fit_seconds);
   report << "classification " << dataset.task << ": " << result.train << " train, " << result.test
          << " test texts, " << result.labels.size() << " labels: accuracy "
-         << format_value(result.report.accuracy) << ", macro-F1 "
-         << format_value(result.report.macro_f1) << "\n";
+         << format_metric(result.report.accuracy) << ", macro-F1 "
+         << format_metric(result.report.macro_f1) << "\n";
   return outcome;
 }
 

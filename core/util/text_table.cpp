@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 namespace lmk {
@@ -23,6 +24,13 @@ std::string exact_number(double value) {
   if (std::isnan(value)) return "nan";
   if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
   return nlohmann::json(value).dump();  // nlohmann writes the shortest round-trip form
+}
+
+std::string format_metric(double value) {
+  if (std::isnan(value)) return "nan";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4f", value);
+  return text;
 }
 
 TextTable::TextTable(std::vector<std::string> header, std::vector<bool> right_aligned)

@@ -18,6 +18,9 @@ std::string csv_field(const std::string& text);
 // The shortest text that reads back as the same double; "nan", "inf", "-inf" otherwise.
 std::string exact_number(double value);
 
+// A metric (or seconds) as reports print it: four decimals ("%.4f"), "nan" for NaN.
+std::string format_metric(double value);
+
 class TextTable {
  public:
   struct Cell {
