@@ -11,7 +11,6 @@
 #include "core/model/safetensors.h"
 #include "core/util/error.h"
 #include "core/util/file.h"
-#include "core/util/npy.h"
 #include "tests/support/test_tokenizers.h"
 
 namespace lmk {
@@ -297,23 +296,6 @@ TEST(CheckpointTest, LatentAttentionIsSavedWithTheModel) {
   EXPECT_EQ(loaded.latent->heads(), 4);
   for (const auto& [name, t] : latent.named_weights())
     EXPECT_TRUE(at::equal(loaded.latent->named_weights().at(name), t)) << name;
-}
-
-TEST(NpyTest, WritesWhatNumpyReads) {
-  TempDir dir;
-  const std::vector<float> data = {1, 2, 3, 4, 5, 6};
-  const std::string path = (dir.path() / "x.npy").string();
-  write_npy_float32(path, data.data(), 2, 3);
-  const std::string bytes = read_file(path);
-  EXPECT_EQ(bytes.substr(0, 8), std::string("\x93NUMPY\x01\x00", 8));
-  EXPECT_EQ(
-      (10 + (static_cast<unsigned char>(bytes[8]) | static_cast<unsigned char>(bytes[9]) << 8)) %
-          64,
-      0u);
-  int64_t rows = 0, cols = 0;
-  EXPECT_EQ(read_npy_float32(path, rows, cols), data);
-  EXPECT_EQ(rows, 2);
-  EXPECT_EQ(cols, 3);
 }
 
 }  // namespace
