@@ -1,7 +1,8 @@
 // The attention explorer's data: one forward pass gives every layer's and head's profile, each
 // pooling token's row, and the query similarities; checked against the encoder run by the test
 // (hidden states, embeddings), against the attention rules (rows sum to 1, a local layer sees
-// only its window), and its file round trip; float16 against LibTorch's own conversion.
+// only its window); float16 against LibTorch's own conversion. The file's round trip is
+// document_attention_test's.
 #include "core/eval/attention_explorer.h"
 
 #include <gtest/gtest.h>
@@ -11,51 +12,17 @@
 
 #include <cmath>
 #include <cstring>
-#include <filesystem>
 #include <random>
 
 #include "core/eval/document_attention.h"
 #include "core/util/error.h"
-#include "core/util/file.h"
 #include "core/util/float16.h"
-#include "tests/support/test_tokenizers.h"
+#include "tests/support/explorer_tests.h"
 
 namespace lmk {
 namespace {
 
-using testing::TempDir;
-
-class ExplorerTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    EncoderConfig c = EncoderConfig::preset("tiny", 1005, 0);
-    c.num_layers = 2;
-    c.global_layers = {true, false};  // layer 1 attends within a local window
-    c.local_attention = 8;
-    Encoder encoder(c, 7);
-    folder_ = (dir_.path() / "model").string();
-    PoolingSettings settings;
-    settings.pooling = Pooling::Landmark;
-    save_model_folder(folder_, encoder,
-                      dir_.write("tokenizer.json", testing::word_level_json(1000).dump()),
-                      settings);
-    model_ = load_model_folder(folder_);
-    tokenizer_ = load_tokenizer(folder_);
-    for (int i = 0; i < 60; ++i) text_ += (i ? " w" : "w") + std::to_string((i * 37) % 1000);
-  }
-
-  EncodeOptions lmk_options() const {
-    EncodeOptions options;
-    options.pooling = Pooling::Landmark;
-    options.granularity = 8;
-    return options;
-  }
-
-  TempDir dir_;
-  std::string folder_, text_;
-  LoadedModel model_;
-  std::unique_ptr<Tokenizer> tokenizer_;
-};
+using testing::ExplorerTest;
 
 TEST_F(ExplorerTest, TokensPositionsProfilesAndRowsAgreeWithTheEncoder) {
   ExplorerOptions explorer;
@@ -181,48 +148,6 @@ TEST_F(ExplorerTest, TruncationIsMarkedAndBadInputIsNamed) {
     EXPECT_NE(std::string(e.what()).find("layers: layer 2 out of range"), std::string::npos)
         << e.what();
   }
-}
-
-TEST_F(ExplorerTest, TheFileReadsBackWhatWasWrittenAndRefusesDamage) {
-  ExplorerOptions explorer;
-  explorer.query = "w37";
-  const DocumentAttention d =
-      explore_attention(model_, *tokenizer_, text_, lmk_options(), explorer);
-  const std::string path = (dir_.path() / "doc.lmkattn").string();
-  write_document_attention(path, d);
-  const DocumentAttention back = read_document_attention(path);
-  EXPECT_EQ(back.tokens, d.tokens);
-  EXPECT_EQ(back.spans, d.spans);
-  EXPECT_EQ(back.text, d.text);
-  EXPECT_EQ(back.pooling_positions, d.pooling_positions);
-  EXPECT_EQ(back.global_layers, d.global_layers);
-  EXPECT_EQ(back.layers, d.layers);
-  EXPECT_EQ(back.heads, d.heads);
-  EXPECT_EQ(back.query, "w37");
-  EXPECT_EQ(back.query_similarity, d.query_similarity);
-  EXPECT_FLOAT_EQ(back.pooled_similarity, d.pooled_similarity);
-  ASSERT_EQ(back.profiles.size(), d.profiles.size());
-  for (size_t i = 0; i < d.profiles.size(); ++i)
-    EXPECT_EQ(back.profiles[i], half_to_float(float_to_half(d.profiles[i])));
-  ASSERT_EQ(back.rows.size(), d.rows.size());
-  for (const auto& [layer, rows] : d.rows)
-    for (size_t i = 0; i < rows.size(); ++i)
-      EXPECT_EQ(back.rows.at(layer)[i], half_to_float(float_to_half(rows[i])));
-  // 2 bytes per value plus the header.
-  EXPECT_LT(std::filesystem::file_size(path), 2 * (d.profiles.size() + d.rows.at(1).size()) + 8192);
-
-  const std::string bytes = read_file(path);
-  for (size_t cut = 0; cut < bytes.size(); cut += 97)
-    EXPECT_THROW(parse_document_attention(bytes.substr(0, cut), "cut"), InputError) << cut;
-  std::string foreign = bytes;
-  foreign[0] = 'X';
-  EXPECT_THROW(parse_document_attention(foreign, "foreign"), InputError);
-  // A header whose array runs past the data.
-  std::string swollen = bytes;
-  const size_t count = swollen.find("\"count\":");
-  ASSERT_NE(count, std::string::npos);
-  swollen.insert(count + 8, "9");
-  EXPECT_THROW(parse_document_attention(swollen, "swollen"), InputError);
 }
 
 // Both directions against LibTorch's c10::Half: every half value, and floats around every

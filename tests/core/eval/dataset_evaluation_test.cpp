@@ -1,13 +1,10 @@
 // A model evaluated on a dataset folder of two length parts (core/eval/dataset_evaluation.h),
 // with a tiny random encoder: the pooled, per-part and per-position rows checked against the
 // per-query results they summarize (means recomputed here), the TREC run against the ranking
-// rules, the attention rows' shape, and a dataset no query of which can be scored. exact_search
-// (core/eval/retrieval.h) against a brute-force ranking.
+// rules, the attention rows' shape, and a dataset no query of which can be scored.
 #include "core/eval/dataset_evaluation.h"
 
 #include <gtest/gtest.h>
-
-#include <ATen/ATen.h>
 
 #include <algorithm>
 #include <map>
@@ -176,37 +173,6 @@ TEST_F(DatasetEvaluationTest, NoScorableQueryIsAnInputError) {
         << e.what();
   }
   EXPECT_NE(report.str().find("length 64: left out"), std::string::npos) << report.str();
-}
-
-// exact_search against every query's documents sorted by dot product here, with a chunk smaller
-// than the corpus (so the top-k is merged across chunks).
-TEST(ExactSearchTest, TopKIsTheBruteForceRanking) {
-  at::manual_seed(3);
-  const at::Tensor queries = at::randn({7, 16});
-  const at::Tensor documents = at::randn({53, 16});
-  std::vector<std::string> query_ids, document_ids;
-  for (int q = 0; q < 7; ++q) query_ids.push_back("q" + std::to_string(q));
-  for (int d = 0; d < 53; ++d) document_ids.push_back("d" + std::to_string(d));
-  const RunResults run = exact_search(queries, query_ids, documents, document_ids, 10, 8);
-  ASSERT_EQ(run.size(), 7u);
-  for (int q = 0; q < 7; ++q) {
-    std::vector<std::pair<double, int>> scored;
-    for (int d = 0; d < 53; ++d) {
-      double dot = 0;
-      for (int h = 0; h < 16; ++h)
-        dot += static_cast<double>(queries[q][h].item<float>()) * documents[d][h].item<float>();
-      scored.push_back({dot, d});
-    }
-    std::sort(scored.begin(), scored.end(), std::greater<>());
-    std::vector<ScoredDoc> got = run.at("q" + std::to_string(q));
-    sort_ranking(got);
-    ASSERT_EQ(got.size(), 10u);
-    for (size_t i = 0; i < 10; ++i) {
-      EXPECT_EQ(got[i].doc_id, "d" + std::to_string(scored[i].second))
-          << "query " << q << " rank " << i;
-      EXPECT_NEAR(got[i].score, scored[i].first, 1e-4);
-    }
-  }
 }
 
 }  // namespace
