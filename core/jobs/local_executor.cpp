@@ -147,19 +147,22 @@ size_t run_local_queue(const StudyPlan& plan, ResultsStore& store, const StudyFo
   for (const StudyStep& step : plan.steps) keys.insert(step.key);
   install_stop_signals();
   std::map<int64_t, Running> running;
-  size_t failed = 0;
+  // The runs of every job this queue saw not over: however each one ends (here, by lmk cancel,
+  // by a dependency that failed), the count of those not FINISHED is what the queue returns.
+  std::set<int64_t> seen;
   bool stopping = false;
   auto load = [&] {
     std::vector<JobRecord> mine;
     for (JobRecord& job : store.jobs(plan.config.dir, /*unfinished=*/true))
-      if (runs_on(job.executor, ExecutorKind::Local) && keys.count(job.step_key))
+      if (runs_on(job.executor, ExecutorKind::Local) && keys.count(job.step_key)) {
+        seen.insert(job.run_id);
         mine.push_back(std::move(job));
+      }
     return mine;
   };
   auto say_end = [&](const JobRecord& job) {
     running.erase(job.run_id);
     const RunRecord run = store.get_run(job.run_id);
-    if (run.status != RunStatus::Finished) ++failed;
     report("job " + std::to_string(job.run_id) + " " + job.step + ": " +
                run_status_name(run.status) +
                (run.status == RunStatus::Finished
@@ -237,7 +240,6 @@ size_t run_local_queue(const StudyPlan& plan, ResultsStore& store, const StudyFo
       }
       if (!blocked.empty()) {
         end_unstarted(store, job, RunStatus::Failed, "not run: dependency " + blocked);
-        ++failed;
         report("job " + std::to_string(job.run_id) + " " + job.step +
                    ": FAILED — not run: dependency " + blocked,
                false);
@@ -264,7 +266,10 @@ size_t run_local_queue(const StudyPlan& plan, ResultsStore& store, const StudyFo
     if (active == 0 && !waiting) continue;  // everything left was just ended
     std::this_thread::sleep_for(std::chrono::duration<double>(options.poll_s));
   }
-  return failed;
+  size_t not_finished = 0;
+  for (const int64_t run : seen)
+    if (store.get_run(run).status != RunStatus::Finished) ++not_finished;
+  return not_finished;
 }
 
 std::string LocalExecutor::dry_run(const StudyPlan&, const StudyStep& step,

@@ -5,7 +5,7 @@
 // command prefix such as ["ssh", "login-node"] (SlurmClient). Their text output is parsed by
 // the parse_* functions, which never throw. What the formats look like and how requeueing
 // behaves on a real cluster: docs/ARCHITECTURE.md, "Slurm client" and "Slurm in tests", and
-// tests/core/jobs/slurm_test.cpp.
+// tests/core/jobs/slurm_client_test.cpp (the real daemons) and slurm_test.cpp (the scripts).
 
 #include <cstdint>
 #include <map>
