@@ -17,6 +17,14 @@ namespace ju = json_util;
 
 namespace {
 
+// The value of one hexadecimal digit, -1 for any other character.
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
 std::string replace_all(std::string s, std::string_view from, std::string_view to) {
   if (from.empty()) return s;
   for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) {
@@ -140,10 +148,12 @@ class ByteFallbackDecoder : public Decoder {
       pending_count = 0;
     };
     for (const auto& t : tokens) {
-      unsigned value = 0;
-      if (t.size() == 6 && t.compare(0, 3, "<0x") == 0 && t[5] == '>' &&
-          std::sscanf(t.c_str() + 3, "%2x", &value) == 1) {
-        pending.push_back(static_cast<char>(value));
+      // <0xHH> with exactly two hex digits (tokenizers' u8::from_str_radix); anything else,
+      // <0x4G> or <0x-1>, is an ordinary token.
+      const bool framed = t.size() == 6 && t.compare(0, 3, "<0x") == 0 && t[5] == '>';
+      const int high = framed ? hex_digit(t[3]) : -1, low = framed ? hex_digit(t[4]) : -1;
+      if (high >= 0 && low >= 0) {
+        pending.push_back(static_cast<char>(high * 16 + low));
         ++pending_count;
       } else {
         flush();

@@ -83,12 +83,16 @@ bool is_latin_uppercase(char32_t cp) {
   if (cp >= 0x014A && cp <= 0x0177) return cp % 2 == 0;
   if (cp == 0x0178) return true;
   if (cp >= 0x0179 && cp <= 0x017E) return cp % 2 == 1;
+  // Latin Extended Additional pairs by parity, except ẖ ẗ ẘ ẙ ẚ ẛ ẜ ẝ (lowercase without a
+  // pair), ẞ (uppercase) and ẟ.
+  if (cp >= 0x1E96 && cp <= 0x1E9F) return cp == 0x1E9E;
   if (cp >= 0x1E00 && cp <= 0x1EFF) return cp % 2 == 0;
   return cp >= 0xFF21 && cp <= 0xFF3A;
 }
 
 bool is_non_latin_lowercase(char32_t cp) {
   if (cp >= 0x03AC && cp <= 0x03CE) return true;              // Greek
+  if (cp >= 0x1F70 && cp <= 0x1F7D) return true;              // ὰ ά ... ώ: no capitals
   if (cp >= 0x1F00 && cp <= 0x1FFF) return (cp & 0x8u) == 0;  // Greek Extended
   if (cp >= 0x0430 && cp <= 0x045F) return true;              // Cyrillic
   if (cp >= 0x0460 && cp <= 0x0481) return cp % 2 == 1;

@@ -1,8 +1,7 @@
-// Attention and RoPE: the band of a local layer, padding, the fused kernel (forward and backward)
-// and the tensor-op path against the dense formula, gradients, and the probabilities
-// AttentionCapture reads.
+// Attention and RoPE: the band of a local layer, padding, blockwise attention (the fused kernel's
+// route and the tensor-op path) against the dense formula, gradients, and the probabilities
+// AttentionCapture reads. The fused kernel's own product paths: attention_kernel_test.cpp.
 #include "core/model/attention.h"
-#include "core/model/attention_kernel.h"
 
 #include <gtest/gtest.h>
 
@@ -13,8 +12,12 @@
 #include <functional>
 #include <vector>
 
+#include "tests/support/dense_attention.h"
+
 namespace lmk {
 namespace {
+
+using testing::dense_attention;
 
 TEST(RopeTest, RotatesHalvesNotInterleavedPairs) {
   // d = 4, theta = 10000: inv_freq = [1, 0.01]. Position 1, x = e0: pairs are (0, 2) and (1, 3).
@@ -69,21 +72,6 @@ TEST(AttentionTest, WindowEdgeIsInclusiveAndPaddingIsIgnored) {
   EXPECT_NEAR(global[0][0][4][8].item<float>(), 0.0f, 1e-6);
 }
 
-// softmax(q kᵀ / sqrt(d), masked) v with the whole [L, L] matrix, and the probabilities.
-std::pair<at::Tensor, at::Tensor> dense_attention(const at::Tensor& q, const at::Tensor& k,
-                                                  const at::Tensor& v, const at::Tensor& mask,
-                                                  int64_t half_window) {
-  const int64_t B = q.size(0), heads = q.size(1), L = q.size(2), d = q.size(3);
-  const at::Tensor scores = at::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(d));
-  at::Tensor allowed = mask.view({B, 1, 1, L}).expand({B, heads, L, L});
-  if (half_window >= 0) {
-    const at::Tensor i = at::arange(L).view({-1, 1}), j = at::arange(L).view({1, -1});
-    allowed = allowed.logical_and((i - j).abs().le(half_window));
-  }
-  const at::Tensor probs = at::softmax(scores.masked_fill(allowed.logical_not(), -1e30), -1);
-  return {at::matmul(probs, v), probs};
-}
-
 // Random q, k, v [2, heads, L, 8]; batch row 1 is padding from position real_in_row1 on.
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> random_heads(uint64_t seed,
                                                                         int64_t heads, int64_t L,
@@ -108,54 +96,6 @@ TEST(AttentionTest, BlockwiseEqualsTheDenseFormula) {
       EXPECT_TRUE(
           at::allclose(blockwise[1].narrow(1, 0, 30), dense[1].narrow(1, 0, 30), 1e-5, 1e-5))
           << "window " << half_window << " block " << block;
-    }
-  }
-}
-
-// The kernels' product paths: their own micro-kernel (head sizes that are multiples of 16, with
-// AVX2), BLAS sgemm, and sgemm with the softmax in plain C++ (a CPU without AVX2); each test of
-// the fused kernel runs on all three, then restores the default.
-struct ProductsCase {
-  AttentionProducts products;
-  const char* name;
-};
-const ProductsCase kProducts[] = {{AttentionProducts::MicroKernel, "micro-kernel"},
-                                  {AttentionProducts::Blas, "BLAS"},
-                                  {AttentionProducts::Portable, "portable"}};
-struct RestoreProducts {
-  ~RestoreProducts() { set_attention_products(AttentionProducts::MicroKernel); }
-};
-
-TEST(AttentionTest, FusedKernelMatchesTheDenseFormulaAtHeadSize64) {
-  // The encoder's layout: q, k, v are [B, L, heads, d] in memory, seen as [B, heads, L, d];
-  // head size 64 (every preset) and 48 (the micro-kernel's 16 columns three times).
-  const RestoreProducts restore;
-  for (const int64_t d : {64, 48}) {
-    at::manual_seed(4);
-    const int64_t B = 2, heads = 2, L = 300;
-    const at::Tensor qkv = at::randn({B, L, 3, heads, d}) * 2;
-    const at::Tensor q = qkv.select(2, 0).transpose(1, 2), k = qkv.select(2, 1).transpose(1, 2),
-                     v = qkv.select(2, 2).transpose(1, 2);
-    at::Tensor mask = at::ones({B, L}, at::kBool);
-    mask[1].narrow(0, 200, 100).fill_(false);  // padding at the end
-    mask[1][17] = false;                       // and a hole
-    for (int64_t half_window : {-1, 64, 3}) {
-      const at::Tensor dense = dense_attention(q, k, v, mask, half_window).first;
-      for (const ProductsCase& products : kProducts) {
-        set_attention_products(products.products);
-        for (int64_t block : {0, 5, 64, 1000}) {
-          const at::Tensor fused = blockwise_attention(q, k, v, mask, half_window, block);
-          const double diff0 = (fused[0] - dense[0]).abs().max().item<double>();
-          const double diff1 =
-              (fused[1].narrow(1, 0, 200) - dense[1].narrow(1, 0, 200)).abs().max().item<double>();
-          // v is ~N(0, 4): 5e-5 is float rounding over up to 60 key tiles; a wrong mask is ~0.1.
-          EXPECT_LT(diff0, 5e-5) << "window " << half_window << " block " << block << " d " << d
-                                 << " " << products.name;
-          EXPECT_LT(diff1, 5e-5) << "window " << half_window << " block " << block << " d " << d
-                                 << " " << products.name;
-          EXPECT_FALSE(at::isnan(fused).any().item<bool>());
-        }
-      }
     }
   }
 }
@@ -208,81 +148,6 @@ TEST(AttentionTest, TrainingGradientsEqualTheDenseFormula) {
         }
       }
     }
-  }
-}
-
-// The fused backward on the encoder's layout (q, k, v strided views of one [B, L, 3, heads, d]
-// projection), head size 64, a padding tail and a hole, global and local layers, tiles that do
-// and do not divide the length: the dense formula's gradients (in double) within float
-// rounding; a wrong mask or a missed tile is off by ~0.1.
-TEST(AttentionTest, FusedBackwardMatchesTheDenseFormulaOnTheEncodersLayout) {
-  at::manual_seed(12);
-  const int64_t B = 2, heads = 2, L = 300, d = 64;
-  const at::Tensor qkv0 = at::randn({B, L, 3, heads, d});
-  at::Tensor mask = at::ones({B, L}, at::kBool);
-  mask[1].narrow(0, 200, 100).fill_(false);
-  mask[1][17] = false;
-  at::Tensor upstream = at::randn({B, heads, L, d});
-  upstream[1].narrow(1, 200, 100).zero_();  // padding queries' outputs are unused
-  auto gradient = [&](const at::Tensor& qkv_in, int64_t half_window, int64_t block, bool dense) {
-    const at::Tensor qkv = qkv_in.clone().requires_grad_();
-    const at::Tensor q = qkv.select(2, 0).transpose(1, 2), k = qkv.select(2, 1).transpose(1, 2),
-                     v = qkv.select(2, 2).transpose(1, 2);
-    const at::Tensor out = dense ? dense_attention(q, k, v, mask, half_window).first
-                                 : blockwise_attention(q, k, v, mask, half_window, block);
-    (out * upstream.to(out.scalar_type())).sum().backward();
-    return qkv.grad().to(at::kDouble);
-  };
-  const RestoreProducts restore;
-  for (int64_t half_window : {-1, 64, 3}) {
-    const at::Tensor reference = gradient(qkv0.to(at::kDouble), half_window, 0, true);
-    for (const ProductsCase& products : kProducts) {
-      set_attention_products(products.products);
-      for (int64_t block : {0, 5, 64, 1000}) {
-        const at::Tensor fused = gradient(qkv0, half_window, block, false);
-        const double diff = (fused - reference).abs().max().item<double>();
-        EXPECT_LT(diff, 1e-4) << "window " << half_window << " block " << block << " "
-                              << products.name;
-        EXPECT_GT(reference.abs().max().item<double>(), 0.1);
-      }
-    }
-  }
-}
-
-TEST(AttentionTest, AQueryThatSeesNoKeyAddsNoGradient) {
-  // Query 8 sees only padding (window 1, keys 3.. padding): its output is zeros whatever its
-  // upstream gradient, so the gradients are those of the other queries alone, and finite.
-  // Head size 4 (BLAS products) and 16 (the micro-kernel's).
-  for (const int64_t d : {4, 16}) {
-    at::manual_seed(13);
-    const at::Tensor x0 = at::randn({1, 1, 9, d});
-    at::Tensor mask = at::zeros({1, 9}, at::kBool);
-    mask[0].narrow(0, 0, 3).fill_(true);
-    auto gradient = [&](bool upstream_on_8) {
-      const at::Tensor x = x0.clone().requires_grad_();
-      at::Tensor upstream = at::ones({1, 1, 9, d});
-      if (!upstream_on_8) upstream[0][0][8].zero_();
-      (blockwise_attention(x, x, x, mask, 1, 2) * upstream).sum().backward();
-      return x.grad();
-    };
-    const at::Tensor with = gradient(true), without = gradient(false);
-    EXPECT_FALSE(at::isnan(with).any().item<bool>()) << d;
-    EXPECT_TRUE(at::allclose(with, without)) << d;
-    EXPECT_GT(with.abs().sum().item<float>(), 0.0f) << d;
-  }
-}
-
-TEST(AttentionTest, AQueryThatSeesNoKeyGetsZeros) {
-  // Local window 1, keys 3.. are padding: query 8 sees only padding (head sizes of both
-  // product paths).
-  for (const int64_t d : {4, 16}) {
-    const at::Tensor x = at::randn({1, 1, 9, d});
-    at::Tensor mask = at::zeros({1, 9}, at::kBool);
-    mask[0].narrow(0, 0, 3).fill_(true);
-    const at::Tensor out = blockwise_attention(x, x, x, mask, 1, 2);
-    EXPECT_TRUE(at::equal(out[0][0][8], at::zeros({d}))) << d;
-    EXPECT_FALSE(at::isnan(out).any().item<bool>()) << d;
-    EXPECT_GT(out[0][0][1].abs().sum().item<float>(), 0.0f) << d;
   }
 }
 

@@ -10,21 +10,12 @@
 #include <functional>
 #include <vector>
 
+#include "tests/support/small_encoder_config.h"
+
 namespace lmk {
 namespace {
 
-EncoderConfig small_config(Architecture architecture) {
-  EncoderConfig c = EncoderConfig::preset("tiny", 50, 0);
-  c.architecture = architecture;
-  c.hidden_size = 16;
-  c.intermediate_size = 24;
-  c.num_heads = 2;
-  c.num_layers = 2;
-  c.max_position_embeddings = 128;
-  c.local_attention = 8;
-  c.global_layers = {true, false};
-  return c;
-}
+using testing::small_config;
 
 TEST(AttentionTest, EncoderCapturesTheLayersAskedFor) {
   Encoder encoder(small_config(Architecture::ModernBert), 6);
@@ -51,28 +42,6 @@ TEST(AttentionTest, EncoderCapturesTheLayersAskedFor) {
   EXPECT_GT(both.weights.at(0)[0][0][0].narrow(0, 5, 35).sum().item<float>(), 0.0f);
   EXPECT_TRUE(
       at::allclose(both.weights.at(1).mean(1)[0][0], last.weights.at(1)[0][0][0], 1e-5, 1e-7));
-}
-
-TEST(EncoderTest, ParameterNamesFollowHuggingFace) {
-  const Encoder modern(small_config(Architecture::ModernBert));
-  const auto& mw = modern.named_weights();
-  EXPECT_EQ(mw.count("layers.0.attn_norm.weight"), 0u) << "layer 0 has no attn_norm";
-  EXPECT_EQ(mw.count("layers.1.attn_norm.weight"), 1u);
-  EXPECT_EQ(mw.at("layers.0.attn.Wqkv.weight").sizes(), (std::vector<int64_t>{48, 16}));
-  EXPECT_EQ(mw.at("layers.1.mlp.Wi.weight").sizes(), (std::vector<int64_t>{48, 16}));
-  EXPECT_EQ(mw.count("layers.1.mlp.Wi.bias"), 0u) << "bias-free by default";
-  EXPECT_EQ(mw.count("embeddings.norm.bias"), 0u) << "bias-free LayerNorm";
-  EXPECT_TRUE(modern.is_head_weight("head.dense.weight"));
-  const Encoder bert(small_config(Architecture::Bert));
-  EXPECT_EQ(bert.named_weights().at("embeddings.position_embeddings.weight").sizes(),
-            (std::vector<int64_t>{128, 16}));
-  EXPECT_EQ(bert.named_weights().count("encoder.layer.1.attention.output.LayerNorm.bias"), 1u);
-  const Encoder gte(small_config(Architecture::Gte));
-  EXPECT_EQ(gte.named_weights().at("encoder.layer.0.mlp.up_gate_proj.weight").sizes(),
-            (std::vector<int64_t>{48, 16}));
-  EXPECT_EQ(gte.named_weights().count("encoder.layer.0.mlp.up_gate_proj.bias"), 0u);
-  EXPECT_EQ(gte.named_weights().at("encoder.layer.0.attention.qkv_proj.weight").sizes(),
-            (std::vector<int64_t>{48, 16}));
 }
 
 // Recomputing each layer in the backward gives the gradients of the ordinary backward, for
@@ -202,7 +171,6 @@ TEST(EncoderTest, BlockSizeDoesNotChangeTheOutput) {
   EXPECT_TRUE(at::allclose(encoder.forward(ids, mask), whole, 1e-5, 1e-5));
   EXPECT_EQ(encoder.mlm_logits(whole).sizes(), (std::vector<int64_t>{2, 50, 50}));
 }
-
 
 // Unpadding (ModernBERT's design, the CUDA path): the layers on the valid tokens only and
 // attention over cumulative lengths give the padded forward's states at every real token, the

@@ -4,7 +4,6 @@
 
 #include <ATen/ATen.h>
 
-#include "core/pool/latent_attention.h"
 #include "core/util/error.h"
 
 namespace lmk {
@@ -54,22 +53,6 @@ TEST(PoolingTest, NamesAndErrors) {
   EXPECT_THROW(pool(Pooling::Landmark, hidden, mask, {{7}}), InputError);
   EXPECT_THROW(pool(Pooling::Landmark, hidden, mask, {}), InputError);
   EXPECT_THROW(pool(Pooling::Latent, hidden, mask, {{}}), InputError);
-}
-
-TEST(LatentAttentionTest, ShapesMaskingAndGradients) {
-  LatentAttention latent(8, 4, 2, 16, 1);
-  const at::Tensor hidden = at::randn({2, 5, 8}).requires_grad_(true);
-  at::Tensor mask = at::ones({2, 5});
-  mask[1][4] = 0;
-  PoolingOptions options;
-  options.latent = &latent;
-  const at::Tensor out = pool(Pooling::Latent, hidden, mask, {{}, {}}, options);
-  EXPECT_EQ(out.sizes(), (std::vector<int64_t>{2, 8}));
-  out.sum().backward();
-  EXPECT_GT(latent.named_weights().at("latent.latents").grad().abs().sum().item<float>(), 0.0f)
-      << "latents are trained";
-  EXPECT_EQ(hidden.grad()[1][4].abs().sum().item<float>(), 0.0f) << "padding does not contribute";
-  EXPECT_EQ(latent.named_weights().size(), 13u);
 }
 
 }  // namespace
