@@ -13,12 +13,12 @@ namespace lmk {
 
 struct LabelledTexts {
   std::vector<std::string> texts, labels;
-  std::vector<std::string> ids;  // per text: its "id", else its position in the file from 1
+  std::vector<std::string> ids;  // per text: its "id", else its count among the texts from 1
 };
 
 // Reads a classification split: jsonl lines with "text" and "label" (a string or a number) and an
-// optional "id" (else the line's position from 1). An InputError names the file and line of a
-// missing field or a repeated id, and the file when it holds no text.
+// optional "id" (else the text's count from 1, blank lines not counted). An InputError names the
+// file and line of a missing field or a repeated id, and the file when it holds no text.
 LabelledTexts read_labelled(const std::string& path);
 
 struct ClassificationEvaluation {

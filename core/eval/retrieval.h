@@ -26,7 +26,8 @@ struct RetrievalOptions {
   std::string query_prefix, document_prefix;  // prepended to every query / document text
   size_t query_max_length = 0;                // 0: encode.max_length
   int position_buckets = 10;                  // evidence-position groups ("0-10%", ...)
-  size_t run_depth = 0;  // documents kept per query in SplitEvaluation::run (0: the largest k)
+  // Documents kept per query in SplitEvaluation::run: the largest k, or run_depth when deeper.
+  size_t run_depth = 0;
   // Queries whose target has fewer tokens are left out of the metrics (and counted): at a length
   // L, a column of long-document retrieval then holds only targets at least L long.
   size_t min_target_length = 0;
@@ -51,7 +52,7 @@ struct QueryFacts {
 struct SplitEvaluation {
   Evaluation metrics;                       // overall, per query, per evidence-position bucket
   std::map<std::string, QueryFacts> facts;  // by query id, for every query of the split
-  RunResults run;                           // each query's ranking (top run_depth documents)
+  RunResults run;  // each query's ranking (max(largest k, run_depth) documents)
   RetrievalTiming timing;
   size_t documents = 0, queries = 0;
   // Queries left out: target shorter than min_target_length (when that is every query, metrics
