@@ -51,10 +51,10 @@ int run_init(const InitArgs& args) {
   save_model_folder(args.out, encoder, args.tokenizer, pooling, latent.get());
   int64_t parameters = 0;
   for (const auto& [name, t] : encoder.named_weights()) parameters += t.numel();
-  std::cerr << "lmk: wrote a randomly initialized encoder to " << args.out << ": "
-            << config.describe() << " (the " << args.preset << " preset"
-            << (args.shape.reshapes() ? " with the shape options" : "") << "; " << parameters
-            << " parameters)\n";
+  std::cerr << "lmk: wrote a randomly initialized " << (config.is_decoder() ? "decoder" : "encoder")
+            << " to " << args.out << ": " << config.describe() << " (the " << args.preset
+            << " preset" << (args.shape.reshapes() ? " with the shape options" : "") << "; "
+            << parameters << " parameters)\n";
   if (!config.is_global_layer(config.num_layers - 1)) {
     std::cerr << "lmk: note: the last layer (" << config.num_layers - 1
               << ") is local: in it the pooling tokens see only +-" << config.half_window()
@@ -79,11 +79,16 @@ int run_inspect(const std::string& dir) {
             << "layers           " << c.num_layers << " (" << c.layer_pattern()
             << "; G global, L local)\n"
             << "hidden / heads   " << c.hidden_size << " / " << c.num_heads << " (head size "
-            << c.head_dim() << ")\n"
+            << c.head_dim();
+  if (c.is_decoder())
+    std::cout << ", " << c.kv_heads() << " key/value heads; attention "
+              << (c.causal ? "causal" : "bidirectional");
+  std::cout << ")\n"
             << "intermediate     " << c.intermediate_size << " (" << c.activation << ")\n"
             << "vocabulary       " << c.vocab_size << "\n"
             << "parameters       " << encoder_parameters << " encoder + " << head_parameters
-            << " MLM head" << (model.latent ? " + latent attention" : "") << "\n";
+            << (c.is_decoder() ? " LM head" : " MLM head")
+            << (model.latent ? " + latent attention" : "") << "\n";
   if (c.uses_rope()) {
     std::cout << "positions        RoPE, theta " << c.layer_rope_theta(0);
     if (c.architecture == Architecture::ModernBert) {

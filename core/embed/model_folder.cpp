@@ -21,10 +21,13 @@ namespace ju = json_util;
 
 namespace {
 
-// The prefix Hugging Face's *ForMaskedLM classes put before the encoder's tensors.
+// The prefix Hugging Face's *ForMaskedLM (encoders) and *ForCausalLM (decoders) classes put
+// before the model's tensors.
 const char* encoder_prefix(const EncoderConfig& c) {
   switch (c.architecture) {
     case Architecture::ModernBert:
+    case Architecture::Llama:
+    case Architecture::Qwen3:
       return "model.";
     case Architecture::Bert:
       return "bert.";

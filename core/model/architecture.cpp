@@ -8,10 +8,18 @@
 
 namespace lmk {
 
-at::Tensor Linear::operator()(const at::Tensor& x) const { return at::linear(x, weight, bias); }
+at::Tensor Linear::operator()(const at::Tensor& x) const {
+  return at::linear(x, weight, bias);
+}
 
 at::Tensor Norm::operator()(const at::Tensor& x) const {
   return at::layer_norm(x, {size}, weight, bias, eps);
+}
+
+at::Tensor RmsNorm::operator()(const at::Tensor& x) const {
+  const at::Tensor x32 = x.to(at::kFloat);
+  const at::Tensor normed = x32 * at::rsqrt(x32.pow(2).mean(-1, /*keepdim=*/true) + eps);
+  return weight * normed.to(x.scalar_type());
 }
 
 WeightBuilder::WeightBuilder(const EncoderConfig& config, AddWeight add)
@@ -34,6 +42,13 @@ Norm WeightBuilder::norm(const std::string& prefix, bool bias, bool head) const 
   n.eps = config_.norm_eps;
   n.weight = add_(prefix + ".weight", {config_.hidden_size}, kInitOnes, head);
   if (bias) n.bias = add_(prefix + ".bias", {config_.hidden_size}, kInitZeros, head);
+  return n;
+}
+
+RmsNorm WeightBuilder::rms_norm(const std::string& prefix, int64_t size) const {
+  RmsNorm n;
+  n.eps = config_.norm_eps;
+  n.weight = add_(prefix + ".weight", {size}, kInitOnes, false);
   return n;
 }
 

@@ -1,11 +1,11 @@
 #pragma once
 
 // What the Encoder asks of an architecture, in the llama.cpp way: one file per architecture
-// (modern_bert.cpp, bert.cpp, gte.cpp) declares its tensors under Hugging Face's names and
-// keeps typed per-layer handles resolved once, at construction; the shared pieces (linear and
-// norm layers, BERT-style embeddings) live in architecture.cpp, and the attention core every
-// architecture calls (heads, RoPE, capture, blockwise attention) in the Encoder. Internal to
-// core/model: only encoder.cpp includes it.
+// (modern_bert.cpp, bert.cpp, gte.cpp; llama.cpp for the Llama and Qwen3 decoders) declares its
+// tensors under Hugging Face's names and keeps typed per-layer handles resolved once, at
+// construction; the shared pieces (linear and norm layers, BERT-style embeddings) live in
+// architecture.cpp, and the attention core every architecture calls (heads, RoPE, capture,
+// blockwise attention) in the Encoder. Internal to core/model: only encoder.cpp includes it.
 
 #include <ATen/core/Tensor.h>
 
@@ -40,6 +40,14 @@ struct Norm {
   at::Tensor operator()(const at::Tensor& x) const;
 };
 
+// RMSNorm over the last dimension (Llama's and Qwen3's): computed in float32, scaled by weight in
+// the input's dtype, as transformers computes it.
+struct RmsNorm {
+  at::Tensor weight;
+  double eps = 1e-6;
+  at::Tensor operator()(const at::Tensor& x) const;
+};
+
 // Declares tensors and returns their typed handles; the init σ of hidden-to-hidden inputs and of
 // the projections back into the residual stream follow ModernBERT's scheme.
 class WeightBuilder {
@@ -48,6 +56,8 @@ class WeightBuilder {
   Linear dense(const std::string& prefix, int64_t out, int64_t in, double init_std, bool bias,
                bool head = false) const;
   Norm norm(const std::string& prefix, bool bias, bool head = false) const;
+  // An RMSNorm of `size` values (the hidden size, or a head's).
+  RmsNorm rms_norm(const std::string& prefix, int64_t size) const;
   at::Tensor tensor(const std::string& name, std::vector<int64_t> shape, double init_std,
                     bool head = false) const {
     return add_(name, std::move(shape), init_std, head);
@@ -84,8 +94,8 @@ struct MlmHead {
   at::Tensor operator()(const at::Tensor& hidden, const std::string& activation) const;
 };
 
-// The attention core of layer `layer`: q, k, v [B, L, H] -> context [B, L, H] (before the
-// output projection).
+// The attention core of layer `layer`: q [B, L, heads · d], k, v [B, L, kv heads · d] ->
+// context [B, L, heads · d] (before the output projection).
 using Attend = std::function<at::Tensor(const at::Tensor& q, const at::Tensor& k,
                                         const at::Tensor& v, int64_t layer)>;
 
@@ -107,5 +117,6 @@ class ArchitectureGraph {
 std::unique_ptr<ArchitectureGraph> build_modern_bert(const WeightBuilder& w);
 std::unique_ptr<ArchitectureGraph> build_bert(const WeightBuilder& w);
 std::unique_ptr<ArchitectureGraph> build_gte(const WeightBuilder& w);
+std::unique_ptr<ArchitectureGraph> build_llama(const WeightBuilder& w);  // Llama and Qwen3
 
 }  // namespace lmk

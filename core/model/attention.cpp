@@ -82,10 +82,21 @@ at::Tensor apply_rope(const at::Tensor& x, double theta) {
 
 namespace {
 
+// Whether query positions qi see key positions kj (broadcast): |i - j| <= half_window when
+// half_window >= 0, j <= i when causal.
+at::Tensor band_allows(const at::Tensor& qi, const at::Tensor& kj, int64_t half_window,
+                       bool causal) {
+  const at::Tensor offset = qi - kj;
+  at::Tensor allowed =
+      half_window >= 0 ? offset.abs().le(half_window) : at::ones_like(offset).to(at::kBool);
+  return causal ? allowed.logical_and(offset.ge(0)) : allowed;
+}
+
 // The tiled tensor-op formulation, for devices and dtypes the fused CPU kernel does not take
 // (CUDA, bf16): blocks of queries against all keys (or the band), softmax, product.
 at::Tensor blocked_attention_ops(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                                 const at::Tensor& key_mask, int64_t half_window, int64_t block) {
+                                 const at::Tensor& key_mask, int64_t half_window, int64_t block,
+                                 bool causal) {
   const int64_t B = q.size(0), heads = q.size(1), L = q.size(2), d = q.size(3);
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
   at::Tensor out = at::empty_like(q);
@@ -104,20 +115,21 @@ at::Tensor blocked_attention_ops(const at::Tensor& q, const at::Tensor& k, const
   }
   for (int64_t start = 0; start < L; start += block) {
     const int64_t end = std::min(L, start + block);
-    // Keys a query in [start, end) may see: all, or the band around the block.
+    // Keys a query in [start, end) may see: all, or the band around the block, and none after
+    // the block's last query when causal.
     const int64_t key_start = half_window >= 0 ? std::max<int64_t>(0, start - half_window) : 0;
-    const int64_t key_end = half_window >= 0 ? std::min(L, end + half_window) : L;
+    const int64_t key_end = causal ? end : half_window >= 0 ? std::min(L, end + half_window) : L;
     const at::Tensor qb = q.narrow(2, start, end - start);
     const at::Tensor kb = k.narrow(2, key_start, key_end - key_start);
     const at::Tensor vb = v.narrow(2, key_start, key_end - key_start);
     at::Tensor scores = at::matmul(qb, kb.transpose(-1, -2)).mul_(scale);  // [B, heads, bq, bk]
     at::Tensor allowed = keys_allowed.narrow(3, key_start, key_end - key_start);
-    if (half_window >= 0) {
+    if (half_window >= 0 || causal) {
       const at::Tensor qi = at::arange(start, end, q.options().dtype(at::kLong)).view({-1, 1});
       const at::Tensor kj =
           at::arange(key_start, key_end, q.options().dtype(at::kLong)).view({1, -1});
       allowed = allowed.logical_and(
-          (qi - kj).abs().le(half_window).view({1, 1, end - start, key_end - key_start}));
+          band_allows(qi, kj, half_window, causal).view({1, 1, end - start, key_end - key_start}));
     }
     // In place: autograd keeps only the mask for it (matmul saved its inputs, not its output).
     scores.masked_fill_(allowed.logical_not(), masked);
@@ -136,6 +148,7 @@ HeadsView heads_view(const at::Tensor& t) {
 struct FusedInputs {
   at::Tensor q, k, v, mask;
   int64_t half_window = -1, tile = 0;  // tile 0: the kernel's defaults
+  bool causal = false;
 
   FusedAttentionProblem problem() const {
     FusedAttentionProblem p;
@@ -143,6 +156,7 @@ struct FusedInputs {
     p.q = heads_view(q), p.k = heads_view(k), p.v = heads_view(v);
     p.key_mask = mask.data_ptr<bool>();
     p.half_window = half_window;
+    p.causal = causal;
     p.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.head_dim)));
     return p;
   }
@@ -218,21 +232,24 @@ void set_fused_attention_backward(bool fused) {
 }
 
 at::Tensor blockwise_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                               const at::Tensor& key_mask, int64_t half_window, int64_t block) {
+                               const at::Tensor& key_mask, int64_t half_window, int64_t block,
+                               bool causal) {
   const bool training = wants_grad(q) || wants_grad(k) || wants_grad(v);
   const bool fused = q.device().is_cpu() && q.scalar_type() == at::kFloat &&
                      k.scalar_type() == at::kFloat && v.scalar_type() == at::kFloat &&
                      (!training || fused_backward);
-  if (!fused && q.is_cuda() && half_window < 0) {
+  if (!fused && q.is_cuda() && half_window < 0 && !causal) {
     // A global layer on CUDA over a padded batch: LibTorch's fused attention (its memory-
     // efficient kernel takes the key mask; memory linear in L). Unpadded batches take
-    // varlen_attention instead.
+    // varlen_attention instead. (It takes a key mask or causality, not both: causal padded
+    // batches go through the tensor ops, exactly.)
     return at::scaled_dot_product_attention(
         q, k, v, key_mask.to(at::kBool).view({q.size(0), 1, 1, q.size(2)}));
   }
-  if (!fused) return blocked_attention_ops(q, k, v, key_mask, half_window, block);
+  if (!fused) return blocked_attention_ops(q, k, v, key_mask, half_window, block, causal);
   FusedInputs inputs;
   inputs.half_window = half_window;
+  inputs.causal = causal;
   inputs.tile = block;
   // Training runs the same kernel forward, keeping each row's log-sum-exp for the backward.
   at::Tensor lse, out;
@@ -255,7 +272,7 @@ at::Tensor blockwise_attention(const at::Tensor& q, const at::Tensor& k, const a
 at::Tensor attention_probabilities(const at::Tensor& q, const at::Tensor& k,
                                    const at::Tensor& key_mask, int64_t half_window,
                                    const std::vector<std::vector<int64_t>>& rows, bool per_head,
-                                   bool mean_over_rows) {
+                                   bool mean_over_rows, bool causal) {
   const int64_t B = q.size(0), heads = q.size(1), L = q.size(2), d = q.size(3);
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
   int64_t most = 0;
@@ -279,9 +296,9 @@ at::Tensor attention_probabilities(const at::Tensor& q, const at::Tensor& k,
       at::Tensor scores =
           at::matmul(qs, k.select(0, b).transpose(-1, -2)).to(at::kFloat).mul_(scale);
       at::Tensor allowed = mask.select(0, b).view({1, 1, L});
-      if (half_window >= 0) {
+      if (half_window >= 0 || causal) {
         allowed = allowed.logical_and(
-            (index.view({-1, 1}) - positions).abs().le(half_window).unsqueeze(0));
+            band_allows(index.view({-1, 1}), positions, half_window, causal).unsqueeze(0));
       }
       scores.masked_fill_(allowed.logical_not(), -std::numeric_limits<float>::infinity());
       // A row that sees no key at all (softmax of only -inf is NaN) gets zeros.
@@ -361,17 +378,19 @@ VarlenRoute varlen_route(const at::Tensor& q) {
 }
 
 at::Tensor varlen_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                            const UnpaddedBatch& batch, int64_t half_window, int64_t block) {
+                            const UnpaddedBatch& batch, int64_t half_window, int64_t block,
+                            bool causal) {
   if (varlen_route(q) == VarlenRoute::Flash) {
     // FlashAttention-2 through LibTorch: [total, heads, d] with cumulative lengths; a window of
-    // half_window keys on each side for a local layer (-1: unbounded). Its autograd node runs
-    // FlashAttention's backward.
+    // half_window keys on each side for a local layer (-1: unbounded), none after the query when
+    // causal. Its autograd node runs FlashAttention's backward.
     const at::Tensor cu = batch.cu_seqlens.to(q.device(), at::kInt);
     const auto window = half_window >= 0 ? std::optional<int64_t>(half_window) : std::nullopt;
+    const auto after = causal ? std::optional<int64_t>(0) : window;
     return std::get<0>(at::_flash_attention_forward(
         q.contiguous(), k.contiguous(), v.contiguous(), cu, cu, batch.max_length, batch.max_length,
-        /*dropout_p=*/0.0, /*is_causal=*/false, /*return_debug_mask=*/false,
-        /*scale=*/std::nullopt, window, window));
+        /*dropout_p=*/0.0, causal, /*return_debug_mask=*/false, /*scale=*/std::nullopt, window,
+        after));
   }
   // Each row on its own: [1, heads, n, d] with every key valid.
   std::vector<at::Tensor> rows;
@@ -383,10 +402,10 @@ at::Tensor varlen_attention(const at::Tensor& q, const at::Tensor& k, const at::
       return t.narrow(0, start, n).transpose(0, 1).unsqueeze(0);
     };
     const at::Tensor all = at::ones({1, n}, q.options().dtype(at::kBool));
-    rows.push_back(
-        blockwise_attention(heads_first(q), heads_first(k), heads_first(v), all, half_window, block)
-            .squeeze(0)
-            .transpose(0, 1));  // [n, heads, d]
+    rows.push_back(blockwise_attention(heads_first(q), heads_first(k), heads_first(v), all,
+                                       half_window, block, causal)
+                       .squeeze(0)
+                       .transpose(0, 1));  // [n, heads, d]
     start += n;
   }
   if (rows.empty()) return at::empty_like(q);

@@ -51,14 +51,16 @@ at::Tensor apply_rope(const at::Tensor& x, double theta);
 
 // Exact attention, never forming an [L, L] matrix. q, k, v: [B, heads, L, d]; key_mask [B, L]
 // (true = attend); half_window < 0: global, else position i attends only to |i - j| <=
-// half_window. Float32 on the CPU runs the fused kernel (attention_kernel.h; block > 0 sets its
-// query and key tile, 0 its defaults), with its own backward when gradients are wanted (only
-// the per-row log-sum-exp is kept: memory linear in L); a global layer on CUDA LibTorch's
-// scaled_dot_product_attention with the key mask; anything else (a local layer on CUDA, bf16 or
-// double on the CPU) blocks of queries through tensor ops, each seeing only its band of keys.
-// Returns [B, heads, L, d]; a query that may see no key gets zeros on the CPU path.
+// half_window; causal: position i attends only to j <= i as well (a decoder). Float32 on the CPU
+// runs the fused kernel (attention_kernel.h; block > 0 sets its query and key tile, 0 its
+// defaults), with its own backward when gradients are wanted (only the per-row log-sum-exp is kept:
+// memory linear in L); a global layer on CUDA LibTorch's scaled_dot_product_attention with the key
+// mask (not causal); anything else (a local layer on CUDA, bf16 or double on the CPU) blocks of
+// queries through tensor ops, each seeing only its band of keys. Returns [B, heads, L, d]; a query
+// that may see no key gets zeros on the CPU path.
 at::Tensor blockwise_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                               const at::Tensor& key_mask, int64_t half_window, int64_t block);
+                               const at::Tensor& key_mask, int64_t half_window, int64_t block,
+                               bool causal = false);
 
 // A batch with its padding removed, as ModernBERT runs (unpadding): the valid tokens of every
 // row one after another, so that the layers compute no padding and attention needs no mask.
@@ -89,12 +91,14 @@ enum class VarlenRoute { Flash, PerRow };
 VarlenRoute varlen_route(const at::Tensor& q);
 
 // Exact attention over an unpadded batch: q, k, v [total, heads, d]; each row attends within
-// itself, and within |i - j| <= half_window when half_window >= 0 (a local layer). Flash: one
+// itself, within |i - j| <= half_window when half_window >= 0 (a local layer), and to j <= i
+// when causal. Flash: one
 // kernel call over cumulative lengths (no [L, L] matrix, no mask), windowed for local layers,
 // with LibTorch's backward for training. PerRow: blockwise_attention of each row (the fused
 // CPU kernel in fp32 on the CPU). Returns [total, heads, d].
 at::Tensor varlen_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                            const UnpaddedBatch& batch, int64_t half_window, int64_t block);
+                            const UnpaddedBatch& batch, int64_t half_window, int64_t block,
+                            bool causal = false);
 
 // Whether training on the CPU in float32 takes the fused kernel's backward (the default) or the
 // tensor ops (the formulation before it, whose memory grows with L²): lmk_train_bench's
@@ -102,11 +106,12 @@ at::Tensor varlen_attention(const at::Tensor& q, const at::Tensor& k, const at::
 void set_fused_attention_backward(bool fused);
 
 // The attention probabilities of the query positions rows[b] of each batch row b to every
-// key: [B, heads (1 unless per_head), queries (1 when mean_over_rows), L], float32. Rows are
-// computed in chunks; a query that sees no key gets zeros.
+// key: [B, heads (1 unless per_head), queries (1 when mean_over_rows), L], float32, with the
+// keys each query may see as blockwise_attention. Rows are computed in chunks; a query that sees
+// no key gets zeros.
 at::Tensor attention_probabilities(const at::Tensor& q, const at::Tensor& k,
                                    const at::Tensor& key_mask, int64_t half_window,
                                    const std::vector<std::vector<int64_t>>& rows, bool per_head,
-                                   bool mean_over_rows);
+                                   bool mean_over_rows, bool causal = false);
 
 }  // namespace lmk

@@ -301,13 +301,22 @@ struct Scratch {
         rescale(static_cast<size_t>(lanes_of(query_tile))) {}
 };
 
+// Query i sees key j when i - j <= before and j - i <= after (-1: unbounded): a local layer's
+// band is (w, w), causal attention's (w or unbounded, 0).
+struct Band {
+  int64_t before, after;
+  explicit Band(const FusedAttentionProblem& p)
+      : before(p.half_window), after(p.causal ? 0 : p.half_window) {}
+};
+
 // Masks the scores of a transposed tile st [n keys, width lanes] (keys [j0, j0 + n) against
 // queries from i0 on, `rows` of them real) that a query may not see (padding keys, keys outside
 // the band) with minus infinity.
 void mask_scores(const FusedAttentionProblem& p, int64_t b, int64_t i0, int64_t rows, int64_t j0,
                  int64_t n, bool every_key_valid, float* st, int64_t width) {
-  const int64_t w = p.half_window;
-  const bool inside_band = w < 0 || ((j0 + n - 1) - i0 <= w && (i0 + rows - 1) - j0 <= w);
+  const Band band(p);
+  const bool inside_band = (band.after < 0 || (j0 + n - 1) - i0 <= band.after) &&
+                           (band.before < 0 || (i0 + rows - 1) - j0 <= band.before);
   if (every_key_valid && inside_band) return;
   const bool* mask = p.key_mask + b * p.length;
   for (int64_t j = 0; j < n; ++j) {
@@ -316,9 +325,11 @@ void mask_scores(const FusedAttentionProblem& p, int64_t b, int64_t i0, int64_t 
       std::fill(row, row + width, kMinusInfinity);
       continue;
     }
-    if (!inside_band) {  // key j0 + j is seen by queries [j0 + j - w, j0 + j + w]
-      const int64_t first = std::clamp<int64_t>(j0 + j - w - i0, 0, width);
-      const int64_t last = std::clamp<int64_t>(j0 + j + w + 1 - i0, 0, width);
+    if (!inside_band) {  // key j0 + j is seen by queries [j0 + j - after, j0 + j + before]
+      const int64_t first =
+          band.after < 0 ? 0 : std::clamp<int64_t>(j0 + j - band.after - i0, 0, width);
+      const int64_t last =
+          band.before < 0 ? width : std::clamp<int64_t>(j0 + j + band.before + 1 - i0, 0, width);
       std::fill(row, row + first, kMinusInfinity);
       std::fill(row + std::max(first, last), row + width, kMinusInfinity);
     }
@@ -332,12 +343,10 @@ void mask_scores(const FusedAttentionProblem& p, int64_t b, int64_t i0, int64_t 
 void attend_tile(const FusedAttentionProblem& p, int64_t b, int64_t h, int64_t i0, int64_t i1,
                  int64_t key_tile, const int32_t* valid_prefix, int64_t key_end, bool micro,
                  Scratch& s) {
-  const int64_t rows = i1 - i0, d = p.head_dim, w = p.half_window, width = lanes_of(rows);
-  int64_t lo = 0, hi = key_end;
-  if (w >= 0) {
-    lo = std::max<int64_t>(0, i0 - w);
-    hi = std::min<int64_t>(hi, i1 - 1 + w + 1);
-  }
+  const int64_t rows = i1 - i0, d = p.head_dim, width = lanes_of(rows);
+  const Band band(p);
+  const int64_t lo = band.before >= 0 ? std::max<int64_t>(0, i0 - band.before) : 0;
+  const int64_t hi = band.after >= 0 ? std::min<int64_t>(key_end, i1 + band.after) : key_end;
   float* qt = s.qt.data();
   pack_transposed(p.q, b, h, i0, rows, d, width, p.scale, qt);
   float* acc = s.acc.data();
@@ -395,7 +404,8 @@ struct BackwardScratch {
 void backward_head(const FusedAttentionProblem& p, const FusedAttentionGradients& g, int64_t b,
                    int64_t h, int64_t query_tile, int64_t key_tile, const int32_t* valid_prefix,
                    int64_t key_end, bool micro, BackwardScratch& s) {
-  const int64_t L = p.length, d = p.head_dim, w = p.half_window;
+  const int64_t L = p.length, d = p.head_dim;
+  const Band band(p);
   const float* lse = g.lse + (b * p.heads + h) * L;
   const float* delta = g.delta + (b * p.heads + h) * L;
   for (int64_t j0 = 0; j0 < key_end; j0 += key_tile) {
@@ -404,8 +414,9 @@ void backward_head(const FusedAttentionProblem& p, const FusedAttentionGradients
     if (valid == 0) continue;  // no query sees these keys: their gradients stay zero
     std::fill(s.dk.begin(), s.dk.begin() + n * d, 0.0f);
     std::fill(s.dv.begin(), s.dv.begin() + n * d, 0.0f);
-    const int64_t first_query = w >= 0 ? std::max<int64_t>(0, j0 - w) : 0;
-    const int64_t last_query = w >= 0 ? std::min<int64_t>(L, j1 + w) : L;  // exclusive
+    // The queries that see a key of the tile: [j0 - after, j1 - 1 + before].
+    const int64_t first_query = band.after >= 0 ? std::max<int64_t>(0, j0 - band.after) : 0;
+    const int64_t last_query = band.before >= 0 ? std::min<int64_t>(L, j1 + band.before) : L;
     for (int64_t i0 = first_query; i0 < last_query; i0 += query_tile) {
       const int64_t rows = std::min(last_query, i0 + query_tile) - i0, width = lanes_of(rows);
       float* qt = s.qt.data();

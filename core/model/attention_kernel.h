@@ -8,7 +8,8 @@
 // tile is packed once (transposed) for all its key tiles, the scores are computed transposed so
 // that the softmax runs across queries in vector lanes, and no BLAS call (with its per-call
 // packing) is made. Otherwise each product is one sgemm of the machine's BLAS. Local
-// (sliding-window) layers visit only the keys of their band.
+// (sliding-window) layers visit only the keys of their band, causal attention only the keys up
+// to each query tile's last query (the tiles above the diagonal are never computed).
 
 #include <cstdint>
 
@@ -29,6 +30,7 @@ struct FusedAttentionProblem {
   HeadsView q, k, v, out;
   const bool* key_mask = nullptr;  // [batch, length], row-major; true = may be attended to
   int64_t half_window = -1;        // < 0: global; else query i sees keys |i - j| <= half_window
+  bool causal = false;             // query i sees keys j <= i only (a decoder's attention)
   float scale = 1.0f;
   // When set, [batch, heads, length] contiguous: each query's log-sum-exp of its scaled, masked
   // scores (minus infinity when it sees no key), what the backward needs instead of the

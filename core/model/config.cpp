@@ -19,6 +19,10 @@ const char* architecture_name(Architecture a) {
       return "bert";
     case Architecture::Gte:
       return "gte";
+    case Architecture::Llama:
+      return "llama";
+    case Architecture::Qwen3:
+      return "qwen3";
   }
   return "modernbert";
 }
@@ -34,7 +38,7 @@ bool EncoderConfig::is_global_layer(int64_t layer) const {
 }
 
 double EncoderConfig::layer_rope_theta(int64_t layer) const {
-  if (architecture == Architecture::Gte) return rope_theta;
+  if (architecture != Architecture::ModernBert) return rope_theta;
   return is_global_layer(layer) ? global_rope_theta : local_rope_theta;
 }
 
@@ -44,8 +48,15 @@ void EncoderConfig::validate(const std::string& where) const {
   };
   require(vocab_size > 0 && vocab_size <= (1 << 24), "vocab_size", "must be in [1, 16777216]");
   require(hidden_size > 0 && hidden_size <= 65536, "hidden_size", "must be in [1, 65536]");
-  require(num_heads > 0 && hidden_size % num_heads == 0, "num_attention_heads",
+  require(num_heads > 0 && num_heads <= 4096, "num_attention_heads", "must be in [1, 4096]");
+  require(explicit_head_dim > 0 || hidden_size % num_heads == 0, "num_attention_heads",
           "must divide hidden_size");
+  require(explicit_head_dim >= 0 && explicit_head_dim <= 4096, "head_dim", "must be in [0, 4096]");
+  require(num_kv_heads >= 0 && num_heads % kv_heads() == 0, "num_key_value_heads",
+          "must divide num_attention_heads");
+  require(is_decoder() || ((num_kv_heads == 0 || num_kv_heads == num_heads) &&
+                           explicit_head_dim == 0 && !causal),
+          "num_key_value_heads", "grouped-query and causal attention are the decoders' only");
   require(head_dim() % 2 == 0 || !uses_rope(), "num_attention_heads",
           "RoPE needs an even head size");
   require(intermediate_size > 0 && intermediate_size <= 1 << 20, "intermediate_size",
@@ -64,10 +75,75 @@ void EncoderConfig::validate(const std::string& where) const {
     require(global_rope_theta > 0 && local_rope_theta > 0, "rope_parameters",
             "rope_theta must be > 0");
   }
-  if (architecture == Architecture::Gte) require(rope_theta > 0, "rope_theta", "must be > 0");
-  if (architecture != Architecture::ModernBert)
+  if (architecture != Architecture::ModernBert && uses_rope())
+    require(rope_theta > 0, "rope_theta", "must be > 0");
+  if (architecture == Architecture::Bert || architecture == Architecture::Gte)
     require(type_vocab_size >= 0, "type_vocab_size", "must be >= 0");
 }
+
+namespace {
+
+// The RoPE base of a config.json: rope_parameters (transformers >= 5), else rope_theta. Scaled
+// RoPE (NTK, YaRN, Llama 3's) is not implemented: refused rather than computed as plain RoPE.
+double plain_rope_theta(const json& j, const std::string& where, double fallback) {
+  double theta = ju::optional<double>(j, "rope_theta", where, fallback);
+  if (j.contains("rope_parameters") && j["rope_parameters"].is_object()) {
+    const std::string at = ju::member_path(where, "rope_parameters");
+    theta = ju::optional<double>(j["rope_parameters"], "rope_theta", at, theta);
+    const auto type = ju::optional<std::string>(j["rope_parameters"], "rope_type", at, "default");
+    if (type != "default")
+      throw input_error(ju::member_path(at, "rope_type"),
+                        "'" + type + "' RoPE scaling is not supported (only 'default')");
+  }
+  if (j.contains("rope_scaling") && !j["rope_scaling"].is_null())
+    throw input_error(ju::member_path(where, "rope_scaling"),
+                      "RoPE scaling is not supported; remove it to run at the trained base");
+  return theta;
+}
+
+// A token id field that config.json may hold as null (Llama's pad_token_id).
+int64_t optional_token_id(const json& j, const char* field, const std::string& where,
+                          int64_t fallback) {
+  if (!j.contains(field) || j[field].is_null()) return fallback;
+  return ju::get<int64_t>(j, field, where);
+}
+
+// Llama and Qwen3 (transformers' LlamaConfig / Qwen3Config defaults where a field is absent).
+void read_decoder(const json& j, const std::string& where, EncoderConfig& c) {
+  const bool qwen3 = c.architecture == Architecture::Qwen3;
+  c.vocab_size = ju::get<int64_t>(j, "vocab_size", where);
+  c.hidden_size = ju::get<int64_t>(j, "hidden_size", where);
+  c.intermediate_size = ju::get<int64_t>(j, "intermediate_size", where);
+  c.num_layers = ju::get<int64_t>(j, "num_hidden_layers", where);
+  c.num_heads = ju::get<int64_t>(j, "num_attention_heads", where);
+  c.num_kv_heads = optional_token_id(j, "num_key_value_heads", where, c.num_heads);
+  c.explicit_head_dim = optional_token_id(j, "head_dim", where, qwen3 ? 128 : 0);
+  c.max_position_embeddings =
+      ju::optional<int64_t>(j, "max_position_embeddings", where, qwen3 ? 32768 : 2048);
+  c.norm_eps = ju::optional<double>(j, "rms_norm_eps", where, 1e-6);
+  c.activation = ju::optional<std::string>(j, "hidden_act", where, "silu");
+  c.attention_bias = ju::optional<bool>(j, "attention_bias", where, false);
+  c.mlp_bias = !qwen3 && ju::optional<bool>(j, "mlp_bias", where, false);
+  c.tie_word_embeddings = ju::optional<bool>(j, "tie_word_embeddings", where, false);
+  c.rope_theta = plain_rope_theta(j, where, 10000.0);
+  // No pad token (Llama's null): padding positions are masked, any id embeds them.
+  c.pad_token_id = optional_token_id(j, "pad_token_id", where, 0);
+  c.causal = !ju::optional<bool>(j, "lmk_bidirectional", where, false);
+  if (ju::optional<bool>(j, "use_sliding_window", where, false))
+    throw input_error(ju::member_path(where, "use_sliding_window"),
+                      "sliding-window decoder layers are not supported");
+  if (j.contains("layer_types") && !j["layer_types"].is_null()) {
+    ju::for_each_element(j, "layer_types", where, [&](const json& t, const std::string& path) {
+      const auto type = ju::convert<std::string>(t, path);
+      if (type != "full_attention")
+        throw input_error(path,
+                          "only full_attention decoder layers are supported, got '" + type + "'");
+    });
+  }
+  c.rope_disabled = ju::optional<bool>(j, "lmk_disable_rope", where, false);
+}
+
+}  // namespace
 
 EncoderConfig EncoderConfig::from_json(const json& j, const std::string& where) {
   if (!j.is_object()) throw input_error(where, "expected a JSON object");
@@ -79,9 +155,19 @@ EncoderConfig EncoderConfig::from_json(const json& j, const std::string& where) 
     c.architecture = Architecture::Bert;
   else if (model_type == "gte" || model_type == "new")
     c.architecture = Architecture::Gte;
+  else if (model_type == "llama")
+    c.architecture = Architecture::Llama;
+  else if (model_type == "qwen3")
+    c.architecture = Architecture::Qwen3;
   else
-    throw input_error(ju::member_path(where, "model_type"),
-                      "unsupported model_type '" + model_type + "' (modernbert, bert, gte, new)");
+    throw input_error(
+        ju::member_path(where, "model_type"),
+        "unsupported model_type '" + model_type + "' (modernbert, bert, gte, new, llama, qwen3)");
+  if (c.is_decoder()) {
+    read_decoder(j, where, c);
+    c.validate(where);
+    return c;
+  }
   c.gte_layout = model_type == "new" ? GteLayout::RemoteCode : GteLayout::Transformers;
   // transformers' GteConfig defaults where its config.json leaves a field out.
   const bool gte_port = model_type == "gte";
@@ -149,20 +235,8 @@ EncoderConfig EncoderConfig::from_json(const json& j, const std::string& where) 
   }
   if (c.architecture == Architecture::Gte) {
     // The base: rope_parameters (transformers' port, default 160000), else rope_theta (the
-    // remote code, default 10000). Scaled RoPE (NTK, YaRN) is not implemented: refused rather
-    // than computed as plain RoPE.
-    c.rope_theta = ju::optional<double>(j, "rope_theta", where, gte_port ? 160000.0 : 10000.0);
-    if (j.contains("rope_parameters") && j["rope_parameters"].is_object()) {
-      const std::string at = ju::member_path(where, "rope_parameters");
-      c.rope_theta = ju::optional<double>(j["rope_parameters"], "rope_theta", at, c.rope_theta);
-      const auto type = ju::optional<std::string>(j["rope_parameters"], "rope_type", at, "default");
-      if (type != "default")
-        throw input_error(ju::member_path(at, "rope_type"),
-                          "'" + type + "' RoPE scaling is not supported (only 'default')");
-    }
-    if (j.contains("rope_scaling") && !j["rope_scaling"].is_null())
-      throw input_error(ju::member_path(where, "rope_scaling"),
-                        "RoPE scaling is not supported; remove it to run at the trained base");
+    // remote code, default 10000).
+    c.rope_theta = plain_rope_theta(j, where, gte_port ? 160000.0 : 10000.0);
     if (ju::optional<bool>(j, "logn_attention_scale", where, false))
       throw input_error(ju::member_path(where, "logn_attention_scale"),
                         "log-n attention scaling is not supported");
@@ -241,8 +315,14 @@ std::string EncoderConfig::describe() const {
   std::ostringstream text;
   text << architecture_name(architecture) << ", " << num_layers << " layers";
   if (architecture == Architecture::ModernBert) text << " (" << layer_pattern() << ")";
-  text << ", hidden " << hidden_size << ", " << num_heads << " heads, MLP " << intermediate_size;
-  if (architecture == Architecture::ModernBert)
+  text << ", hidden " << hidden_size << ", " << num_heads << " heads";
+  if (is_decoder()) {
+    text << " (" << kv_heads() << " key/value) of " << head_dim();
+  }
+  text << ", MLP " << intermediate_size;
+  if (is_decoder())
+    text << ", RoPE " << rope_theta << ", " << (causal ? "causal" : "bidirectional");
+  else if (architecture == Architecture::ModernBert)
     text << ", window " << local_attention << ", RoPE " << global_rope_theta << " / "
          << local_rope_theta;
   else if (architecture == Architecture::Gte)
@@ -308,10 +388,35 @@ EncoderConfig shaped_config(const std::string& preset, const ShapeOverrides& sha
         c.rope_theta = *shape.rope_theta;
       }
     }
+  } else if (shape.architecture == "qwen3" || shape.architecture == "llama") {
+    refuse(shape.local_window.has_value(), "local_window", "every layer attends globally");
+    refuse(shape.global_every.has_value(), "global_every", "every layer attends globally");
+    c.architecture = shape.architecture == "qwen3" ? Architecture::Qwen3 : Architecture::Llama;
+    c.activation = "silu";
+    c.norm_eps = 1e-6;
+    c.intermediate_size = 3 * c.hidden_size;  // about Llama's and Qwen3's MLP width
+    positive(shape.intermediate_size, "intermediate_size", c.intermediate_size);
+    c.max_position_embeddings = 32768;
+    c.tie_word_embeddings = true;  // as the small Qwen3 models
+    c.num_kv_heads = c.num_heads;
+    positive(shape.kv_heads, "kv_heads", c.num_kv_heads);
+    if (c.num_heads % c.num_kv_heads != 0)
+      throw FieldError("kv_heads", std::to_string(c.num_kv_heads) +
+                                       " key / value heads do not divide the " +
+                                       std::to_string(c.num_heads) + " attention heads");
+    if (shape.rope_theta) {
+      if (!(*shape.rope_theta > 0)) throw FieldError("rope_theta", "must be > 0");
+      c.rope_theta = *shape.rope_theta;
+    }
+    c.causal = !shape.bidirectional;
   } else {
-    throw FieldError("architecture",
-                     "must be modernbert, bert or gte, got '" + shape.architecture + "'");
+    throw FieldError("architecture", "must be modernbert, bert, gte, qwen3 or llama, got '" +
+                                         shape.architecture + "'");
   }
+  const bool decoder = c.is_decoder();
+  refuse(!decoder && shape.kv_heads.has_value(), "kv_heads",
+         "grouped-query attention is the decoders'");
+  refuse(!decoder && shape.bidirectional, "bidirectional", "an encoder is bidirectional");
   if (shape.no_rope) {
     refuse(shape.architecture == "bert", "no_rope", "BERT has absolute positions, no RoPE");
     c.rope_disabled = true;
@@ -335,6 +440,20 @@ json EncoderConfig::to_json() const {
   j["pad_token_id"] = pad_token_id;
   if (rope_disabled) j["lmk_disable_rope"] = true;
   switch (architecture) {
+    case Architecture::Llama:
+    case Architecture::Qwen3:
+      j["architectures"] = {architecture == Architecture::Qwen3 ? "Qwen3ForCausalLM"
+                                                                : "LlamaForCausalLM"};
+      j["hidden_act"] = activation;
+      j["rms_norm_eps"] = norm_eps;
+      j["num_key_value_heads"] = kv_heads();
+      j["head_dim"] = head_dim();
+      j["attention_bias"] = attention_bias;
+      if (architecture == Architecture::Llama) j["mlp_bias"] = mlp_bias;
+      j["tie_word_embeddings"] = tie_word_embeddings;
+      j["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", rope_theta}};
+      if (!causal) j["lmk_bidirectional"] = true;
+      return j;
     case Architecture::ModernBert: {
       j["architectures"] = {"ModernBertForMaskedLM"};
       j["hidden_activation"] = activation;

@@ -1,8 +1,8 @@
 #pragma once
 
-// One encoder configuration for ModernBERT, BERT and GTE (transformers' own port, model_type
-// "gte", or the hub's remote code, "new"), read from a Hugging Face config.json or built from a
-// preset for from-scratch studies.
+// One model configuration for the encoders ModernBERT, BERT and GTE (transformers' own port,
+// model_type "gte", or the hub's remote code, "new") and the decoder families Llama and Qwen3,
+// read from a Hugging Face config.json or built from a preset for from-scratch studies.
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -13,9 +13,10 @@
 
 namespace lmk {
 
-enum class Architecture { ModernBert, Bert, Gte };
+enum class Architecture { ModernBert, Bert, Gte, Llama, Qwen3 };
 
-// "modernbert" / "bert" / "gte" (the name `--architecture` takes).
+// "modernbert" / "bert" / "gte" / "llama" / "qwen3" (config.json's model_type; the encoders' the
+// name `--architecture` takes).
 const char* architecture_name(Architecture a);
 
 // GTE's two folder layouts of one model, both storing the tensors as the hub's remote code
@@ -56,6 +57,16 @@ struct EncoderConfig {
                                                    // GTE models are written as transformers'
   bool pack_qkv = true;                            // GTE remote code: one qkv_proj (else q / k / v)
 
+  // Decoders (Llama, Qwen3): RMSNorm (norm_eps), SwiGLU, grouped-query attention, RoPE with
+  // rope_theta; Qwen3 normalizes each head's queries and keys. attention_bias / mlp_bias as
+  // above (Qwen3 has no MLP bias).
+  int64_t num_kv_heads = 0;         // key / value heads (0: num_heads)
+  int64_t explicit_head_dim = 0;    // config.json's head_dim (0: hidden_size / num_heads)
+  bool tie_word_embeddings = true;  // the LM head is the token embeddings (else lm_head.weight)
+  // Causal attention (a decoder's own; each position sees itself and those before it), or
+  // bidirectional (LLM2Vec's conversion): lmk's own field "lmk_bidirectional" in config.json.
+  bool causal = false;
+
   // The RoPE ablation (the paper's DISABLE_ROPE): rotation frequencies zeroed, so attention
   // sees no positions at all. lmk's own field "lmk_disable_rope" in config.json; Hugging Face
   // transformers does not know it and would rotate.
@@ -85,7 +96,13 @@ struct EncoderConfig {
   // One line for logs: "modernbert, 4 layers (GLLG), hidden 128, 4 heads, MLP 256, window 128".
   std::string describe() const;
 
-  int64_t head_dim() const { return hidden_size / num_heads; }
+  int64_t head_dim() const {
+    return explicit_head_dim > 0 ? explicit_head_dim : hidden_size / num_heads;
+  }
+  int64_t kv_heads() const { return num_kv_heads > 0 ? num_kv_heads : num_heads; }
+  bool is_decoder() const {
+    return architecture == Architecture::Llama || architecture == Architecture::Qwen3;
+  }
   bool uses_rope() const { return architecture != Architecture::Bert; }
   // Whether attention rotates queries and keys (RoPE, not ablated).
   bool rotates() const { return uses_rope() && !rope_disabled; }
@@ -100,19 +117,22 @@ struct EncoderConfig {
 };
 
 // The shape options of `lmk model init` (and of the encode benchmark) over a preset. Unset
-// options keep the preset's value (BERT and GTE: an MLP of 4 × hidden, as BERT's own shape).
+// options keep the preset's value (BERT and GTE: an MLP of 4 × hidden, as BERT's own shape;
+// the decoders 3 × hidden, SiLU, RMSNorm ε 1e-6, tied embeddings, RoPE 10000, causal).
 struct ShapeOverrides {
-  std::string architecture = "modernbert";  // modernbert | bert | gte
+  std::string architecture = "modernbert";  // modernbert | bert | gte | qwen3 | llama
   std::optional<int64_t> hidden_size, layers, heads, intermediate_size;
   std::optional<int64_t> local_window;  // ModernBERT: total window of the local layers
   std::optional<int64_t> global_every;  // ModernBERT: layer i global when i % k == 0
   std::optional<double> rope_theta;     // ModernBERT: the global layers' base; GTE: the base
   bool no_rope = false;                 // ModernBERT / GTE: the RoPE ablation (rope_disabled)
+  std::optional<int64_t> kv_heads;      // decoders: key / value heads (default: heads)
+  bool bidirectional = false;           // decoders: LLM2Vec's conversion (else causal)
 
   // Whether any option changes the preset.
   bool reshapes() const {
     return architecture != "modernbert" || hidden_size || layers || heads || intermediate_size ||
-           local_window || global_every || rope_theta || no_rope;
+           local_window || global_every || rope_theta || no_rope || kv_heads || bidirectional;
   }
 };
 

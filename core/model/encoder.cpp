@@ -61,6 +61,10 @@ Encoder::Encoder(EncoderConfig config, uint64_t seed, bool initialize)
     case Architecture::Gte:
       graph_ = build_gte(builder);
       break;
+    case Architecture::Llama:
+    case Architecture::Qwen3:
+      graph_ = build_llama(builder);
+      break;
   }
 }
 
@@ -76,13 +80,13 @@ bool Encoder::is_head_weight(const std::string& name) const {
 at::Tensor Encoder::attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                            int64_t layer, const at::Tensor& key_mask, AttentionCapture* capture,
                            std::map<double, RopeTables>& rope) const {
-  const int64_t B = q.size(0), L = q.size(1), H = config_.hidden_size, heads = config_.num_heads,
-                d = config_.head_dim();
-  auto heads_first = [&](const at::Tensor& t) {
-    return t.reshape({B, L, heads, d}).transpose(1, 2);
-  };  // [B, heads, L, d]
-  at::Tensor qh = heads_first(q), kh = heads_first(k);
-  const at::Tensor vh = heads_first(v);
+  const int64_t B = q.size(0), L = q.size(1), heads = config_.num_heads,
+                kv_heads = config_.kv_heads(), d = config_.head_dim();
+  auto heads_first = [&](const at::Tensor& t, int64_t n) {
+    return t.reshape({B, L, n, d}).transpose(1, 2);
+  };  // [B, n, L, d]
+  at::Tensor qh = heads_first(q, heads), kh = heads_first(k, kv_heads),
+             vh = heads_first(v, kv_heads);
   if (config_.rotates()) {
     const double theta = config_.layer_rope_theta(layer);
     auto tables = rope.find(theta);
@@ -90,29 +94,35 @@ at::Tensor Encoder::attend(const at::Tensor& q, const at::Tensor& k, const at::T
     qh = apply_rope(qh, tables->second);
     kh = apply_rope(kh, tables->second);
   }
+  if (kv_heads != heads) {  // grouped-query attention: head h reads key / value head h / group
+    kh = kh.repeat_interleave(heads / kv_heads, 1);
+    vh = vh.repeat_interleave(heads / kv_heads, 1);
+  }
   const int64_t half_window = config_.is_global_layer(layer) ? -1 : config_.half_window();
+  const bool causal = config_.causal;
   if (capture && capture->wants_layer(layer, config_.num_layers)) {
     capture->weights[layer] =
         attention_probabilities(qh, kh, key_mask, half_window, capture->query_positions,
-                                capture->per_head, capture->mean_over_queries);
+                                capture->per_head, capture->mean_over_queries, causal);
   }
   if (capture && std::find(capture->row_layers.begin(), capture->row_layers.end(), layer) !=
                      capture->row_layers.end()) {
     capture->rows[layer] =
         attention_probabilities(qh, kh, key_mask, half_window, capture->query_positions,
-                                /*per_head=*/false, /*mean_over_rows=*/false);
+                                /*per_head=*/false, /*mean_over_rows=*/false, causal);
   }
   const at::Tensor context =
-      blockwise_attention(qh, kh, vh, key_mask, half_window, attention_block_);
-  return context.transpose(1, 2).reshape({B, L, H});  // [B, L, H]
+      blockwise_attention(qh, kh, vh, key_mask, half_window, attention_block_, causal);
+  return context.transpose(1, 2).reshape({B, L, heads * d});  // [B, L, heads · d]
 }
 
 at::Tensor Encoder::attend_unpadded(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                     int64_t layer, const UnpaddedBatch& batch,
                                     std::map<double, RopeTables>& rope) const {
-  const int64_t total = q.size(1), heads = config_.num_heads, d = config_.head_dim();
-  at::Tensor qh = q.reshape({total, heads, d}), kh = k.reshape({total, heads, d});
-  const at::Tensor vh = v.reshape({total, heads, d});
+  const int64_t total = q.size(1), heads = config_.num_heads, kv_heads = config_.kv_heads(),
+                d = config_.head_dim();
+  at::Tensor qh = q.reshape({total, heads, d}), kh = k.reshape({total, kv_heads, d}),
+             vh = v.reshape({total, kv_heads, d});
   if (config_.rotates()) {
     const double theta = config_.layer_rope_theta(layer);
     auto tables = rope.find(theta);
@@ -125,9 +135,13 @@ at::Tensor Encoder::attend_unpadded(const at::Tensor& q, const at::Tensor& k, co
     qh = apply_rope_unpadded(qh, tables->second, batch);
     kh = apply_rope_unpadded(kh, tables->second, batch);
   }
+  if (kv_heads != heads) {
+    kh = kh.repeat_interleave(heads / kv_heads, 1);
+    vh = vh.repeat_interleave(heads / kv_heads, 1);
+  }
   const int64_t half_window = config_.is_global_layer(layer) ? -1 : config_.half_window();
-  return varlen_attention(qh, kh, vh, batch, half_window, attention_block_)
-      .reshape({1, total, config_.hidden_size});
+  return varlen_attention(qh, kh, vh, batch, half_window, attention_block_, config_.causal)
+      .reshape({1, total, heads * d});
 }
 
 bool Encoder::runs_unpadded(const at::Tensor& ids) const {

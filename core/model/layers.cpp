@@ -4,7 +4,9 @@
 
 namespace lmk {
 
-bool wants_grad(const at::Tensor& x) { return at::GradMode::is_enabled() && x.requires_grad(); }
+bool wants_grad(const at::Tensor& x) {
+  return at::GradMode::is_enabled() && x.requires_grad();
+}
 
 at::Tensor apply_activation(const at::Tensor& x, const std::string& activation) {
   if (activation == "gelu") return at::gelu(x);

@@ -98,6 +98,11 @@ PretrainSummary pretrain_mlm(const PretrainConfig& config, bool resume, bool pro
                              const DistributedContext& dist) {
   LoadedModel model =
       load_model_folder(resume ? find_checkpoint(config.out_dir) : config.init_model);
+  if (model.encoder->config().is_decoder() && model.encoder->config().causal)
+    throw input_error(config.init_model,
+                      "a causal decoder: masked-language pretraining needs bidirectional "
+                      "attention (lmk model init --bidirectional, LLM2Vec's conversion); "
+                      "next-token pretraining is not built");
   const auto tokenizer = load_tokenizer(config.init_model);
   const SpecialTokens special = tokenizer->special_tokens();
   if (!special.mask) throw InputError(config.init_model + ": the tokenizer has no mask token");

@@ -4,6 +4,7 @@
 // documents tokenized, packed into full-length sequences, 80/10/10 masking at mask_rate (30 %
 // by default), cross-entropy of the MLM head (decoder tied to the embeddings) at the masked
 // positions. Runs on core/train/loop: AdamW, schedule, checkpoints, exact resume, store run.
+// A decoder must be bidirectional (LLM2Vec's conversion); a causal one is refused.
 
 #include <cstdint>
 #include <string>

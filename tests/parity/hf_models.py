@@ -12,7 +12,9 @@
                                                        the real all-MiniLM-L6-v2 against
                                                        sentence-transformers
 
-ARCH: modernbert | bert | gte. GTE has two folder layouts: transformers' own port (model_type
+ARCH: modernbert | bert | gte | qwen3 | llama (the decoders causal, read and written as
+*ForCausalLM folders, compared with the base model, Qwen3Model / LlamaModel; to-hf takes model
+init folders only, no study trains a decoder yet). GTE has two folder layouts: transformers' own port (model_type
 "gte", GteModel), which transformers writes and lmk writes, and the hub's remote code
 (model_type "new": packed qkv_proj / up_gate_proj, attn_ln / mlp_ln), which transformers only
 runs as remote code this offline machine cannot fetch, and only reads by converting it on load.
@@ -25,7 +27,8 @@ transformers' last hidden states pooled the same way in Python from the paper's 
 (written here, not lmk's code): [CLS] first, [SEP] after every g content tokens and after the
 last chunk; LMK = the mean of the states at the [SEP]s; mean = every position, special tokens
 included; CLS = position 0. Within 1e-5 (fp32). Each check then plants a bug in a copy of the
-folder lmk reads (a wrong RoPE base, a swapped layer type, a wrong LayerNorm epsilon) and
+folder lmk reads (a wrong RoPE base, a swapped layer type, a wrong LayerNorm epsilon; for a
+decoder bidirectional attention, lmk's "lmk_bidirectional") and
 requires the comparison to fail on it, so the test is known to be able to fail.
 
 Offline (HF_HUB_OFFLINE=1), local folders only. Prints one `RESULT` line per comparison; exit 0
@@ -143,7 +146,7 @@ def lmk_encode(args, folder, docs, pooling, out):
 def position_limit(base):
     """A model with a position table (BERT) reads at most that many tokens: lmk cuts there, as
     transformers' users must."""
-    if base.config.model_type in ("modernbert", "gte"):  # RoPE: no table to run out of
+    if base.config.model_type in ("modernbert", "gte", "qwen3", "llama"):  # RoPE: no table
         return None
     return base.config.max_position_embeddings
 
@@ -211,6 +214,15 @@ def wrong_eps(c):
     c["layer_norm_eps"] = 1e-2
 
 
+def wrong_rms_eps(c):
+    c["rms_norm_eps"] = 1e-2
+
+
+def bidirectional(c):
+    """A decoder read with bidirectional attention (LLM2Vec's conversion) instead of causal."""
+    c["lmk_bidirectional"] = True
+
+
 def wrong_gte_rope(c):
     """GTE rotating with another base (the remote code's rope_theta, the port's default)."""
     if "rope_parameters" in c:
@@ -224,7 +236,13 @@ MUTATIONS = {
                    ("a swapped layer type", swapped_layer_types)],
     "bert": [("a wrong LayerNorm epsilon", wrong_eps)],
     "gte": [("a wrong RoPE base", wrong_gte_rope), ("a wrong LayerNorm epsilon", wrong_eps)],
+    "qwen3": [("a wrong RoPE base", wrong_gte_rope), ("a wrong RMSNorm epsilon", wrong_rms_eps),
+              ("bidirectional attention", bidirectional)],
+    "llama": [("a wrong RoPE base", wrong_gte_rope), ("a wrong RMSNorm epsilon", wrong_rms_eps),
+              ("bidirectional attention", bidirectional)],
 }
+
+DECODERS = ("qwen3", "llama")
 
 
 def swapped_glu_halves(folder):
@@ -242,12 +260,49 @@ def swapped_glu_halves(folder):
 # ---- models made by transformers, read by lmk ------------------------------------------------
 
 def hf_shapes(arch):
-    from transformers import BertConfig, GteConfig, ModernBertConfig
+    from transformers import BertConfig, GteConfig, LlamaConfig, ModernBertConfig, Qwen3Config
     # Weights 5x transformers' default scale: sharper attention, so that what positions do
     # (RoPE bases, windows) shows in the outputs and a planted bug cannot hide in the noise.
     ids = dict(pad_token_id=0, initializer_range=0.1)
+    rope = lambda theta: {"rope_type": "default", "rope_theta": theta}  # noqa: E731
+    if arch == "qwen3":
+        return [
+            # grouped-query attention (4 query heads over 2 key / value heads), untied LM head
+            ("2 layers, 4 heads / 2 key-value, head 16", Qwen3Config(
+                vocab_size=1005, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
+                num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+                rope_parameters=rope(10000.0), max_position_embeddings=8192,
+                tie_word_embeddings=False, **ids), "f32", [1, 3, 17, 130, 700, 2000]),
+            # a head size other than hidden / heads (Qwen3's own: 128 at hidden 1024 and 16
+            # heads), multi-query attention, tied embeddings, fp16 weights, sharded
+            ("3 layers, 3 heads / 1 key-value, head 24, tied, f16, sharded", Qwen3Config(
+                vocab_size=1005, hidden_size=48, intermediate_size=80, num_hidden_layers=3,
+                num_attention_heads=3, num_key_value_heads=1, head_dim=24,
+                rope_parameters=rope(1000000.0), max_position_embeddings=4096,
+                tie_word_embeddings=True, **ids), "f16-sharded", [2, 9, 40, 333, 1200]),
+            ("2 layers, bf16", Qwen3Config(
+                vocab_size=1005, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                num_attention_heads=2, num_key_value_heads=2, head_dim=16,
+                max_position_embeddings=1024, **ids), "bf16", [5, 64, 500]),
+        ]
+    if arch == "llama":
+        return [
+            ("2 layers, 4 heads / 2 key-value", LlamaConfig(
+                vocab_size=1005, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
+                num_attention_heads=4, num_key_value_heads=2, rope_parameters=rope(10000.0),
+                max_position_embeddings=8192, **ids), "f32", [1, 3, 17, 130, 700, 2000]),
+            # attention and MLP biases, tied embeddings, fp16 weights, sharded
+            ("3 layers, 3 heads, biases, tied, f16, sharded", LlamaConfig(
+                vocab_size=1005, hidden_size=48, intermediate_size=80, num_hidden_layers=3,
+                num_attention_heads=3, num_key_value_heads=3, attention_bias=True,
+                mlp_bias=True, rope_parameters=rope(500000.0), max_position_embeddings=4096,
+                tie_word_embeddings=True, **ids), "f16-sharded", [2, 9, 40, 333, 1200]),
+            ("2 layers, bf16", LlamaConfig(
+                vocab_size=1005, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=1024,
+                **ids), "bf16", [5, 64, 500]),
+        ]
     if arch == "gte":
-        rope = lambda theta: {"rope_type": "default", "rope_theta": theta}  # noqa: E731
         return [
             # token types (GteConfig's default 1), RoPE 10000, lengths to 5000
             ("2 layers, 4 heads, RoPE 10000", GteConfig(
@@ -301,14 +356,15 @@ def hf_shapes(arch):
 
 def from_hf(args):
     from tokenizers import Tokenizer
-    from transformers import AutoModelForMaskedLM
+    from transformers import AutoModelForCausalLM, AutoModelForMaskedLM
+    auto = AutoModelForCausalLM if args.arch in DECODERS else AutoModelForMaskedLM
     tok_path = os.path.join(args.work, "tokenizer.json")
     word_tokenizer(tok_path)
     tok = Tokenizer.from_file(tok_path)
     for index, (label, config, storage, lengths) in enumerate(hf_shapes(args.arch)):
         torch.manual_seed(index)
         config._attn_implementation = "eager"
-        model = AutoModelForMaskedLM.from_config(config).eval()
+        model = auto.from_config(config).eval()
         folder = os.path.join(args.work, f"{args.arch}-{index}")
         shutil.rmtree(folder, ignore_errors=True)
         dtype = {"f16-sharded": torch.float16, "bf16": torch.bfloat16}.get(storage)
@@ -320,7 +376,7 @@ def from_hf(args):
                 os.path.join(folder, "model.safetensors.index.json")):
             raise RuntimeError(f"{folder}: transformers wrote no shards")
         # The reference reads the folder back in fp32: the stored (rounded) weights, both sides.
-        base = AutoModelForMaskedLM.from_pretrained(
+        base = auto.from_pretrained(
             folder, dtype=torch.float32, attn_implementation="eager").eval().base_model
         texts = random_texts(index, lengths)
         compare(args, f"transformers {args.arch} ({label}) -> lmk", folder, base, tok, texts)
@@ -429,7 +485,8 @@ class SentencepieceIds:
 
 def to_hf(args):
     from tokenizers import Tokenizer
-    from transformers import AutoModelForMaskedLM
+    from transformers import AutoModelForCausalLM, AutoModelForMaskedLM
+    auto = AutoModelForCausalLM if args.arch in DECODERS else AutoModelForMaskedLM
     tok_path = os.path.join(args.work, "tokenizer.json")
     word_tokenizer(tok_path)
     folders = []
@@ -437,6 +494,9 @@ def to_hf(args):
             [["--layers", "4", "--local-window", "16", "--global-every", "2"],
              ["--layers", "3", "--heads", "3", "--hidden-size", "48"]]
             if args.arch == "modernbert" else
+            [["--layers", "2", "--heads", "4", "--kv-heads", "2", "--rope-theta", "20000"],
+             ["--layers", "3", "--heads", "4", "--hidden-size", "96", "--kv-heads", "1"]]
+            if args.arch in DECODERS else
             [["--layers", "2"], ["--layers", "3", "--heads", "3", "--hidden-size", "48"]]
             if args.arch == "bert" else
             [["--layers", "2", "--rope-theta", "20000"],
@@ -460,7 +520,7 @@ def to_hf(args):
             arch = json.load(f).get("model_type")
         if arch != args.arch:
             continue
-        base = AutoModelForMaskedLM.from_pretrained(
+        base = auto.from_pretrained(
             folder, dtype=torch.float32, attn_implementation="eager").eval().base_model
         if os.path.exists(os.path.join(folder, "tokenizer.json")):
             tok = Tokenizer.from_file(os.path.join(folder, "tokenizer.json"))
@@ -623,9 +683,9 @@ def main():
     parser.add_argument("--work", required=True)
     sub = parser.add_subparsers(dest="check", required=True)
     a = sub.add_parser("from-hf")
-    a.add_argument("arch", choices=["modernbert", "bert", "gte"])
+    a.add_argument("arch", choices=["modernbert", "bert", "gte", *DECODERS])
     b = sub.add_parser("to-hf")
-    b.add_argument("arch", choices=["modernbert", "bert", "gte"])
+    b.add_argument("arch", choices=["modernbert", "bert", "gte", *DECODERS])
     b.add_argument("--study", default="")
     c = sub.add_parser("minilm")
     c.add_argument("--texts-from", action="append", default=[], required=True)

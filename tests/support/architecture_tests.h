@@ -64,6 +64,10 @@ inline std::unique_ptr<BuiltArchitecture> build_architecture(const EncoderConfig
     case Architecture::Gte:
       built->graph = build_gte(builder);
       break;
+    case Architecture::Llama:
+    case Architecture::Qwen3:
+      built->graph = build_llama(builder);
+      break;
   }
   return built;
 }

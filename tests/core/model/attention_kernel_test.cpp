@@ -107,6 +107,50 @@ TEST(AttentionTest, FusedBackwardMatchesTheDenseFormulaOnTheEncodersLayout) {
   }
 }
 
+// Causal attention on the encoder's layout at head size 64, each product path, tiles that do
+// and do not divide the length, global and local: forward and gradients of the dense formula
+// with a lower-triangular mask (the kernel skips the tiles above the diagonal and masks the
+// diagonal tiles).
+TEST(AttentionKernelTest, CausalAttentionIsTheLowerTriangularFormula) {
+  at::manual_seed(14);
+  const int64_t B = 2, heads = 2, L = 300, d = 64;
+  const at::Tensor qkv0 = at::randn({B, L, 3, heads, d});
+  at::Tensor mask = at::ones({B, L}, at::kBool);
+  mask[1].narrow(0, 200, 100).fill_(false);
+  mask[1][17] = false;
+  at::Tensor upstream = at::randn({B, heads, L, d});
+  upstream[1].narrow(1, 200, 100).zero_();
+  auto run = [&](const at::Tensor& qkv_in, int64_t half_window, int64_t block, bool dense) {
+    const at::Tensor qkv = qkv_in.clone().requires_grad_();
+    const at::Tensor q = qkv.select(2, 0).transpose(1, 2), k = qkv.select(2, 1).transpose(1, 2),
+                     v = qkv.select(2, 2).transpose(1, 2);
+    const at::Tensor out = dense ? dense_attention(q, k, v, mask, half_window, true).first
+                                 : blockwise_attention(q, k, v, mask, half_window, block, true);
+    (out * upstream.to(out.scalar_type())).sum().backward();
+    return std::make_pair(out.detach().to(at::kDouble), qkv.grad().to(at::kDouble));
+  };
+  const RestoreProducts restore;
+  for (int64_t half_window : {-1, 64, 3}) {
+    const auto reference = run(qkv0.to(at::kDouble), half_window, 0, true);
+    for (const ProductsCase& products : kProducts) {
+      set_attention_products(products.products);
+      for (int64_t block : {0, 5, 64, 1000}) {
+        const auto fused = run(qkv0, half_window, block, false);
+        EXPECT_LT((fused.first[0] - reference.first[0]).abs().max().item<double>(), 5e-5)
+            << "window " << half_window << " block " << block << " " << products.name;
+        EXPECT_LT((fused.first[1].narrow(1, 0, 200) - reference.first[1].narrow(1, 0, 200))
+                      .abs()
+                      .max()
+                      .item<double>(),
+                  5e-5)
+            << "window " << half_window << " block " << block << " " << products.name;
+        EXPECT_LT((fused.second - reference.second).abs().max().item<double>(), 1e-4)
+            << "window " << half_window << " block " << block << " " << products.name;
+      }
+    }
+  }
+}
+
 TEST(AttentionTest, AQueryThatSeesNoKeyAddsNoGradient) {
   // Query 8 sees only padding (window 1, keys 3.. padding): its output is zeros whatever its
   // upstream gradient, so the gradients are those of the other queries alone, and finite.

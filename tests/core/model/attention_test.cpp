@@ -183,5 +183,77 @@ TEST(AttentionTest, ProbabilitiesOfChosenRowsPerHeadAndAveraged) {
   }
 }
 
+// Causal attention (a decoder's): query i sees keys j <= i (and its band in a local layer), on
+// every path -- the fused float32 kernel and the tensor ops (double), forward and gradients,
+// the captured probabilities, and the unpadded per-row path -- as the dense formula with a
+// lower-triangular mask; and it differs from bidirectional attention.
+TEST(AttentionTest, CausalAttentionOnEveryPathIsTheLowerTriangularFormula) {
+  for (const at::ScalarType dtype : {at::kFloat, at::kDouble}) {
+    const auto [q0f, k0f, v0f, mask] = random_heads(21, 2, 150, 120);
+    const at::Tensor q0 = q0f.to(dtype), k0 = k0f.to(dtype), v0 = v0f.to(dtype);
+    at::Tensor upstream = at::randn({2, 2, 150, 8}).to(dtype);
+    upstream[1].narrow(1, 120, 30).zero_();
+    auto gradients = [&](const std::function<at::Tensor(at::Tensor, at::Tensor, at::Tensor)>& f) {
+      const at::Tensor q = q0.clone().requires_grad_(), k = k0.clone().requires_grad_(),
+                       v = v0.clone().requires_grad_();
+      const at::Tensor out = f(q, k, v);
+      (out * upstream).sum().backward();
+      return std::vector<at::Tensor>{out.detach(), q.grad(), k.grad(), v.grad()};
+    };
+    for (int64_t half_window : {-1, 5, 40}) {
+      const auto dense = gradients([&](at::Tensor q, at::Tensor k, at::Tensor v) {
+        return dense_attention(q, k, v, mask, half_window, /*causal=*/true).first;
+      });
+      const at::Tensor both_ways = dense_attention(q0, k0, v0, mask, half_window).first;
+      EXPECT_GT((both_ways[0] - dense[0][0]).abs().max().item<double>(), 0.1);
+      for (int64_t block : {0, 7, 64}) {
+        const auto blockwise = gradients([&](at::Tensor q, at::Tensor k, at::Tensor v) {
+          return blockwise_attention(q, k, v, mask, half_window, block, /*causal=*/true);
+        });
+        // Row 1's padding queries (120..149) may see no key in a band: their output is unused.
+        EXPECT_TRUE(at::allclose(blockwise[0][0], dense[0][0], 1e-5, 1e-5));
+        EXPECT_TRUE(at::allclose(blockwise[0][1].narrow(1, 0, 120), dense[0][1].narrow(1, 0, 120),
+                                 1e-5, 1e-5));
+        for (size_t i = 1; i < 4; ++i) {
+          EXPECT_TRUE(at::allclose(blockwise[i], dense[i], 1e-4, 1e-5))
+              << "window " << half_window << " block " << block << " "
+              << (i == 0 ? "output" : std::string("gradient ") + "qkv"[i - 1]) << " dtype "
+              << dtype;
+        }
+      }
+    }
+  }
+  // The captured probabilities of chosen rows.
+  const auto [q, k, v, mask] = random_heads(22, 3, 150, 120);
+  const std::vector<std::vector<int64_t>> rows = {{0, 1, 77, 149}, {0, 60, 119}};
+  for (int64_t half_window : {-1, 10}) {
+    const at::Tensor probs = dense_attention(q, k, v, mask, half_window, true).second;
+    const at::Tensor captured =
+        attention_probabilities(q, k, mask, half_window, rows, /*per_head=*/true, false, true);
+    for (int64_t b = 0; b < 2; ++b) {
+      const auto& r = rows[static_cast<size_t>(b)];
+      const auto n = static_cast<int64_t>(r.size());
+      EXPECT_TRUE(at::allclose(captured[b].narrow(1, 0, n),
+                               probs[b].index_select(1, at::tensor(r, at::kLong)), 1e-5, 1e-6))
+          << "window " << half_window << " row " << b;
+    }
+    EXPECT_EQ(captured[0][0][0].narrow(0, 1, 149).abs().sum().item<float>(), 0.0f)
+        << "query 0 sees itself only";
+  }
+  // Unpadded (each row on its own, every key valid): the padded batch's real tokens.
+  const auto batch = unpad_batch(mask);
+  ASSERT_TRUE(batch.has_value());
+  auto tokens_first = [&](const at::Tensor& t) {  // [B, h, L, d] -> [total, h, d]
+    return unpad(t.transpose(1, 2), *batch);
+  };
+  for (int64_t half_window : {-1, 5}) {
+    const at::Tensor padded = blockwise_attention(q, k, v, mask, half_window, 0, true);
+    const at::Tensor unpadded = varlen_attention(tokens_first(q), tokens_first(k), tokens_first(v),
+                                                 *batch, half_window, 0, true);
+    EXPECT_TRUE(at::allclose(unpadded, tokens_first(padded), 1e-5, 1e-6))
+        << "window " << half_window;
+  }
+}
+
 }  // namespace
 }  // namespace lmk

@@ -201,6 +201,12 @@ TEST(EncoderConfigTest, ShapeOptionsOutOfRangeOrForeignToTheArchitectureAreRefus
   add("gte", "--global-every", [](ShapeOverrides& s) { s.global_every = 2; });
   add("gte", "--rope-theta", [](ShapeOverrides& s) { s.rope_theta = 0; });
   add("bert", "--no-rope", [](ShapeOverrides& s) { s.no_rope = true; });
+  add("qwen3", "--local-window", [](ShapeOverrides& s) { s.local_window = 64; });
+  add("llama", "--global-every", [](ShapeOverrides& s) { s.global_every = 2; });
+  add("qwen3", "--kv-heads", [](ShapeOverrides& s) { s.kv_heads = 0; });
+  add("llama", "--kv-heads", [](ShapeOverrides& s) { s.kv_heads = 3; });  // 2 heads
+  add("modernbert", "--kv-heads", [](ShapeOverrides& s) { s.kv_heads = 1; });
+  add("gte", "--bidirectional", [](ShapeOverrides& s) { s.bidirectional = true; });
   add("t5", "--architecture", [](ShapeOverrides&) {});
   for (const Case& c : cases) {
     try {
@@ -215,6 +221,96 @@ TEST(EncoderConfigTest, ShapeOptionsOutOfRangeOrForeignToTheArchitectureAreRefus
       EXPECT_EQ(std::string(e.what()).rfind(field + ": ", 0), 0u) << e.what();
     }
   }
+}
+
+// The decoders' config.json as transformers 5 writes it for Qwen3ForCausalLM (a small random
+// model's: grouped-query attention, head_dim apart from hidden / heads, the per-head norms'
+// family).
+constexpr const char* kQwen3 = R"({
+  "architectures": ["Qwen3ForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
+  "bos_token_id": null, "dtype": "float32", "eos_token_id": null, "head_dim": 24,
+  "hidden_act": "silu", "hidden_size": 48, "initializer_range": 0.02, "intermediate_size": 80,
+  "layer_types": ["full_attention", "full_attention"], "max_position_embeddings": 32768,
+  "max_window_layers": 28, "model_type": "qwen3", "num_attention_heads": 3,
+  "num_hidden_layers": 2, "num_key_value_heads": 1, "pad_token_id": null,
+  "rms_norm_eps": 1e-06, "rope_parameters": {"rope_theta": 1000000.0, "rope_type": "default"},
+  "sliding_window": null, "tie_word_embeddings": true, "use_cache": true,
+  "use_sliding_window": false, "vocab_size": 1005})";
+
+// Qwen3's and Llama's fields read as transformers' configs mean them, causal unless lmk's
+// "lmk_bidirectional"; what lmk writes reads back the same; model init's decoder shapes.
+TEST(EncoderConfigTest, DecodersReadWriteAndShape) {
+  const EncoderConfig q = EncoderConfig::from_json(json::parse(kQwen3), "config.json");
+  EXPECT_EQ(q.architecture, Architecture::Qwen3);
+  EXPECT_TRUE(q.is_decoder());
+  EXPECT_EQ(q.head_dim(), 24);
+  EXPECT_EQ(q.num_heads, 3);
+  EXPECT_EQ(q.kv_heads(), 1);
+  EXPECT_DOUBLE_EQ(q.norm_eps, 1e-6);
+  EXPECT_DOUBLE_EQ(q.layer_rope_theta(1), 1e6);
+  EXPECT_TRUE(q.tie_word_embeddings);
+  EXPECT_TRUE(q.causal);
+  EXPECT_EQ(q.pad_token_id, 0) << "no pad token: any id (padding is masked)";
+  EXPECT_FALSE(q.mlp_bias);
+  const EncoderConfig back = EncoderConfig::from_json(q.to_json(), "written");
+  EXPECT_EQ(back.to_json(), q.to_json());
+  EXPECT_EQ(back.head_dim(), 24);
+  EXPECT_EQ(q.to_json().at("architectures")[0], "Qwen3ForCausalLM");
+  EXPECT_FALSE(q.to_json().contains("lmk_bidirectional"));
+
+  json llama = json::parse(kQwen3);
+  llama["model_type"] = "llama";
+  llama.erase("head_dim");  // Llama's default: hidden / heads
+  llama["num_key_value_heads"] = 3;
+  llama["mlp_bias"] = true;
+  llama["tie_word_embeddings"] = false;
+  llama["lmk_bidirectional"] = true;
+  const EncoderConfig l = EncoderConfig::from_json(llama, "config.json");
+  EXPECT_EQ(l.architecture, Architecture::Llama);
+  EXPECT_EQ(l.head_dim(), 16);
+  EXPECT_EQ(l.kv_heads(), 3);
+  EXPECT_TRUE(l.mlp_bias);
+  EXPECT_FALSE(l.causal);
+  EXPECT_EQ(EncoderConfig::from_json(l.to_json(), "written").to_json(), l.to_json());
+  EXPECT_EQ(l.to_json().at("lmk_bidirectional"), true);
+
+  auto refused = [](json j, const std::string& field) {
+    try {
+      EncoderConfig::from_json(j, "config.json");
+      ADD_FAILURE() << field << " accepted";
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("config.json." + field + ": ", 0), 0u) << e.what();
+    }
+  };
+  json bad = json::parse(kQwen3);
+  bad["use_sliding_window"] = true;
+  refused(bad, "use_sliding_window");
+  bad = json::parse(kQwen3);
+  bad["rope_parameters"]["rope_type"] = "llama3";
+  refused(bad, "rope_parameters.rope_type");
+  bad = json::parse(kQwen3);
+  bad["num_key_value_heads"] = 2;  // 3 heads
+  refused(bad, "num_key_value_heads");
+  bad = json::parse(kQwen3);
+  bad["layer_types"][1] = "sliding_attention";
+  refused(bad, "layer_types[1]");
+
+  ShapeOverrides shape;
+  shape.architecture = "qwen3";
+  shape.heads = 4;
+  shape.kv_heads = 2;
+  shape.rope_theta = 20000;
+  const EncoderConfig made = shaped_config("tiny", shape, 1000, 0);
+  EXPECT_EQ(made.architecture, Architecture::Qwen3);
+  EXPECT_EQ(made.kv_heads(), 2);
+  EXPECT_EQ(made.head_dim(), 16);
+  EXPECT_EQ(made.intermediate_size, 3 * 64);
+  EXPECT_EQ(made.activation, "silu");
+  EXPECT_TRUE(made.causal);
+  EXPECT_DOUBLE_EQ(made.rope_theta, 20000);
+  EXPECT_EQ(EncoderConfig::from_json(made.to_json(), "w").to_json(), made.to_json());
+  shape.bidirectional = true;
+  EXPECT_FALSE(shaped_config("tiny", shape, 1000, 0).causal);
 }
 
 TEST(EncoderConfigTest, BertAndGte) {

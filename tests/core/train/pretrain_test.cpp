@@ -162,5 +162,33 @@ TEST_F(PretrainTest, BadInputIsRefusedNamingIt) {
   for (const char* out : {"big", "m", "e", "w"}) EXPECT_FALSE(fs::exists(path(out))) << out;
 }
 
+// A decoder: bidirectional (LLM2Vec's conversion) it pretrains as an encoder does -- chance at
+// first, then lower -- and writes a folder that loads; causal it is refused before any step
+// (masked tokens would be predicted from the left context alone).
+TEST_F(PretrainTest, ABidirectionalDecoderPretrainsACausalOneIsRefused) {
+  for (const bool causal : {false, true}) {
+    ShapeOverrides shape;
+    shape.architecture = "qwen3";
+    shape.layers = 2;
+    shape.bidirectional = !causal;
+    const std::string init = causal ? "causal" : "bidirectional";
+    save_model_folder(path(init), Encoder(shaped_config("tiny", shape, 105, 0), 5), tokenizer_,
+                      PoolingSettings{});
+    PretrainConfig c = config(init + "-out", 20);
+    c.init_model = path(init);
+    if (causal) {
+      const std::string message = input_error_of(c);
+      EXPECT_EQ(message.rfind(path(init) + ": a causal decoder", 0), 0u) << message;
+      EXPECT_FALSE(fs::exists(path(init + "-out")));
+      continue;
+    }
+    const PretrainSummary summary = pretrain_mlm(c, false, false);
+    EXPECT_NEAR(summary.losses[0], std::log(105.0), 0.3);
+    EXPECT_LT((summary.losses[17] + summary.losses[18] + summary.losses[19]) / 3,
+              summary.losses[0] - 0.5);
+    EXPECT_TRUE(load_model_folder(path(init + "-out/last")).encoder->config().is_decoder());
+  }
+}
+
 }  // namespace
 }  // namespace lmk
