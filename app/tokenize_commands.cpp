@@ -38,6 +38,7 @@ struct TokenizeArgs {
   std::string invalid_utf8 = "error";
   uint64_t seed = 0;
   int64_t landmark_token = -1;
+  bool decoder = false;
   int threads = 1;  // 0: every core
 };
 
@@ -80,6 +81,7 @@ int run_tokenize(const TokenizeArgs& args) {
   options.max_length = args.max_length;
   options.seed = args.seed;
   if (args.landmark_token >= 0) options.landmark_token = static_cast<int32_t>(args.landmark_token);
+  options.decoder = args.decoder;
   const LandmarkTokenizer landmarks(*tokenizer, options);
 
   if (args.threads < 0) throw input_error("--threads", "must be >= 0 (0: every core)");
@@ -268,8 +270,12 @@ Runner add_tokenize_command(CLI::App& app) {
   cmd->add_option("--seed", args->seed, "seed of the per-text granularity draw (variable)")
       ->check(seed_range());
   cmd->add_option("--landmark-token", args->landmark_token,
-                  "id of the landmark token (default: [SEP], else EOS)")
+                  "id of the landmark token (default: [SEP], else EOS; with --decoder EOS, else "
+                  "[SEP])")
       ->check(whole(0, 16777215));
+  cmd->add_flag("--decoder", args->decoder,
+                "a decoder's layout, as lmk encode gives a Llama / Qwen3 model: the template's "
+                "own opening (no [CLS] required), EOS landmarks, EOS closing the plain layout");
   cmd->add_option("--threads", args->threads,
                   "tokenize lines on N threads (0: every core); the output is the same")
       ->capture_default_str()

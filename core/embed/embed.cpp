@@ -62,6 +62,15 @@ bool PoolingPlan::reads_positions() const {
   return pooling == Pooling::Landmark || pooling == Pooling::MultiCls;
 }
 
+std::vector<int64_t> PoolingPlan::query_positions(const TokenizedText& input) const {
+  std::vector<int64_t> positions;
+  if (reads_positions())
+    for (const int32_t p : input.pool_positions) positions.push_back(p);
+  if (positions.empty())
+    positions.push_back(pooling == Pooling::Last ? static_cast<int64_t>(input.ids.size()) - 1 : 0);
+  return positions;
+}
+
 nlohmann::json PoolingPlan::record() const {
   nlohmann::json j = {{"pooling", pooling_name(pooling)}, {"granularity", granularity}};
   if (reads_positions()) j["landmarks"] = landmarks.to_string();
@@ -131,6 +140,7 @@ LandmarkTokenizer input_tokenizer(const Tokenizer& tokenizer, const PoolingPlan&
   LandmarkOptions landmark_options;
   landmark_options.spec = plan.landmarks;
   landmark_options.max_length = input_limit(config, options.max_length);
+  landmark_options.decoder = config.is_decoder();
   return LandmarkTokenizer(tokenizer, landmark_options);
 }
 

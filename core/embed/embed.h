@@ -73,8 +73,11 @@ struct PoolingPlan {
   int granularity = 0;
 
   // Whether the pooling reads its own positions (landmarks, CLS tokens): attention capture
-  // queries them; every other pooling is represented by position 0.
+  // queries them; `last` is represented by the input's last token (a decoder's final EOS), every
+  // other pooling by position 0.
   bool reads_positions() const;
+  // The positions attention capture queries for this pooling in `input` (never empty).
+  std::vector<int64_t> query_positions(const TokenizedText& input) const;
   // The settings a run records: pooling, granularity and, for lmk / multicls, the layout.
   nlohmann::json record() const;
 };

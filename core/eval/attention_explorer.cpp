@@ -54,9 +54,7 @@ DocumentAttention explore_attention(const LoadedModel& model, const Tokenizer& t
     const TokenSpan& span = t.spans[static_cast<size_t>(i)];
     d.spans.emplace_back(span.begin, std::max(span.begin, span.end));
   }
-  if (plan.reads_positions())
-    for (int32_t p : t.pool_positions) d.pooling_positions.push_back(p);
-  if (d.pooling_positions.empty()) d.pooling_positions.push_back(0);
+  d.pooling_positions = plan.query_positions(t);
 
   // One forward: profiles of every layer and head, rows of the chosen layers.
   AttentionCapture capture;

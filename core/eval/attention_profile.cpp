@@ -39,12 +39,7 @@ std::vector<AttentionProfile> attention_profiles(const LoadedModel& model,
     const TokenizedText t = landmarks.tokenize(texts[i], i);
     const auto L = static_cast<int64_t>(t.ids.size());
     AttentionCapture capture;
-    std::vector<int64_t> queries;
-    if (plan.reads_positions()) {
-      for (int32_t p : t.pool_positions) queries.push_back(p);
-    }
-    if (queries.empty()) queries.push_back(0);
-    capture.query_positions = {queries};
+    capture.query_positions = {plan.query_positions(t)};
     capture.per_head = profile_options.per_head;
     capture.mean_over_queries = true;
     capture.layers = profile_options.layers;

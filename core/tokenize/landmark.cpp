@@ -102,12 +102,19 @@ LandmarkSpec default_eval_landmarks() {
 LandmarkTokenizer::LandmarkTokenizer(const Tokenizer& tokenizer, LandmarkOptions options)
     : tokenizer_(tokenizer), options_(std::move(options)) {
   const auto& special = tokenizer_.special_tokens();
+  const bool decoder = options_.decoder;
+  if (decoder) eos_ = special.eos ? special.eos : special.sep;
   if (options_.spec.mode != LandmarkMode::None) {
     if (options_.spec.granularities.empty()) throw FieldError("spec", "no granularity given");
-    if (!special.cls)
+    if (special.cls) cls_token_ = *special.cls;
+    if (decoder) {
+      opening_ = tokenizer_.sequence_template().prefix;
+    } else if (special.cls) {
+      opening_ = {*special.cls};
+    }
+    if (cls_token_ < 0 && (!decoder || options_.spec.mode == LandmarkMode::MultiCls))
       throw InputError("the tokenizer has no [CLS] / <s> / BOS token to open the input");
-    cls_token_ = *special.cls;
-    end_token_ = special.sep ? special.sep : special.eos;
+    end_token_ = decoder ? eos_ : special.sep ? special.sep : special.eos;
     if (options_.landmark_token) {
       if (*options_.landmark_token < 0 ||
           static_cast<size_t>(*options_.landmark_token) >= tokenizer_.vocab_size()) {
@@ -145,7 +152,9 @@ TokenizedText LandmarkTokenizer::arrange(const Encoding& content, std::string_vi
       // The tokenizer's own template; truncation drops content and keeps the template's
       // tokens, as Hugging Face truncation does.
       const SequenceTemplate& tmpl = tokenizer_.sequence_template();
-      const size_t specials = tmpl.prefix.size() + tmpl.suffix.size();
+      // A decoder's input ends with EOS (what `last` pools) unless the template ends so.
+      const bool add_eos = eos_ && (tmpl.suffix.empty() || tmpl.suffix.back() != *eos_);
+      const size_t specials = tmpl.prefix.size() + tmpl.suffix.size() + (add_eos ? 1 : 0);
       size_t kept = n;
       if (options_.max_length > 0 && n + specials > options_.max_length) {
         kept = options_.max_length > specials ? options_.max_length - specials : 0;
@@ -159,6 +168,11 @@ TokenizedText LandmarkTokenizer::arrange(const Encoding& content, std::string_vi
         truncated.spans.assign(content.spans.begin(),
                                content.spans.begin() + static_cast<long>(kept));
         wrapped = tokenizer_.add_special_tokens(truncated);
+      }
+      if (add_eos) {
+        const uint32_t at = wrapped.spans.empty() ? 0 : wrapped.spans.back().end;
+        wrapped.ids.push_back(*eos_);
+        wrapped.spans.push_back({at, at});
       }
       TokenizedText out;
       out.ids = std::move(wrapped.ids);
@@ -219,10 +233,12 @@ TokenizedText LandmarkTokenizer::arrange_chunks(const Encoding& content,
   out.granularity = g;
   const size_t n = content.ids.size();
   const uint32_t first = n ? content.spans.front().begin : 0;
-  out.ids.reserve(n + chunk_ends.size() + 1);
-  out.ids.push_back(cls_token_);
-  out.spans.push_back({first, first});
-  out.token_offsets.push_back(-1);
+  out.ids.reserve(n + chunk_ends.size() + opening_.size());
+  for (const int32_t token : opening_) {
+    out.ids.push_back(token);
+    out.spans.push_back({first, first});
+    out.token_offsets.push_back(-1);
+  }
   size_t begin = 0;
   for (size_t end : chunk_ends) {
     for (size_t i = begin; i < end; ++i) {
@@ -280,9 +296,10 @@ void LandmarkTokenizer::truncate(TokenizedText& out) const {
     }
   }
   if (out.pool_positions.empty()) {
-    // Algorithm 1: when no landmark survives, the last position becomes one.
+    // Algorithm 1: when no landmark survives, the last position becomes one (not an opening
+    // token: with a single position left, that position is the landmark as it is).
     const size_t last = out.ids.size() - 1;
-    if (last > 0) {
+    if (last >= opening_.size()) {
       out.ids[last] = landmark_token_;
       out.token_offsets[last] = -1;
       out.spans[last] = {out.spans[last].end, out.spans[last].end};

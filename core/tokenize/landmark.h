@@ -54,14 +54,19 @@ struct TokenizedText {
 struct LandmarkOptions {
   LandmarkSpec spec;
   size_t max_length = 0;                  // 0: no truncation
-  std::optional<int32_t> landmark_token;  // default: [SEP], else EOS
+  std::optional<int32_t> landmark_token;  // default: [SEP], else EOS (a decoder: EOS, else [SEP])
   uint64_t seed = 0;                      // for Variable: g of row r depends on (seed, r) only
+  // A decoder's layout (the paper's decoder variant): inputs open with the tokenizer template's
+  // own prefix (Llama's BOS; nothing for Qwen), not a required [CLS]; landmarks are EOS; the
+  // template's layout (None) ends with EOS, which `last` pooling reads (Qwen3-Embedding's).
+  bool decoder = false;
 };
 
 // Turns texts into model inputs with landmark tokens.
 class LandmarkTokenizer {
  public:
-  // Resolves the special tokens; throws InputError when the tokenizer lacks one the mode needs.
+  // Resolves the special tokens; throws InputError when the tokenizer lacks one the mode needs
+  // (an encoder's [CLS] / BOS to open the input; a landmark token).
   LandmarkTokenizer(const Tokenizer& tokenizer, LandmarkOptions options);
 
   // Tokenizes the text of row `row` (the row index seeds the Variable draw).
@@ -75,7 +80,6 @@ class LandmarkTokenizer {
 
   const LandmarkOptions& options() const { return options_; }
   int32_t landmark_token() const { return landmark_token_; }
-  int32_t cls_token() const { return cls_token_; }
 
  private:
   TokenizedText arrange_chunks(const Encoding& content, const std::vector<size_t>& chunk_ends,
@@ -85,8 +89,11 @@ class LandmarkTokenizer {
 
   const Tokenizer& tokenizer_;
   LandmarkOptions options_;
-  int32_t cls_token_ = -1;
+  int32_t cls_token_ = -1;  // MultiCLS's chunk opener
+  std::vector<int32_t>
+      opening_;  // before the first chunk: [CLS] (a decoder: the template's prefix)
   int32_t landmark_token_ = -1;
+  std::optional<int32_t> eos_;        // a decoder's: closes the template's layout (None)
   std::optional<int32_t> end_token_;  // MultiCLS closes with [SEP] / EOS when there is one
 };
 

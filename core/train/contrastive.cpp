@@ -256,6 +256,7 @@ TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, boo
                                 std::nullopt, config.seed};
   LandmarkOptions passage_options{train_spec, static_cast<size_t>(config.passage_max_length),
                                   std::nullopt, config.seed + 1};
+  query_options.decoder = passage_options.decoder = model.encoder->config().is_decoder();
   const LandmarkTokenizer query_tokenizer(*tokenizer, query_options);
   const LandmarkTokenizer passage_tokenizer(*tokenizer, passage_options);
   const int32_t pad = tokenizer->special_tokens().pad.value_or(0);

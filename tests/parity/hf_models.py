@@ -22,7 +22,8 @@ from-hf gte therefore also writes each random GteModel in the remote-code layout
 of transformers' own conversion mapping, conversion_mapping.py "gte") and compares lmk reading
 that folder with transformers' outputs of the original.
 
-What is compared: `lmk encode --no-normalize` with CLS, mean and LMK pooling against
+What is compared: `lmk encode --no-normalize` with CLS, mean and LMK pooling (a decoder also
+with its own tokenizers' layout: last, mean and LMK over EOS landmarks, decoder_reference) against
 transformers' last hidden states pooled the same way in Python from the paper's Algorithm 1
 (written here, not lmk's code): [CLS] first, [SEP] after every g content tokens and after the
 last chunk; LMK = the mean of the states at the [SEP]s; mean = every position, special tokens
@@ -91,6 +92,71 @@ def word_tokenizer(path, words=1000):
         special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
     tok.add_special_tokens(specials)
     tok.save(path)
+
+
+def decoder_tokenizer(path, bos):
+    """A decoder's word-level tokenizer.json: no [CLS] / [SEP]; <|endoftext|> (EOS) and, when
+    `bos`, <s> opening every input as Llama's template does (Qwen's adds nothing)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+    specials = ["<|endoftext|>", "<unk>"] + (["<s>"] if bos else [])
+    vocab = {t: i for i, t in enumerate(specials)}
+    for i in range(1000):
+        vocab[f"w{i}"] = len(vocab)
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    if bos:
+        tok.post_processor = processors.TemplateProcessing(
+            single="<s> $A", pair="<s> $A <s> $B", special_tokens=[("<s>", vocab["<s>"])])
+    tok.add_special_tokens(specials)
+    tok.save(path)
+
+
+def decoder_reference(base, tok, texts, pooling):
+    """transformers' last hidden states pooled as a decoder's layout (Algorithm 1 with EOS
+    landmarks, written here): the template's opening (<s> or nothing), then `last` = the final
+    EOS after the text, mean = every position of that input, lmk = the mean of the states at an
+    EOS after every G content tokens."""
+    eos = tok.token_to_id("<|endoftext|>")
+    bos = tok.token_to_id("<s>")
+    out = []
+    with torch.no_grad():
+        for text in texts:
+            content = tok.encode(text, add_special_tokens=False).ids
+            ids = [bos] if bos is not None else []
+            if pooling == "lmk":
+                marks = []
+                for start in range(0, max(len(content), 1), G):
+                    ids += content[start:start + G]
+                    marks.append(len(ids))
+                    ids.append(eos)
+            else:
+                ids += content + [eos]
+            h = base(input_ids=torch.tensor([ids])).last_hidden_state[0].double()
+            if pooling == "last":
+                out.append(h[-1].numpy())
+            elif pooling == "mean":
+                out.append(h.mean(0).numpy())
+            else:
+                out.append(h[marks].mean(0).numpy())
+    return np.stack(out)
+
+
+def compare_decoder_layouts(args, label, folder, base, texts):
+    """The decoder's own poolings (last, mean, lmk over EOS landmarks) with a decoder's
+    tokenizer, Qwen's (no opening token) and Llama's (<s> first), against decoder_reference."""
+    from tokenizers import Tokenizer
+    docs = os.path.join(args.work, "docs.jsonl")
+    write_jsonl(docs, texts)
+    for bos in (False, True):
+        copy = os.path.join(args.work, "decoder-layout")
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(folder, copy)
+        decoder_tokenizer(os.path.join(copy, "tokenizer.json"), bos)
+        tok = Tokenizer.from_file(os.path.join(copy, "tokenizer.json"))
+        for pooling in ("last", "mean", "lmk"):
+            ours = lmk_encode(args, copy, docs, pooling, os.path.join(args.work, "layout.npy"))
+            diff = float(np.abs(ours - decoder_reference(base, tok, texts, pooling)).max())
+            result(f"{label}, {'<s> opening' if bos else 'no opening token'} {pooling}", diff)
 
 
 def random_texts(seed, lengths):
@@ -380,6 +446,9 @@ def from_hf(args):
             folder, dtype=torch.float32, attn_implementation="eager").eval().base_model
         texts = random_texts(index, lengths)
         compare(args, f"transformers {args.arch} ({label}) -> lmk", folder, base, tok, texts)
+        if args.arch in DECODERS and index == 0:
+            compare_decoder_layouts(args, f"transformers {args.arch} ({label}) -> lmk, decoder "
+                                    "layout", folder, base, texts)
         if index == 0:
             for name, edit in MUTATIONS[args.arch]:
                 planted(args, name, folder, edit, base, tok, texts)

@@ -100,6 +100,26 @@ TEST(PoolingPlanTest, LayoutOptionsAndRecordPerPooling) {
   }
 }
 
+// What attention capture queries per pooling: the pooled positions (landmarks, MultiCLS's
+// CLS tokens), the last token for `last` (a decoder's final EOS), position 0 for the others.
+TEST(PoolingPlanTest, QueryPositionsAreThePooledTokens) {
+  const PoolingSettings folder;
+  TokenizedText input;
+  input.ids = {2, 5, 3, 6, 3};
+  input.pool_positions = {2, 4};
+  EXPECT_EQ(plan_pooling(Pooling::Landmark, 2, folder, nullptr, true).query_positions(input),
+            (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(plan_pooling(Pooling::Last, 0, folder, nullptr, true).query_positions(input),
+            (std::vector<int64_t>{4}));
+  for (const Pooling other : {Pooling::Cls, Pooling::Mean, Pooling::MeanEveryK})
+    EXPECT_EQ(plan_pooling(other, 0, folder, nullptr, true).query_positions(input),
+              (std::vector<int64_t>{0}))
+        << pooling_name(other);
+  input.pool_positions.clear();  // a layout without landmarks: position 0 stands in
+  EXPECT_EQ(plan_pooling(Pooling::Landmark, 2, folder, nullptr, true).query_positions(input),
+            (std::vector<int64_t>{0}));
+}
+
 TEST(PoolingPlanTest, RejectsANegativeGranularityAndLatentWithoutWeights) {
   const PoolingSettings folder;
   try {

@@ -218,5 +218,109 @@ TEST(LandmarkSpecTest, RejectsBadSpecsWithAClearMessage) {
   }
 }
 
+// A decoder's word-level tokenizer: "w0".. are ids 5..; 3 is its EOS; 2 opens every input
+// through the template when `opening` names it (Llama's "<s> $A"), else the tokenizer adds
+// nothing (Qwen's) and has no [CLS] / BOS at all.
+std::unique_ptr<Tokenizer> decoder_tokenizer(const TempDir& dir, const std::string& opening,
+                                             const std::string& eos) {
+  nlohmann::json j = testing::word_level_json(20);
+  nlohmann::json& vocab = j["model"]["vocab"];
+  vocab.erase("[CLS]");
+  vocab.erase("[SEP]");
+  vocab[opening.empty() ? "<|im_start|>" : opening] = 2;
+  vocab[eos] = 3;
+  j["added_tokens"][2]["content"] = opening.empty() ? "<|im_start|>" : opening;
+  j["added_tokens"][3]["content"] = eos;
+  j["post_processor"] = nullptr;
+  if (!opening.empty()) {
+    j["post_processor"] = nlohmann::json::parse(R"({"type": "TemplateProcessing",
+      "single": [{"SpecialToken": {"id": "OPEN", "type_id": 0}},
+                 {"Sequence": {"id": "A", "type_id": 0}}], "pair": [],
+      "special_tokens": {"OPEN": {"id": "OPEN", "ids": [2], "tokens": ["OPEN"]}}})");
+    j["post_processor"]["single"][0]["SpecialToken"]["id"] = opening;
+    j["post_processor"]["special_tokens"] = {
+        {opening, {{"id", opening}, {"ids", {2}}, {"tokens", {opening}}}}};
+  }
+  return testing::load_json_tokenizer(dir, j, eos.size() > 4 ? "qwen.json" : "llama.json");
+}
+
+LandmarkTokenizer decoder_layout(const Tokenizer& tokenizer, const std::string& spec,
+                                 size_t max_length = 0, bool decoder = true) {
+  LandmarkOptions options;
+  options.spec = LandmarkSpec::parse(spec);
+  options.max_length = max_length;
+  options.decoder = decoder;
+  return LandmarkTokenizer(tokenizer, options);
+}
+
+using Ids = std::vector<int32_t>;
+using Positions = std::vector<int32_t>;
+
+// Qwen's layout: nothing opens the input; the plain layout ends with EOS (what `last` pools);
+// EOS follows every chunk of g (Algorithm 1 with the decoder's landmark); cut inputs keep a
+// landmark at their last position, however short. MultiCLS and an encoder's layout need a
+// [CLS] this tokenizer does not have.
+TEST(DecoderLayoutTest, NothingOpensAQwenInputAndEosEndsEveryChunk) {
+  TempDir dir;
+  const auto tokenizer = decoder_tokenizer(dir, "", "<|endoftext|>");
+  const std::string text = "w0 w1 w2";  // ids 5 6 7
+  const TokenizedText plain = decoder_layout(*tokenizer, "none").tokenize(text);
+  EXPECT_EQ(plain.ids, (Ids{5, 6, 7, 3}));
+  EXPECT_EQ(plain.token_offsets, (Positions{0, 1, 2, -1}));
+  EXPECT_EQ(plain.spans.back().begin, 8u);  // the EOS sits at the text's end
+  EXPECT_EQ(decoder_layout(*tokenizer, "none", 3).tokenize(text).ids, (Ids{5, 6, 3}));
+  const TokenizedText chunks = decoder_layout(*tokenizer, "fixed:2").tokenize(text);
+  EXPECT_EQ(chunks.ids, (Ids{5, 6, 3, 7, 3}));
+  EXPECT_EQ(chunks.pool_positions, (Positions{2, 4}));
+  EXPECT_EQ(decoder_layout(*tokenizer, "fixed:2", 3).tokenize(text).pool_positions, (Positions{2}));
+  const TokenizedText cut = decoder_layout(*tokenizer, "fixed:2", 2).tokenize(text);
+  EXPECT_EQ(cut.ids, (Ids{5, 3}));
+  EXPECT_EQ(cut.pool_positions, (Positions{1}));
+  const TokenizedText one = decoder_layout(*tokenizer, "fixed:2", 1).tokenize(text);
+  EXPECT_EQ(one.ids, (Ids{3}));
+  EXPECT_EQ(one.pool_positions, (Positions{0}));
+  EXPECT_EQ(decoder_layout(*tokenizer, "fixed:2").tokenize("").ids, (Ids{3}));
+  EXPECT_THROW(decoder_layout(*tokenizer, "multicls:2"), InputError);
+  EXPECT_THROW(decoder_layout(*tokenizer, "fixed:2", 0, /*decoder=*/false), InputError);
+}
+
+// Llama's layout: the template's <s> opens every input; EOS (not a [SEP], which it lacks) is
+// the landmark and closes the plain layout; --landmark-token still chooses another.
+TEST(DecoderLayoutTest, TheTemplatesBosOpensALlamaInput) {
+  TempDir dir;
+  const auto tokenizer = decoder_tokenizer(dir, "<s>", "</s>");
+  const std::string text = "w0 w1 w2";
+  EXPECT_EQ(decoder_layout(*tokenizer, "none").tokenize(text).ids, (Ids{2, 5, 6, 7, 3}));
+  const TokenizedText chunks = decoder_layout(*tokenizer, "fixed:2").tokenize(text);
+  EXPECT_EQ(chunks.ids, (Ids{2, 5, 6, 3, 7, 3}));
+  EXPECT_EQ(chunks.pool_positions, (Positions{3, 5}));
+  EXPECT_EQ(decoder_layout(*tokenizer, "fixed:2", 2).tokenize(text).ids, (Ids{2, 3}));
+  LandmarkOptions options;
+  options.spec = LandmarkSpec::parse("fixed:2");
+  options.decoder = true;
+  options.landmark_token = 4;
+  EXPECT_EQ(LandmarkTokenizer(*tokenizer, options).tokenize(text).ids, (Ids{2, 5, 6, 4, 7, 4}));
+}
+
+// A decoder read with a BERT-style tokenizer ([CLS] $A [SEP], no EOS) gets the encoder's
+// layout exactly: the template's [CLS] opens, its [SEP] already ends the plain layout and is
+// the landmark (what the decoders' parity checks with the encoders' tokenizer rely on).
+TEST_F(LandmarkTest, ADecoderWithABertTokenizerGetsTheEncodersLayout) {
+  for (const std::string spec : {"none", "fixed:3", "variable:2,5", "sentence:4"}) {
+    for (const size_t max_length : {0, 6}) {
+      LandmarkOptions options;
+      options.spec = LandmarkSpec::parse(spec);
+      options.max_length = max_length;
+      const TokenizedText encoder =
+          LandmarkTokenizer(*tokenizer_, options).tokenize("w1 w2 w3. w4 w5 w6 w7", 3);
+      options.decoder = true;
+      const TokenizedText decoder =
+          LandmarkTokenizer(*tokenizer_, options).tokenize("w1 w2 w3. w4 w5 w6 w7", 3);
+      EXPECT_EQ(decoder.ids, encoder.ids) << spec << " " << max_length;
+      EXPECT_EQ(decoder.pool_positions, encoder.pool_positions) << spec << " " << max_length;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace lmk
