@@ -1,7 +1,9 @@
-// lmk data passkey | needle | corpus | code | pairs | manpages | docs | stats: datasets generated
+// lmk data passkey | needle | cwe | fwe | corpus | code | pairs | manpages | docs | stats: datasets
+// generated
 // here (BEIR layout).
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -51,7 +53,8 @@ struct SyntheticArgs {
   std::string tokenizer, out, lengths = "256,512,1024,2048,4096,8192,16384,32768", haystack;
   std::string depths;     // "0,0.1,...,1": the length × depth map
   std::string pairs_out;  // training pairs (jsonl) instead of a dataset
-  size_t queries = 50, documents = 100, keys = 1, negatives = 1;
+  size_t queries = 50, documents = 100, keys = 1, values = 1, queries_per_document = 1,
+         negatives = 1;
   uint64_t seed = 42;
 };
 
@@ -79,9 +82,15 @@ int run_synthetic(const SyntheticArgs& args, const std::string& task) {
   options.seed = args.seed;
   options.depths = parse_depths(args.depths);
   options.keys = args.keys;
+  options.values = args.values;
+  options.queries_per_document = args.queries_per_document;
   std::vector<GeneratedSplit> splits;
   if (task == "passkey") {
     splits = make_passkey_task(*tokenizer, options);
+  } else if (task == "cwe") {
+    splits = make_common_words_task(*tokenizer, options);
+  } else if (task == "fwe") {
+    splits = make_frequent_words_task(*tokenizer, options);
   } else {
     const std::vector<Document> haystack = read_text_folder(args.haystack);
     splits = make_needle_task(*tokenizer, haystack, options);
@@ -100,13 +109,16 @@ int run_synthetic(const SyntheticArgs& args, const std::string& task) {
     write_beir((fs::path(args.out) / split.name).string(), "test", split.data);
     names.push_back(split.name);
   }
-  DatasetInfo info = generated_dataset(task, "ndcg_at_1", args.seed,
-                                       {{"protocol", "LongEmbed"},
-                                        {"tokenizer", args.tokenizer},
-                                        {"queries", args.queries},
-                                        {"documents", args.documents},
-                                        {"depths", options.depths},
-                                        {"keys", options.keys}});
+  DatasetInfo info =
+      generated_dataset(task, "ndcg_at_1", args.seed,
+                        {{"protocol", task == "cwe" || task == "fwe" ? "RULER" : "LongEmbed"},
+                         {"tokenizer", args.tokenizer},
+                         {"queries", args.queries},
+                         {"documents", args.documents},
+                         {"depths", options.depths},
+                         {"keys", options.keys},
+                         {"values", options.values},
+                         {"queries_per_document", options.queries_per_document}});
   info.part_kind = "length";
   info.parts = length_parts(args.out, names);
   write_dataset_info(args.out, info);
@@ -411,12 +423,18 @@ Runner add_data_command(CLI::App& app) {
   auto* data = app.add_subcommand("data", "Generate datasets (BEIR layout) and length statistics");
   data->require_subcommand(1);
   auto chosen = std::make_shared<std::function<int()>>();
-  for (const std::string task : {"passkey", "needle"}) {
+  for (const std::string task : {"passkey", "needle", "cwe", "fwe"}) {
     auto args = std::make_shared<SyntheticArgs>();
-    auto* cmd = data->add_subcommand(
-        task, task == "passkey"
-                  ? "LongEmbed passkey retrieval (filler + pass key at a random position)"
-                  : "Needle retrieval: a fact in natural text at a random position");
+    const std::map<std::string, std::string> about = {
+        {"passkey", "LongEmbed passkey retrieval (filler + pass key at a random position)"},
+        {"needle", "Needle retrieval: a fact in natural text at a random position"},
+        {"cwe",
+         "RULER common-words extraction as retrieval: the list whose five most common "
+         "words the query names"},
+        {"fwe",
+         "RULER frequent-words extraction as retrieval: the Zipf text whose three most "
+         "frequent words the query names"}};
+    auto* cmd = data->add_subcommand(task, about.at(task));
     cmd->add_option("--tokenizer", args->tokenizer, "tokenizer that measures lengths")->required();
     cmd->add_option("--out", args->out, "output folder (one BEIR folder per length)");
     cmd->add_option("--pairs-out", args->pairs_out,
@@ -437,12 +455,26 @@ Runner add_data_command(CLI::App& app) {
     cmd->add_option("--seed", args->seed, "random seed")
         ->capture_default_str()
         ->check(seed_range());
-    cmd->add_option("--depths", args->depths,
-                    "needle depths of the queries' documents, e.g. 0,0.1,0.2,...,1 (a length x "
-                    "depth map; default: uniformly random)");
+    if (task != "fwe")
+      cmd->add_option("--depths", args->depths,
+                      "needle depths of the queries' documents, e.g. 0,0.1,0.2,...,1 (a length x "
+                      "depth map; default: uniformly random; cwe: the centre of the band of its "
+                      "common words)");
     if (task == "needle")
       cmd->add_option("--keys", args->keys,
                       "facts per document, the query asking for one (RULER's multi-key needle)")
+          ->capture_default_str()
+          ->check(whole(1, 1000000));
+    if (task == "needle")
+      cmd->add_option("--values", args->values,
+                      "values of the asked fact, each stated once, the first at the needle's "
+                      "depth (RULER's multi-value needle)")
+          ->capture_default_str()
+          ->check(whole(1, 8));
+    if (task == "needle")
+      cmd->add_option("--queries-per-document", args->queries_per_document,
+                      "queries per target document, query m asking for key m, with its own "
+                      "evidence position (RULER's multi-query needle; at most --keys)")
           ->capture_default_str()
           ->check(whole(1, 1000000));
     if (task == "needle")

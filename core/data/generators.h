@@ -31,6 +31,14 @@ struct SyntheticTaskOptions {
   // Needle task: facts per document (RULER's multi-key needle): the query asks for the first;
   // the others, about other people, sit at random positions.
   size_t keys = 1;
+  // Needle task: values of the asked fact (RULER's multi-value needle, 1 to 8): the fact is
+  // stated once per value, the first at the needle's depth (the evidence position), the others
+  // at random positions; the values are distinct.
+  size_t values = 1;
+  // Needle task: queries per target document (RULER's multi-query needle, 1 to keys): query m
+  // asks for key m of the document, with its own evidence position (ids "-q<d>-<m>" for m > 0;
+  // a key the length cut off is not asked).
+  size_t queries_per_document = 1;
 };
 
 // LongEmbed's passkey retrieval: each document repeats "The grass is green. The sky is blue.
@@ -49,6 +57,23 @@ std::vector<GeneratedSplit> make_passkey_task(const Tokenizer& tokenizer,
 std::vector<GeneratedSplit> make_needle_task(const Tokenizer& tokenizer,
                                              const std::vector<Document>& haystack,
                                              const SyntheticTaskOptions& options);
+
+// RULER's word-extraction tasks as retrieval, over a vocabulary of seeded pseudo-words
+// ("bakelo") shared by the documents of a length, so that a query's words occur in many
+// documents and only their frequency tells the target.
+// Common words (CWE): a numbered list ("1. bakelo 2. timuse ...") in which five common words
+// take about 30 % of the items, each more often than any other word; the query names the five
+// ("the most common words in the list: a, b, c, d, e"). With depths, the common words' items are
+// drawn from the items nearest the depth (a band of max(20 %, their share) of the list).
+// evidence_position: the mean depth of their occurrences. keys / values / queries per document are
+// the needle's: refused.
+std::vector<GeneratedSplit> make_common_words_task(const Tokenizer& tokenizer,
+                                                   const SyntheticTaskOptions& options);
+// Frequent words (FWE): words drawn from a Zipf distribution (alpha 2) over a random ranking of
+// the vocabulary; the query names the text's three most frequent words (as cut to the length;
+// ties: the higher-ranked). evidence_position: the mean depth of their occurrences. No depths.
+std::vector<GeneratedSplit> make_frequent_words_task(const Tokenizer& tokenizer,
+                                                     const SyntheticTaskOptions& options);
 
 // Training pairs from a generated passkey / needle task (in-domain synthetic fine-tuning data):
 // each query with its target document as the positive and `negatives` other documents of the

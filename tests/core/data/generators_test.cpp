@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
+#include <sstream>
 
 #include "core/tokenize/sentencepiece_tokenizer.h"
 #include "core/util/error.h"
@@ -15,6 +17,20 @@ namespace {
 using testing::haystack_documents;
 using testing::words;
 using testing::words_tokenizer;
+
+// The person a needle question asks about: its last capitalized word.
+std::string asked_name(const std::string& question) {
+  std::string name, word;
+  for (char c : question + " ") {
+    if (std::isalpha(static_cast<unsigned char>(c))) {
+      word += c;
+      continue;
+    }
+    if (!word.empty() && std::isupper(static_cast<unsigned char>(word[0]))) name = word;
+    word.clear();
+  }
+  return name;
+}
 
 TEST(PasskeyTest, FollowsLongEmbedsProtocol) {
   const auto tokenizer = words_tokenizer();
@@ -89,16 +105,7 @@ TEST(NeedleTest, PutsOneAnsweredFactIntoNaturalText) {
         data.corpus.begin(), data.corpus.end(),
         [&](const Document& d) { return d.id == data.qrels.at(q.id).begin()->first; });
     // The question names the person (its capitalized word) whose fact is in the target only.
-    std::string name;
-    std::string word;
-    for (char c : q.text + " ") {
-      if (std::isalpha(static_cast<unsigned char>(c))) {
-        word += c;
-        continue;
-      }
-      if (!word.empty() && std::isupper(static_cast<unsigned char>(word[0]))) name = word;
-      word.clear();
-    }
+    const std::string name = asked_name(q.text);
     ASSERT_FALSE(name.empty()) << q.text;
     EXPECT_NE(target.text.find(name), std::string::npos) << q.text;
     for (const Document& d : data.corpus) {
@@ -182,6 +189,186 @@ TEST(NeedleTest, DepthsPlaceEachNeedleAndKeysAddOtherFacts) {
   options.keys = 1;
   options.depths = {1.5};
   EXPECT_THROW(make_needle_task(*tokenizer, haystack_documents(), options), InputError);
+}
+
+// RULER's multi-value needle: the asked person's fact is stated once per value (their name
+// appears that often in the target and nowhere else), each statement different (distinct
+// values), the first at the depth asked for; more values than a fact has are refused.
+TEST(NeedleTest, ValuesStateTheAskedFactOncePerValue) {
+  const auto tokenizer = words_tokenizer();
+  SyntheticTaskOptions options;
+  options.lengths = {400};
+  options.documents = 12;
+  options.queries = 12;
+  options.depths = {0.0, 0.5, 1.0};
+  options.values = 4;
+  const auto splits = make_needle_task(*tokenizer, haystack_documents(), options);
+  const auto& data = splits[0].data;
+  for (size_t q = 0; q < data.queries.size(); ++q) {
+    const Query& query = data.queries[q];
+    const Document& target = data.corpus[q];  // query q targets document q
+    ASSERT_EQ(data.qrels.at(query.id).begin()->first, target.id);
+    const std::string name = asked_name(query.text);
+    std::set<std::string> statements;
+    size_t mentions = 0;
+    for (size_t at = target.text.find(name); at != std::string::npos;
+         at = target.text.find(name, at + 1)) {
+      ++mentions;
+      // Every fact's value comes after the name and before its full stop.
+      statements.insert(target.text.substr(at, target.text.find('.', at) - at));
+    }
+    EXPECT_EQ(mentions, 4u) << query.text << "\n" << target.text;
+    EXPECT_EQ(statements.size(), 4u) << query.text;
+    EXPECT_NEAR(query.extra.at("evidence_position").get<double>(), options.depths[q % 3], 0.08)
+        << q;
+  }
+  options.values = 9;
+  EXPECT_THROW(make_needle_task(*tokenizer, haystack_documents(), options), InputError);
+}
+
+// RULER's multi-query needle: each target document is asked for its first M keys; every query
+// names a person whose fact the document holds, at the position the query records (the
+// fact's first token over the document's tokens), the first at the depth asked for; M above
+// the keys is refused.
+TEST(NeedleTest, QueriesPerDocumentAskForEachKeyWhereItIs) {
+  const auto tokenizer = words_tokenizer();
+  SyntheticTaskOptions options;
+  options.lengths = {400};
+  options.documents = 10;
+  options.queries = 10;
+  options.depths = {0.25, 0.75};
+  options.keys = 3;
+  options.queries_per_document = 3;
+  const auto splits = make_needle_task(*tokenizer, haystack_documents(), options);
+  const auto& data = splits[0].data;
+  std::map<std::string, size_t> per_document;
+  for (const Query& query : data.queries) {
+    const std::string& target_id = data.qrels.at(query.id).begin()->first;
+    ++per_document[target_id];
+    const Document& target = *std::find_if(data.corpus.begin(), data.corpus.end(),
+                                           [&](const Document& d) { return d.id == target_id; });
+    const std::string name = asked_name(query.text);
+    const size_t at = target.text.find(name);
+    ASSERT_NE(at, std::string::npos) << query.text;
+    // Words (this tokenizer's tokens) ahead of the fact over the words but the fact's own; the
+    // fact starts at the name but for "The locker assigned to {name}".
+    const std::string locker = "The locker assigned to ";
+    const size_t start =
+        at >= locker.size() && target.text.compare(at - locker.size(), locker.size(), locker) == 0
+            ? at - locker.size()
+            : at;
+    const size_t fact_words =
+        words(target.text.substr(start, target.text.find('.', at) + 1 - start));
+    const double expected = static_cast<double>(words(target.text.substr(0, start))) /
+                            static_cast<double>(words(target.text) - fact_words);
+    EXPECT_NEAR(query.extra.at("evidence_position").get<double>(), expected, 0.02) << query.id;
+    if (query.extra.contains("depth"))
+      EXPECT_NEAR(query.extra.at("evidence_position").get<double>(),
+                  query.extra.at("depth").get<double>(), 0.06);
+  }
+  EXPECT_EQ(per_document.size(), 10u);
+  for (const auto& [doc, count] : per_document) EXPECT_EQ(count, 3u) << doc;
+  options.queries_per_document = 4;
+  EXPECT_THROW(make_needle_task(*tokenizer, haystack_documents(), options), InputError);
+}
+
+// The words of a generated word-task text ("1. bakelo 2. timuse" or "bakelo timuse"), in order.
+std::vector<std::string> task_words(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string w; in >> w;)
+    if (!w.empty() && std::isalpha(static_cast<unsigned char>(w[0]))) out.push_back(w);
+  return out;
+}
+
+// The words a query names after its colon ("...: a, b, c").
+std::vector<std::string> named_words(const std::string& query) {
+  std::vector<std::string> out;
+  std::istringstream in(query.substr(query.find(':') + 1));
+  for (std::string w; std::getline(in, w, ',');) out.push_back(w.substr(w.find_first_not_of(' ')));
+  return out;
+}
+
+// RULER's common words as retrieval: the query names five words, each as frequent in its
+// target as the others and more frequent than any other word there; the vocabulary is shared,
+// so other documents hold some of them too (rarely); texts fit the length; with a depth the
+// common words gather around it (their mean depth is the evidence position), without one they
+// spread (mean near the middle). The needle's options are refused.
+TEST(WordTasksTest, CommonWordsAreTheTargetsMostFrequent) {
+  const auto tokenizer = words_tokenizer();
+  SyntheticTaskOptions options;
+  options.lengths = {300};
+  options.documents = 12;
+  options.queries = 6;
+  for (const bool with_depths : {false, true}) {
+    options.depths = with_depths ? std::vector<double>{0.1, 0.9} : std::vector<double>{};
+    const auto data = make_common_words_task(*tokenizer, options)[0].data;
+    ASSERT_EQ(data.queries.size(), 6u);
+    bool shared = false;
+    for (size_t q = 0; q < data.queries.size(); ++q) {
+      const Query& query = data.queries[q];
+      const Document& target = data.corpus[q];
+      ASSERT_EQ(data.qrels.at(query.id).begin()->first, target.id);
+      EXPECT_LE(words(target.text), 300u);
+      EXPECT_GE(words(target.text), 250u);
+      std::map<std::string, size_t> count;
+      for (const std::string& w : task_words(target.text)) ++count[w];
+      const std::vector<std::string> common = named_words(query.text);
+      ASSERT_EQ(common.size(), 5u) << query.text;
+      const size_t each = count[common[0]];
+      size_t rare_most = 0;
+      for (const auto& [word, n] : count)
+        if (std::find(common.begin(), common.end(), word) == common.end())
+          rare_most = std::max(rare_most, n);
+      for (const std::string& w : common) EXPECT_EQ(count[w], each) << w;
+      EXPECT_GT(each, rare_most);
+      for (const Document& other : data.corpus)
+        if (other.id != target.id)
+          for (const std::string& w : task_words(other.text))
+            shared |= std::find(common.begin(), common.end(), w) != common.end();
+      const double position = query.extra.at("evidence_position").get<double>();
+      if (with_depths)
+        EXPECT_NEAR(position, options.depths[q % 2], 0.12) << q;
+      else
+        EXPECT_NEAR(position, 0.5, 0.2) << q;
+    }
+    EXPECT_TRUE(shared) << "a vocabulary shared by the documents";
+  }
+  options.depths.clear();
+  options.keys = 2;
+  EXPECT_THROW(make_common_words_task(*tokenizer, options), InputError);
+}
+
+// RULER's frequent words as retrieval: the query names the target's three most frequent words
+// (no other word is more frequent than the third); Zipf's head is a handful of words; texts fit
+// the length; depths are refused.
+TEST(WordTasksTest, FrequentWordsAreTheTargetsTopThree) {
+  const auto tokenizer = words_tokenizer();
+  SyntheticTaskOptions options;
+  options.lengths = {200, 1000};
+  options.documents = 8;
+  options.queries = 8;
+  for (const GeneratedSplit& split : make_frequent_words_task(*tokenizer, options)) {
+    const size_t length = std::stoul(split.name);
+    for (size_t q = 0; q < split.data.queries.size(); ++q) {
+      const Document& target = split.data.corpus[q];
+      EXPECT_LE(words(target.text), length);
+      EXPECT_GE(words(target.text), length * 9 / 10);
+      std::map<std::string, size_t> count;
+      for (const std::string& w : task_words(target.text)) ++count[w];
+      const std::vector<std::string> top = named_words(split.data.queries[q].text);
+      ASSERT_EQ(top.size(), 3u);
+      size_t third = count[top[2]], others = 0;
+      for (const auto& [word, n] : count)
+        if (std::find(top.begin(), top.end(), word) == top.end()) others = std::max(others, n);
+      EXPECT_GE(count[top[0]], count[top[1]]);
+      EXPECT_GE(count[top[1]], third);
+      EXPECT_GE(third, others);
+      EXPECT_GT(count[top[0]], words(target.text) / 3) << "Zipf (alpha 2): about 61 % the first";
+    }
+  }
+  options.depths = {0.5};
+  EXPECT_THROW(make_frequent_words_task(*tokenizer, options), InputError);
 }
 
 // Synthetic fine-tuning pairs: each query with its own document as the positive and other
