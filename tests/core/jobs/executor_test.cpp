@@ -327,9 +327,12 @@ TEST(CancelJob, EndsAScheduledJobAtOnceAndStopsAStartedOne) {
   TempDir dir;
   ShellPlan shell(dir);
   const std::string ready = shell.path("ready");
-  // Saves its "checkpoint" and exits 75 on TERM, as training does.
-  shell.add("long", "trap 'echo saving; exit 75' TERM; touch '" + ready +
-                        "'; while :; do sleep 0.05; done");
+  // Saves its "checkpoint" and exits 75 on TERM, as training does: the signal sets a flag the
+  // loop reads (so a second TERM, from the queue seeing the cancel too, changes nothing), and it
+  // waits in the `wait` builtin, which a trapped signal interrupts at once.
+  shell.add("long", "trap 'stop=1' TERM; touch '" + ready +
+                        "'; while [ -z \"$stop\" ]; do sleep 0.05 & wait $!; done; echo saving; "
+                        "exit 75");
   shell.add("later", "exit 0", {"long"});
   ResultsStore store(shell.plan.config.db);
   const Submission s = submit_study(shell.plan, store, ExecutorKind::Local, kShell);
@@ -342,7 +345,9 @@ TEST(CancelJob, EndsAScheduledJobAtOnceAndStopsAStartedOne) {
   LocalQueueOptions options;
   options.grace_s = 60;
   testing::QueueThread queue(shell.plan, options);
-  ASSERT_TRUE(testing::wait_until([&] { return fs::exists(ready); }));
+  // Started for the store too: the process may touch its file before the queue records it.
+  ASSERT_TRUE(testing::wait_until(
+      [&] { return fs::exists(ready) && !store.job(s.runs[0])->external_id.empty(); }));
   EXPECT_EQ(cancel_job(store, s.runs[1], 1),
             "run " + std::to_string(s.runs[1]) + " (later): cancelled before it started");
   EXPECT_EQ(store.get_run(s.runs[1]).status, RunStatus::Killed);

@@ -304,8 +304,11 @@ TEST(LocalExecutor, StopSendsTermThenKillAfterTheGracePeriod) {
   TempDir dir;
   ShellPlan shell(dir);
   const std::string ready_a = shell.path("ready-a"), ready_b = shell.path("ready-b");
-  shell.add("saves", "trap 'echo checkpoint written; exit 75' TERM; touch '" + ready_a +
-                         "'; while :; do sleep 0.05; done");
+  // TERM sets a flag the loop reads, as lmk's handler does (a second TERM, from the queue seeing
+  // the cancel too, changes nothing); `wait` lets the trap run at once.
+  shell.add("saves", "trap 'stop=1' TERM; touch '" + ready_a +
+                         "'; while [ -z \"$stop\" ]; do sleep 0.05 & wait $!; done; "
+                         "echo checkpoint written; exit 75");
   shell.add("ignores", "trap '' TERM; touch '" + ready_b + "'; while :; do sleep 0.05; done");
   ResultsStore store(shell.plan.config.db);
   const Submission s = submit_study(shell.plan, store, ExecutorKind::Local, kShell);
@@ -317,7 +320,11 @@ TEST(LocalExecutor, StopSendsTermThenKillAfterTheGracePeriod) {
   // children takes them (as a proper init would at once).
   ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
   testing::QueueThread queue(shell.plan, options);
-  ASSERT_TRUE(wait_until([&] { return fs::exists(ready_a) && fs::exists(ready_b); }));
+  // Started for the store too: a process may touch its file before the queue records it.
+  ASSERT_TRUE(wait_until([&] {
+    return fs::exists(ready_a) && fs::exists(ready_b) &&
+           !store.job(s.runs[0])->external_id.empty() && !store.job(s.runs[1])->external_id.empty();
+  }));
   LocalExecutor executor({});
 
   ASSERT_TRUE(store.request_job_cancel(s.runs[0]));
