@@ -296,8 +296,9 @@ void LandmarkTokenizer::truncate(TokenizedText& out) const {
     }
   }
   if (out.pool_positions.empty()) {
-    // Algorithm 1: when no landmark survives, the last position becomes one (not an opening
-    // token: with a single position left, that position is the landmark as it is).
+    // Algorithm 1: when no landmark survives, the last position becomes one, unless it is an
+    // opening token ([CLS], a decoder's BOS), which then stands as the landmark as it is (a
+    // decoder without an opening token turns even a lone first position into its landmark).
     const size_t last = out.ids.size() - 1;
     if (last >= opening_.size()) {
       out.ids[last] = landmark_token_;
