@@ -15,6 +15,7 @@
 #include "core/data/generators.h"
 #include "core/data/html_text.h"
 #include "core/data/manpages.h"
+#include "core/data/word_tasks.h"
 #include "core/store/results_store.h"
 #include "core/tokenize/tokenizer.h"
 #include "core/util/error.h"

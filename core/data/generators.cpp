@@ -10,6 +10,7 @@
 #include <string>
 #include <tuple>
 
+#include "core/data/synthetic_task.h"
 #include "core/tokenize/sentence_splitter.h"
 #include "core/util/error.h"
 #include "core/util/file.h"
@@ -18,9 +19,6 @@
 namespace lmk {
 
 namespace {
-
-// A seed names one dataset (core/util/random.h).
-using Rng = SplitMix64;
 
 // 160 first names, enough for unique names among 100 documents of one length.
 const std::vector<std::string>& first_names() {
@@ -49,7 +47,8 @@ const std::vector<std::string>& first_names() {
   return names;
 }
 
-// `count` distinct names in a seeded order.
+}  // namespace
+
 std::vector<std::string> draw_names(size_t count, Rng& rng) {
   std::vector<std::string> names = first_names();
   if (count > names.size()) {
@@ -67,14 +66,6 @@ size_t count_tokens(const Tokenizer& tokenizer, std::string_view text) {
   return tokenizer.encode(text).ids.size();
 }
 
-// Cuts text to its first `tokens` tokens (at the start of token `tokens`).
-std::string cut_to_tokens(const Tokenizer& tokenizer, const std::string& text, size_t tokens) {
-  const Encoding encoding = tokenizer.encode(text);
-  if (encoding.ids.size() <= tokens) return text;
-  return text.substr(0, encoding.spans[tokens].begin);
-}
-
-// The index of the token of `encoding` whose span holds byte `offset`.
 size_t token_at_byte(const Encoding& encoding, size_t offset) {
   for (size_t i = 0; i < encoding.spans.size(); ++i) {
     if (encoding.spans[i].end > offset) return i;
@@ -82,25 +73,22 @@ size_t token_at_byte(const Encoding& encoding, size_t offset) {
   return encoding.spans.size();
 }
 
-// A synthetic document: `units` (sentences) repeated to `length` tokens with `needle` inserted
-// before unit number slot. Returns the text (exactly `length` tokens when the units suffice)
-// and the needle's relative token position.
-struct Placed {
-  std::string text;
-  size_t tokens = 0;
-  double evidence_position = 0;
-};
+double depth_of(const Encoding& encoding, size_t offset, int64_t own_tokens) {
+  const double room = static_cast<double>(
+      std::max<int64_t>(1, static_cast<int64_t>(encoding.ids.size()) - own_tokens));
+  return std::min(1.0, static_cast<double>(token_at_byte(encoding, offset)) / room);
+}
 
-// A generated document and what is asked of it: each question with its evidence's position
-// (the first: the needle placed at the depth asked for).
-struct Asked {
-  std::string question;
-  double evidence_position = 0;
-};
-struct Made {
-  Placed placed;
-  std::vector<Asked> asked;
-};
+namespace {
+
+// `count` distinct names in a seeded order.
+
+// Cuts text to its first `tokens` tokens (at the start of token `tokens`).
+std::string cut_to_tokens(const Tokenizer& tokenizer, const std::string& text, size_t tokens) {
+  const Encoding encoding = tokenizer.encode(text);
+  if (encoding.ids.size() <= tokens) return text;
+  return text.substr(0, encoding.spans[tokens].begin);
+}
 
 // The depth of `statement` in `text` (of `tokens` tokens) as place_needle counts it; nullopt
 // when the text does not hold it (cut off by the length).
@@ -108,10 +96,7 @@ std::optional<double> statement_position(const Tokenizer& tokenizer, const std::
                                          const Encoding& encoding, const std::string& statement) {
   const size_t at = text.find(statement);
   if (at == std::string::npos) return std::nullopt;
-  const auto statement_tokens = static_cast<int64_t>(count_tokens(tokenizer, statement));
-  const double room = static_cast<double>(
-      std::max<int64_t>(1, static_cast<int64_t>(encoding.ids.size()) - statement_tokens));
-  return std::min(1.0, static_cast<double>(token_at_byte(encoding, at)) / room);
+  return depth_of(encoding, at, static_cast<int64_t>(count_tokens(tokenizer, statement)));
 }
 
 Placed place_needle(const Tokenizer& tokenizer, const std::vector<std::string>& sentences,
@@ -161,67 +146,8 @@ Placed place_needle(const Tokenizer& tokenizer, const std::vector<std::string>& 
   // One encoding of the final text gives both its length and where the needle starts.
   const Encoding encoding = tokenizer.encode(placed.text);
   placed.tokens = encoding.ids.size();
-  const size_t needle_token = token_at_byte(encoding, before.size());
-  // The depth as RULER counts it: the share of the document ahead of the needle, out of what
-  // could be (the tokens but the needle's), so that a needle at the very end is at 1.
-  const double room = static_cast<double>(
-      std::max<int64_t>(1, static_cast<int64_t>(placed.tokens) - needle_tokens));
-  placed.evidence_position = std::min(1.0, static_cast<double>(needle_token) / room);
+  placed.evidence_position = depth_of(encoding, before.size(), needle_tokens);
   return placed;
-}
-
-template <typename MakeDoc>
-std::vector<GeneratedSplit> synthetic_task(const std::string& task,
-                                           const SyntheticTaskOptions& options, MakeDoc make_doc) {
-  if (options.documents == 0 || options.queries == 0)
-    throw FieldError(options.queries == 0 ? "queries" : "documents", "must be > 0");
-  if (options.queries > options.documents)
-    throw FieldError("queries", "at most documents (" + std::to_string(options.documents) +
-                                    "): each query targets its own document");
-  if (options.keys == 0) throw FieldError("keys", "must be > 0");
-  if (options.queries_per_document < 1 || options.queries_per_document > options.keys)
-    throw FieldError("queries_per_document",
-                     "must be in [1, keys] (each query asks for another key of the document)");
-  for (double depth : options.depths)
-    if (!(depth >= 0 && depth <= 1)) throw FieldError("depths", "each depth must be in [0, 1]");
-  std::vector<GeneratedSplit> splits;
-  for (const int64_t length : options.lengths) {
-    if (length < 32) throw FieldError("lengths", "each length must be >= 32 tokens");
-    Rng rng(mix_seed(options.seed, static_cast<uint64_t>(length)));
-    // The first `documents` names are asked for; each document's other keys take the rest.
-    const std::vector<std::string> names = draw_names(options.documents * options.keys, rng);
-    GeneratedSplit split;
-    split.name = std::to_string(length);
-    for (size_t d = 0; d < options.documents; ++d) {
-      const bool depth_set = !options.depths.empty() && d < options.queries;
-      // (Drawn always, so a depth map and the plain task share their other draws.)
-      const double uniform = rng.uniform();
-      const double relative = depth_set ? options.depths[d % options.depths.size()] : uniform;
-      std::vector<std::string> keys = {names[d]};
-      for (size_t k = 1; k < options.keys; ++k)
-        keys.push_back(names[options.documents + d * (options.keys - 1) + (k - 1)]);
-      Made made = make_doc(keys, length, relative, rng);
-      Document doc;
-      doc.id = task + "-" + split.name + "-" + std::to_string(d);
-      doc.text = std::move(made.placed.text);
-      doc.extra = {{"context_length", length}, {"tokens", made.placed.tokens}};
-      for (size_t m = 0; d < options.queries && m < made.asked.size(); ++m) {
-        Query query;
-        query.id = task + "-" + split.name + "-q" + std::to_string(d) +
-                   (m > 0 ? "-" + std::to_string(m) : "");
-        query.text = made.asked[m].question;
-        query.extra = {{"context_length", length},
-                       {"tokens", made.placed.tokens},
-                       {"evidence_position", made.asked[m].evidence_position}};
-        if (depth_set && m == 0) query.extra["depth"] = relative;
-        split.data.qrels[query.id][doc.id] = 1;
-        split.data.queries.push_back(std::move(query));
-      }
-      split.data.corpus.push_back(std::move(doc));
-    }
-    splits.push_back(std::move(split));
-  }
-  return splits;
 }
 
 }  // namespace
@@ -354,214 +280,6 @@ std::vector<GeneratedSplit> make_needle_task(const Tokenizer& tokenizer,
               made.asked.push_back({others[k].second, *at});
           }
         }
-        return made;
-      });
-}
-
-namespace {
-
-// Pseudo-words of three consonant-vowel syllables ("bakelo"), unique, seeded: the word tasks'
-// vocabulary, shared by the documents of one length.
-std::vector<std::string> pseudo_words(size_t count, uint64_t seed) {
-  static const std::string consonants = "bdfgklmnprstvz", vowels = "aeiou";
-  Rng rng(seed);
-  std::set<std::string> seen;
-  std::vector<std::string> words;
-  while (words.size() < count) {
-    std::string word;
-    for (int s = 0; s < 3; ++s) {
-      word += consonants[rng.below(consonants.size())];
-      word += vowels[rng.below(vowels.size())];
-    }
-    if (seen.insert(word).second) words.push_back(word);
-  }
-  return words;
-}
-
-// The vocabulary of the word tasks' documents of one length: 50 + length / 8 pseudo-words,
-// made once per length.
-const std::vector<std::string>& word_vocabulary(std::map<int64_t, std::vector<std::string>>& made,
-                                                int64_t length, uint64_t seed) {
-  auto known = made.find(length);
-  if (known == made.end())
-    known = made.emplace(length, pseudo_words(50 + static_cast<size_t>(length) / 8, seed)).first;
-  return known->second;
-}
-
-// The mean depth of the tokens at byte offsets `at` of `text`, as place_needle counts a depth.
-double mean_depth(const Tokenizer& tokenizer, const std::string& text,
-                  const std::vector<size_t>& at, size_t* tokens) {
-  const Encoding encoding = tokenizer.encode(text);
-  *tokens = encoding.ids.size();
-  if (at.empty()) return 0;
-  double sum = 0;
-  for (const size_t offset : at) sum += static_cast<double>(token_at_byte(encoding, offset));
-  const double room = static_cast<double>(std::max<size_t>(1, encoding.ids.size() - 1));
-  return std::min(1.0, sum / static_cast<double>(at.size()) / room);
-}
-
-// Joins items into text ("1. w " numbered, else "w "), recording the byte offset of every item
-// whose word is in `marked`.
-std::string join_items(const std::vector<std::string>& items, bool numbered,
-                       const std::set<std::string>& marked, std::vector<size_t>* offsets) {
-  std::string text;
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (numbered) text += std::to_string(i + 1) + ". ";
-    if (marked.count(items[i])) offsets->push_back(text.size());
-    text += items[i] + " ";
-  }
-  return text;
-}
-
-// About how many items of `vocabulary` fill `length` tokens.
-size_t items_for(const Tokenizer& tokenizer, const std::vector<std::string>& vocabulary,
-                 bool numbered, int64_t length) {
-  std::vector<std::string> sample(vocabulary.begin(),
-                                  vocabulary.begin() + std::min<ptrdiff_t>(50, vocabulary.size()));
-  std::vector<size_t> unused;
-  const std::string text = join_items(sample, numbered, {}, &unused);
-  const double per_item =
-      static_cast<double>(count_tokens(tokenizer, text)) / static_cast<double>(sample.size());
-  return std::max<size_t>(8, static_cast<size_t>(static_cast<double>(length) / per_item));
-}
-
-}  // namespace
-
-std::vector<GeneratedSplit> make_common_words_task(const Tokenizer& tokenizer,
-                                                   const SyntheticTaskOptions& options) {
-  if (options.keys != 1 || options.values != 1 || options.queries_per_document != 1)
-    throw FieldError("keys", "the common-words task has no keys, values or queries per document");
-  std::map<int64_t, std::vector<std::string>> pools;
-  return synthetic_task(
-      "cwe", options,
-      [&](const std::vector<std::string>&, int64_t length, double relative, Rng& rng) {
-        const std::vector<std::string>& vocabulary =
-            word_vocabulary(pools, length, mix_seed(options.seed, 0xC3E0 + length));
-        // The document's five common words, then the rest of the vocabulary as rare words.
-        std::vector<std::string> shuffled = vocabulary;
-        for (size_t i = shuffled.size(); i > 1; --i)
-          std::swap(shuffled[i - 1], shuffled[rng.below(i)]);
-        const std::vector<std::string> common(shuffled.begin(), shuffled.begin() + 5);
-        const size_t n = items_for(tokenizer, vocabulary, /*numbered=*/true, length);
-        // Common words take about 30 % of the list, each more often than any rare word.
-        const size_t each = std::max<size_t>(3, (3 * n) / 50);
-        const size_t rare_most = std::max<size_t>(1, each / 3);
-        std::vector<std::string> rare;
-        for (size_t round = 0; round < rare_most && rare.size() + 5 * each < n; ++round)
-          for (size_t w = 5; w < shuffled.size() && rare.size() + 5 * each < n; ++w)
-            rare.push_back(shuffled[w]);
-        for (size_t i = rare.size(); i > 1; --i) std::swap(rare[i - 1], rare[rng.below(i)]);
-        // Positions of the common words' items: anywhere (RULER), or a band of 20 % of the list
-        // around the depth asked for (the length x depth map).
-        const size_t total = rare.size() + 5 * each;
-        std::vector<size_t> slots(total);
-        for (size_t i = 0; i < total; ++i) slots[i] = i;
-        if (!options.depths.empty()) {
-          const double centre = relative * static_cast<double>(total);
-          std::stable_sort(slots.begin(), slots.end(), [&](size_t a, size_t b) {
-            return std::abs(static_cast<double>(a) - centre) <
-                   std::abs(static_cast<double>(b) - centre);
-          });
-          const size_t band = std::max<size_t>(5 * each, total / 5);
-          for (size_t i = std::min(band, total); i > 1; --i)
-            std::swap(slots[i - 1], slots[rng.below(i)]);
-        } else {
-          for (size_t i = total; i > 1; --i) std::swap(slots[i - 1], slots[rng.below(i)]);
-        }
-        std::vector<std::string> items(total);
-        std::vector<bool> taken(total, false);
-        for (size_t c = 0; c < 5 * each; ++c) {
-          items[slots[c]] = common[c % 5];
-          taken[slots[c]] = true;
-        }
-        size_t next_rare = 0;
-        for (size_t i = 0; i < total; ++i)
-          if (!taken[i]) items[i] = rare[next_rare++];
-        // Cut rare items from the end until the text fits the length (an item is at least two
-        // tokens, its number and its word: half the excess in items each time).
-        const std::set<std::string> marked(common.begin(), common.end());
-        std::vector<size_t> offsets;
-        std::string text = join_items(items, true, marked, &offsets);
-        for (int64_t excess = static_cast<int64_t>(count_tokens(tokenizer, text)) - length;
-             excess > 0; excess = static_cast<int64_t>(count_tokens(tokenizer, text)) - length) {
-          size_t drop = 0;
-          const auto wanted = static_cast<size_t>(std::max<int64_t>(1, excess / 2));
-          for (size_t i = items.size(); i-- > 0 && drop < wanted;)
-            if (!marked.count(items[i])) {
-              items.erase(items.begin() + static_cast<ptrdiff_t>(i));
-              ++drop;
-            }
-          if (drop == 0) break;  // only common words left: the length is too short for them
-          offsets.clear();
-          text = join_items(items, true, marked, &offsets);
-        }
-        Made made;
-        made.placed.evidence_position = mean_depth(tokenizer, text, offsets, &made.placed.tokens);
-        made.placed.text = std::move(text);
-        std::string question = "the most common words in the list: ";
-        for (size_t c = 0; c < 5; ++c) question += (c ? ", " : "") + common[c];
-        made.asked = {{question, made.placed.evidence_position}};
-        return made;
-      });
-}
-
-std::vector<GeneratedSplit> make_frequent_words_task(const Tokenizer& tokenizer,
-                                                     const SyntheticTaskOptions& options) {
-  if (options.keys != 1 || options.values != 1 || options.queries_per_document != 1)
-    throw FieldError("keys", "the frequent-words task has no keys, values or queries per document");
-  if (!options.depths.empty())
-    throw FieldError("depths", "the frequent-words task spreads its words over the whole text");
-  std::map<int64_t, std::vector<std::string>> pools;
-  return synthetic_task(
-      "fwe", options, [&](const std::vector<std::string>&, int64_t length, double, Rng& rng) {
-        const std::vector<std::string>& vocabulary =
-            word_vocabulary(pools, length, mix_seed(options.seed, 0xF3E0 + length));
-        // Zipf (alpha 2) over a random ranking of the shared vocabulary.
-        std::vector<std::string> ranked = vocabulary;
-        for (size_t i = ranked.size(); i > 1; --i) std::swap(ranked[i - 1], ranked[rng.below(i)]);
-        std::vector<double> cumulative;
-        double sum = 0;
-        for (size_t r = 0; r < ranked.size(); ++r) {
-          sum += 1.0 / static_cast<double>((r + 1) * (r + 1));
-          cumulative.push_back(sum);
-        }
-        size_t n = items_for(tokenizer, ranked, /*numbered=*/false, length);
-        std::vector<size_t> drawn;
-        for (size_t i = 0; i < n; ++i) {
-          const double u = rng.uniform() * sum;
-          drawn.push_back(static_cast<size_t>(
-              std::lower_bound(cumulative.begin(), cumulative.end(), u) - cumulative.begin()));
-        }
-        std::vector<std::string> items;
-        for (const size_t r : drawn) items.push_back(ranked[std::min(r, ranked.size() - 1)]);
-        // Cut from the end until the text fits (an item is at least one token).
-        auto excess = [&] {
-          std::vector<size_t> unused;
-          return static_cast<int64_t>(
-                     count_tokens(tokenizer, join_items(items, false, {}, &unused))) -
-                 length;
-        };
-        for (int64_t over = excess(); over > 0 && n > 8; over = excess()) {
-          n -= std::min<size_t>(static_cast<size_t>(over), n - 8);
-          items.resize(n);
-        }
-        // The answer: the three most frequent words of the text as cut (ties: the higher rank).
-        std::map<std::string, size_t> count;
-        for (const std::string& w : items) ++count[w];
-        std::vector<std::string> top = ranked;
-        std::stable_sort(top.begin(), top.end(), [&](const std::string& a, const std::string& b) {
-          return count[a] > count[b];
-        });
-        top.resize(3);
-        const std::set<std::string> marked(top.begin(), top.end());
-        std::vector<size_t> offsets;
-        Made made;
-        made.placed.text = join_items(items, false, marked, &offsets);
-        made.placed.evidence_position =
-            mean_depth(tokenizer, made.placed.text, offsets, &made.placed.tokens);
-        made.asked = {
-            {"the three most frequent words in the text: " + top[0] + ", " + top[1] + ", " + top[2],
-             made.placed.evidence_position}};
         return made;
       });
 }
