@@ -77,6 +77,16 @@ bool Encoder::is_head_weight(const std::string& name) const {
 // ---------------------------------------------------------------------------------------------
 // The forward pass.
 
+namespace {
+
+// Grouped-query attention: key / value heads [.., kv heads, ..] (dimension 1, padded or
+// unpadded) repeated so that query head h reads head h / groups, as transformers' repeat_kv.
+at::Tensor repeat_kv(const at::Tensor& t, int64_t groups) {
+  return groups == 1 ? t : t.repeat_interleave(groups, 1);
+}
+
+}  // namespace
+
 at::Tensor Encoder::attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                            int64_t layer, const at::Tensor& key_mask, AttentionCapture* capture,
                            std::map<double, RopeTables>& rope) const {
@@ -94,10 +104,8 @@ at::Tensor Encoder::attend(const at::Tensor& q, const at::Tensor& k, const at::T
     qh = apply_rope(qh, tables->second);
     kh = apply_rope(kh, tables->second);
   }
-  if (kv_heads != heads) {  // grouped-query attention: head h reads key / value head h / group
-    kh = kh.repeat_interleave(heads / kv_heads, 1);
-    vh = vh.repeat_interleave(heads / kv_heads, 1);
-  }
+  kh = repeat_kv(kh, heads / kv_heads);
+  vh = repeat_kv(vh, heads / kv_heads);
   const int64_t half_window = config_.is_global_layer(layer) ? -1 : config_.half_window();
   const bool causal = config_.causal;
   if (capture && capture->wants_layer(layer, config_.num_layers)) {
@@ -135,10 +143,8 @@ at::Tensor Encoder::attend_unpadded(const at::Tensor& q, const at::Tensor& k, co
     qh = apply_rope_unpadded(qh, tables->second, batch);
     kh = apply_rope_unpadded(kh, tables->second, batch);
   }
-  if (kv_heads != heads) {
-    kh = kh.repeat_interleave(heads / kv_heads, 1);
-    vh = vh.repeat_interleave(heads / kv_heads, 1);
-  }
+  kh = repeat_kv(kh, heads / kv_heads);
+  vh = repeat_kv(vh, heads / kv_heads);
   const int64_t half_window = config_.is_global_layer(layer) ? -1 : config_.half_window();
   return varlen_attention(qh, kh, vh, batch, half_window, attention_block_, config_.causal)
       .reshape({1, total, heads * d});
