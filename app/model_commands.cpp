@@ -1,4 +1,4 @@
-// lmk model init, lmk inspect, lmk encode.
+// lmk model init, lmk model merge-lora, lmk inspect, lmk encode.
 #include <ATen/ATen.h>
 
 #include <filesystem>
@@ -61,6 +61,37 @@ int run_init(const InitArgs& args) {
               << " positions (--layers N with (N - 1) % --global-every == 0 ends on a global "
                  "layer)\n";
   }
+  return 0;
+}
+
+struct MergeArgs {
+  std::string adapter, base, out;
+};
+
+// A PEFT LoRA adapter folder merged into its base model: a plain folder every command reads.
+int run_merge_lora(const MergeArgs& args) {
+  std::string base = args.base;
+  if (base.empty()) {
+    const std::string config_path = (fs::path(args.adapter) / "adapter_config.json").string();
+    if (!fs::is_regular_file(config_path))
+      throw input_error(args.adapter, "not a PEFT adapter folder (no adapter_config.json)");
+    base = json_util::optional<std::string>(json_util::parse(read_file(config_path), config_path),
+                                            "base_model_name_or_path", config_path, "");
+    if (base.empty())
+      throw input_error(config_path + ": base_model_name_or_path", "empty: give --base");
+    if (!fs::is_directory(base))
+      throw input_error(config_path + ": base_model_name_or_path",
+                        "'" + base + "' is not a folder here (give --base)");
+  }
+  LoadedModel model = load_model_folder(base);
+  load_adapter_folder(args.adapter, *model.encoder);
+  save_model_folder(args.out, *model.encoder, base, model.pooling, model.latent.get());
+  const LoraSettings& lora = model.encoder->lora();
+  size_t adapted = 0;
+  for (const auto& [name, adapter] : model.encoder->linear_layers()) adapted += adapter->attached();
+  std::cerr << "lmk: merged the LoRA adapter " << args.adapter << " (r " << lora.rank << ", alpha "
+            << lora.alpha << ", " << adapted << " layers) into " << base << "; wrote " << args.out
+            << "\n";
   return 0;
 }
 
@@ -344,7 +375,17 @@ Runner add_model_command(CLI::App& app) {
       ->capture_default_str();
   init->add_option("--seed", args->seed, "initialization seed")->check(seed_range());
   add_shape_options(*init, args->shape);
-  return [args] { return run_init(*args); };
+  auto merge_args = std::make_shared<MergeArgs>();
+  auto* merge = model->add_subcommand(
+      "merge-lora", "Merge a PEFT LoRA adapter folder into its base model, as a new folder");
+  merge->add_option("--adapter", merge_args->adapter, "adapter folder (adapter_config.json)")
+      ->required();
+  merge->add_option("--base", merge_args->base,
+                    "base model folder (default: the adapter's base_model_name_or_path)");
+  merge->add_option("--out", merge_args->out, "output folder")->required();
+  return [args, merge_args, merge] {
+    return merge->parsed() ? run_merge_lora(*merge_args) : run_init(*args);
+  };
 }
 
 Runner add_inspect_command(CLI::App& app) {

@@ -4,7 +4,9 @@
 
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "core/model/safetensors.h"
@@ -43,6 +45,13 @@ bool starts_with(const std::string& s, const std::string& prefix) {
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() &&
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// "[2, 3]".
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string text;
+  for (const int64_t d : shape) text += (text.empty() ? "" : ", ") + std::to_string(d);
+  return "[" + text + "]";
 }
 
 // Tensors a checkpoint may hold that the encoder does not need: tied decoders, BERT's pooler
@@ -237,12 +246,9 @@ LoadedModel load_model_folder(const std::string& dir_name) {
         continue;
       }
       if (entry.shape != it->second.sizes().vec()) {
-        std::string expected, found;
-        for (auto d : it->second.sizes())
-          expected += (expected.empty() ? "" : ", ") + std::to_string(d);
-        for (auto d : entry.shape) found += (found.empty() ? "" : ", ") + std::to_string(d);
         throw input_error(file->path() + ": tensor '" + entry.name + "'",
-                          "shape [" + found + "], the config needs [" + expected + "]");
+                          "shape " + shape_text(entry.shape) + ", the config needs " +
+                              shape_text(it->second.sizes().vec()));
       }
       if (!loaded.insert(name).second)
         throw input_error(file->path() + ": tensor '" + entry.name + "'", "given twice");
@@ -293,8 +299,10 @@ void save_model_folder(const std::string& dir_name, const Encoder& encoder,
                                         static_cast<size_t>(c.numel()) * sizeof(float))});
   };
   const std::string prefix = encoder_prefix(config);
+  // With LoRA adapters attached, the adapted layers' weights merged (W + scale · B A): a plain
+  // folder every tool reads; the adapters alone go to a PEFT folder (adapter_folder.h).
   for (const auto& [name, t] : encoder.named_weights())
-    add(encoder.is_head_weight(name) ? name : prefix + name, t);
+    add(encoder.is_head_weight(name) ? name : prefix + name, encoder.merged_weight(name));
   if (latent) {
     for (const auto& [name, t] : latent->named_weights()) add(name, t);
   }
@@ -362,6 +370,155 @@ void save_model_folder(const std::string& dir_name, const Encoder& encoder,
                    {"eval_landmark", pooling.landmarks.eval.to_string()}};
   if (latent) settings["latent"] = {{"latents", latent->latents()}, {"heads", latent->heads()}};
   write_json(dir / "lmk_pooling.json", settings);
+}
+
+// ---------------------------------------------------------------------------------------------
+// PEFT LoRA adapter folders.
+
+namespace {
+
+constexpr const char* kPeftPrefix = "base_model.model.";
+
+// The layer a PEFT tensor name adapts and which matrix it is ("A" / "B"), or nullopt.
+std::optional<std::pair<std::string, std::string>> peft_tensor(std::string name,
+                                                               const std::string& prefix) {
+  if (starts_with(name, kPeftPrefix)) name = name.substr(std::strlen(kPeftPrefix));
+  if (starts_with(name, prefix)) name = name.substr(prefix.size());
+  for (const char* matrix : {"A", "B"}) {
+    const std::string suffix = std::string(".lora_") + matrix + ".weight";
+    if (ends_with(name, suffix))
+      return std::make_pair(name.substr(0, name.size() - suffix.size()), std::string(matrix));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void save_adapter_folder(const std::string& dir_name, const Encoder& encoder,
+                         const std::string& base_model) {
+  const LoraSettings& lora = encoder.lora();
+  if (lora.rank < 1) throw input_error(dir_name, "the model has no LoRA adapters to save");
+  const fs::path dir(dir_name);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw input_error(dir_name, "cannot create folder: " + ec.message());
+  std::vector<at::Tensor> keep;
+  std::vector<TensorToWrite> tensors;
+  json targets = json::array();
+  for (const auto& [name, adapter] : encoder.linear_layers()) {
+    if (!adapter->attached()) continue;
+    targets.push_back(name);
+    for (const auto& [matrix, t] : {std::pair{"A", adapter->a}, std::pair{"B", adapter->b}}) {
+      keep.push_back(t.detach().to(at::kCPU, at::kFloat).contiguous());
+      const at::Tensor& c = keep.back();
+      tensors.push_back({kPeftPrefix + name + ".lora_" + matrix + ".weight", DType::F32,
+                         c.sizes().vec(),
+                         std::string_view(static_cast<const char*>(c.data_ptr()),
+                                          static_cast<size_t>(c.numel()) * sizeof(float))});
+    }
+  }
+  write_safetensors((dir / "adapter_model.safetensors").string(), tensors, {{"format", "pt"}});
+  std::error_code absolute_ec;
+  const fs::path base = fs::absolute(base_model, absolute_ec);
+  write_json(dir / "adapter_config.json",
+             {{"peft_type", "LORA"},
+              {"task_type", "FEATURE_EXTRACTION"},
+              {"base_model_name_or_path", absolute_ec ? base_model : base.string()},
+              {"r", lora.rank},
+              {"lora_alpha", lora.alpha},
+              {"lora_dropout", lora.dropout},
+              {"target_modules", targets},
+              {"bias", "none"},
+              {"fan_in_fan_out", false},
+              {"use_rslora", false},
+              {"use_dora", false},
+              {"init_lora_weights", true},
+              {"inference_mode", true},
+              {"modules_to_save", nullptr}});
+}
+
+void load_adapter_folder(const std::string& dir_name, Encoder& encoder) {
+  const fs::path dir(dir_name);
+  const std::string config_path = (dir / "adapter_config.json").string();
+  if (!fs::is_regular_file(config_path))
+    throw input_error(dir_name, "not a PEFT adapter folder (no adapter_config.json)");
+  const json config = ju::parse(read_file(config_path), config_path);
+  if (!config.is_object()) throw input_error(config_path, "must be a JSON object");
+  const std::string type = ju::optional<std::string>(config, "peft_type", config_path, "");
+  if (type != "LORA")
+    throw input_error(config_path + ": peft_type", "'" + type + "': only LORA adapters are read");
+  // What PEFT can express that is not W + alpha / r · B A on the listed layers.
+  auto refuse_if = [&](const char* key, bool refused, const char* why) {
+    if (refused) throw input_error(config_path + ": " + key, why);
+  };
+  auto flag = [&](const char* key) { return ju::optional<bool>(config, key, config_path, false); };
+  auto non_empty = [&](const char* key) {
+    return config.contains(key) && !config[key].is_null() && !config[key].empty();
+  };
+  refuse_if("use_dora", flag("use_dora"), "DoRA adapters are not supported");
+  refuse_if("use_rslora", flag("use_rslora"), "rank-stabilized LoRA is not supported");
+  refuse_if("fan_in_fan_out", flag("fan_in_fan_out"),
+            "transposed (Conv1D) layers do not exist here");
+  refuse_if("rank_pattern", non_empty("rank_pattern"), "per-layer ranks are not supported");
+  refuse_if("alpha_pattern", non_empty("alpha_pattern"), "per-layer alphas are not supported");
+  refuse_if("modules_to_save", non_empty("modules_to_save"),
+            "fully trained modules besides the adapters are not supported");
+  const std::string bias = ju::optional<std::string>(config, "bias", config_path, "none");
+  refuse_if("bias", bias != "none", "trained biases are not supported (only \"none\")");
+  LoraSettings settings;
+  settings.rank = ju::convert<int64_t>(ju::required(config, "r", config_path), config_path + ": r");
+  settings.alpha = ju::optional<double>(config, "lora_alpha", config_path, 8.0);
+  settings.dropout = ju::optional<double>(config, "lora_dropout", config_path, 0.0);
+  refuse_if("r", settings.rank < 1 || settings.rank > 4096, "must be within [1, 4096]");
+  refuse_if("lora_dropout", settings.dropout < 0 || settings.dropout >= 1, "must be within [0, 1)");
+
+  // The tensors: layer -> A, B.
+  const std::string weights_path = (dir / "adapter_model.safetensors").string();
+  if (!fs::is_regular_file(weights_path))
+    throw input_error(dir_name, "no adapter_model.safetensors");
+  const SafetensorsFile file(weights_path);
+  const std::string prefix = encoder_prefix(encoder.config());
+  std::map<std::string, std::map<std::string, const TensorEntry*>> layers;
+  for (const TensorEntry& entry : file.header().tensors) {
+    const std::string where = weights_path + ": tensor '" + entry.name + "'";
+    const auto parsed = peft_tensor(entry.name, prefix);
+    if (!parsed)
+      throw input_error(where, "not a LoRA matrix (\"...lora_A.weight\" / \"lora_B.weight\")");
+    // Layers lmk does not compute (BERT's pooler, which PEFT's "dense" also matches) change
+    // nothing lmk computes: skipped, as load_model_folder skips their weights.
+    if (ignorable(parsed->first + ".weight")) continue;
+    if (encoder.is_head_weight(parsed->first + ".weight"))
+      throw input_error(where, "'" + parsed->first +
+                                   "' is a layer of the language-model head, which embeddings do "
+                                   "not use: lmk adapts the base model's layers only");
+    if (!encoder.linear_layers().count(parsed->first))
+      throw input_error(where, "the model has no linear layer '" + parsed->first + "'");
+    if (!layers[parsed->first].emplace(parsed->second, &entry).second)
+      throw input_error(where, "given twice");
+  }
+  if (layers.empty()) throw input_error(weights_path, "holds no LoRA matrices");
+  settings.target_modules.clear();
+  for (const auto& [layer, matrices] : layers) {
+    for (const char* matrix : {"A", "B"})
+      if (!matrices.count(matrix))
+        throw input_error(weights_path, "layer '" + layer + "' has no lora_" + matrix + " matrix");
+    settings.target_modules.push_back(layer);
+  }
+  encoder.attach_lora(settings, 0);
+  const at::NoGradGuard no_grad;
+  for (const auto& [layer, matrices] : layers) {
+    const LoraAdapter& adapter = *encoder.linear_layers().at(layer);
+    for (const auto& [matrix, entry] : matrices) {
+      const at::Tensor& target = matrix == "A" ? adapter.a : adapter.b;
+      if (entry->shape != target.sizes().vec()) {
+        throw input_error(weights_path + ": tensor '" + entry->name + "'",
+                          "shape " + shape_text(entry->shape) +
+                              ", the layer and r = " + std::to_string(settings.rank) + " need " +
+                              shape_text(target.sizes().vec()));
+      }
+      at::Tensor(target).copy_(to_float_tensor(file, *entry));
+    }
+  }
 }
 
 }  // namespace lmk

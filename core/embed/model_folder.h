@@ -50,4 +50,22 @@ void save_model_folder(const std::string& dir, const Encoder& encoder,
                        const std::string& tokenizer_path, const PoolingSettings& pooling,
                        const LatentAttention* latent = nullptr);
 
+// LoRA adapters as a PEFT adapter folder: adapter_config.json (peft_type LORA, r, lora_alpha,
+// lora_dropout, the adapted layers' full names as target_modules, base_model_name_or_path) and
+// adapter_model.safetensors ("base_model.model.<layer>.lora_A.weight" / "lora_B.weight", F32),
+// as PEFT saves an adapter on the base model class (transformers' AutoModel: Qwen3Model,
+// BertModel, ...): PeftModel.from_pretrained(AutoModel.from_pretrained(base), dir) loads it.
+// An InputError when encoder has no adapters attached.
+void save_adapter_folder(const std::string& dir, const Encoder& encoder,
+                         const std::string& base_model);
+
+// Reads a PEFT LoRA adapter folder onto encoder (which has none yet): attaches adapters to the
+// layers the file holds tensors for, with the config's r, lora_alpha and lora_dropout, and
+// loads them. Tensor names may carry "base_model.model." and the class prefix ("model.",
+// "bert.", ...), as PEFT writes them for AutoModel or the *For... classes. What PEFT can hold
+// that lmk does not compute (DoRA, rsLoRA, per-layer ranks, bias training, modules_to_save,
+// fan_in_fan_out), an unknown layer, a missing A or B and a wrong shape are InputErrors naming
+// the file and field or tensor.
+void load_adapter_folder(const std::string& dir, Encoder& encoder);
+
 }  // namespace lmk

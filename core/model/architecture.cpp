@@ -5,11 +5,14 @@
 #include <cmath>
 
 #include "core/model/layers.h"
+#include "core/model/lora.h"
 
 namespace lmk {
 
 at::Tensor Linear::operator()(const at::Tensor& x) const {
-  return at::linear(x, weight, bias);
+  at::Tensor y = at::linear(x, weight, bias);
+  if (lora && lora->attached()) y = y + lora->delta(x);
+  return y;
 }
 
 at::Tensor Norm::operator()(const at::Tensor& x) const {
@@ -22,9 +25,10 @@ at::Tensor RmsNorm::operator()(const at::Tensor& x) const {
   return weight * normed.to(x.scalar_type());
 }
 
-WeightBuilder::WeightBuilder(const EncoderConfig& config, AddWeight add)
+WeightBuilder::WeightBuilder(const EncoderConfig& config, AddWeight add, AddLinear add_linear)
     : config_(config),
       add_(std::move(add)),
+      add_linear_(std::move(add_linear)),
       std_in_(0.02),
       std_out_(0.02 / std::sqrt(2.0 * static_cast<double>(config.num_layers))) {}
 
@@ -33,6 +37,10 @@ Linear WeightBuilder::dense(const std::string& prefix, int64_t out, int64_t in, 
   Linear l;
   l.weight = add_(prefix + ".weight", {out, in}, init_std, head);
   if (bias) l.bias = add_(prefix + ".bias", {out}, kInitZeros, head);
+  if (!head && add_linear_) {
+    l.lora = std::make_shared<LoraAdapter>();
+    add_linear_(prefix, l.lora);
+  }
   return l;
 }
 

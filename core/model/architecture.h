@@ -18,6 +18,8 @@
 
 namespace lmk {
 
+struct LoraAdapter;  // core/model/lora.h
+
 // Initial values: σ > 0 a truncated normal, kInitZeros zeros, kInitOnes ones (norm weights).
 constexpr double kInitOnes = -1, kInitZeros = 0;
 
@@ -25,10 +27,14 @@ constexpr double kInitOnes = -1, kInitZeros = 0;
 // the class prefix) and returns it; head tensors belong to the MLM head, not the encoder proper.
 using AddWeight = std::function<at::Tensor(const std::string& name, std::vector<int64_t> shape,
                                            double init_std, bool head)>;
+// Registers the LoRA adapter slot of the linear layer called name (without ".weight").
+using AddLinear = std::function<void(const std::string& name, std::shared_ptr<LoraAdapter>)>;
 
-// A linear layer: weight [out, in], bias [out] or undefined.
+// A linear layer: weight [out, in], bias [out] or undefined, and the layer's LoRA adapter
+// (shared with the Encoder, which attaches it; none on a head's layers).
 struct Linear {
   at::Tensor weight, bias;
+  std::shared_ptr<LoraAdapter> lora;
   at::Tensor operator()(const at::Tensor& x) const;
 };
 
@@ -52,7 +58,9 @@ struct RmsNorm {
 // the projections back into the residual stream follow ModernBERT's scheme.
 class WeightBuilder {
  public:
-  WeightBuilder(const EncoderConfig& config, AddWeight add);
+  // add_linear, when given, receives every linear layer of the encoder proper (dense with
+  // head = false) with its empty LoRA adapter.
+  WeightBuilder(const EncoderConfig& config, AddWeight add, AddLinear add_linear = {});
   Linear dense(const std::string& prefix, int64_t out, int64_t in, double init_std, bool bias,
                bool head = false) const;
   Norm norm(const std::string& prefix, bool bias, bool head = false) const;
@@ -69,6 +77,7 @@ class WeightBuilder {
  private:
   const EncoderConfig& config_;
   AddWeight add_;
+  AddLinear add_linear_;
   double std_in_, std_out_;
 };
 

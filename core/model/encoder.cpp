@@ -1,14 +1,17 @@
 #include "core/model/encoder.h"
 
 #include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/autocast_mode.h>
 #include <ATen/core/grad_mode.h>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 
 #include "core/model/architecture.h"
 #include "core/model/recompute.h"
+#include "core/util/error.h"
 
 namespace lmk {
 
@@ -49,8 +52,13 @@ Encoder::Encoder(EncoderConfig config, uint64_t seed, bool initialize)
   // The tensors a handle holds stay the registered parameters: loading copies into them,
   // Module::to and optimizers change them in place.
   const WeightBuilder builder(
-      config_, [this](const std::string& name, std::vector<int64_t> shape, double init_std,
-                      bool head) { return add_weight(name, std::move(shape), init_std, head); });
+      config_,
+      [this](const std::string& name, std::vector<int64_t> shape, double init_std, bool head) {
+        return add_weight(name, std::move(shape), init_std, head);
+      },
+      [this](const std::string& name, std::shared_ptr<LoraAdapter> adapter) {
+        linears_[name] = std::move(adapter);
+      });
   switch (config_.architecture) {
     case Architecture::ModernBert:
       graph_ = build_modern_bert(builder);
@@ -72,6 +80,56 @@ Encoder::~Encoder() = default;
 
 bool Encoder::is_head_weight(const std::string& name) const {
   return std::find(head_names_.begin(), head_names_.end(), name) != head_names_.end();
+}
+
+// ---------------------------------------------------------------------------------------------
+// LoRA adapters (core/model/lora.h).
+
+std::vector<std::string> Encoder::attach_lora(const LoraSettings& settings, uint64_t seed) {
+  if (settings.rank < 1) throw InputError("LoRA rank must be at least 1");
+  if (lora_.rank > 0) throw InputError("LoRA adapters are attached already");
+  std::vector<std::string> adapted;
+  for (const auto& [name, adapter] : linears_)
+    if (lora_targets(name, settings.target_modules)) adapted.push_back(name);
+  if (adapted.empty()) {
+    std::string targets;
+    for (const std::string& t : settings.target_modules)
+      targets += (targets.empty() ? "" : ", ") + t;
+    throw InputError("LoRA target modules (" + targets + ") match no linear layer of the model (" +
+                     linears_.begin()->first + ", ...)");
+  }
+  for (auto& [name, weight] : weights_) weight.set_requires_grad(false);
+  // One generator: the draws follow the layers' order by name, whatever the global seed did.
+  at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(seed);
+  const at::NoGradGuard no_grad;
+  for (const std::string& name : adapted) {
+    LoraAdapter& adapter = *linears_.at(name);
+    const at::Tensor& weight = weights_.at(name + ".weight");
+    const int64_t out = weight.size(0), in = weight.size(1);
+    // PEFT: kaiming_uniform_(a = √5) on A [r, in], whose bound is 1 / √in; B zero.
+    const double bound = 1.0 / std::sqrt(static_cast<double>(in));
+    at::Tensor a = at::empty({settings.rank, in}, at::kFloat).uniform_(-bound, bound, generator);
+    std::string registered = "lora_" + name;
+    std::replace(registered.begin(), registered.end(), '.', '_');
+    adapter.a = register_parameter(registered + "_A", a.to(weight.options()));
+    adapter.b =
+        register_parameter(registered + "_B", at::zeros({out, settings.rank}, weight.options()));
+    adapter.scale = settings.scale();
+    adapter.dropout = settings.dropout;
+  }
+  lora_ = settings;
+  return adapted;
+}
+
+at::Tensor Encoder::merged_weight(const std::string& name) const {
+  const at::Tensor& weight = weights_.at(name);
+  constexpr std::string_view suffix = ".weight";
+  if (lora_.rank > 0 && name.size() > suffix.size() &&
+      name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    const auto layer = linears_.find(name.substr(0, name.size() - suffix.size()));
+    if (layer != linears_.end() && layer->second->attached()) return layer->second->merged(weight);
+  }
+  return weight;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@
 
 #include "core/model/attention.h"
 #include "core/model/config.h"
+#include "core/model/lora.h"
 
 namespace lmk {
 
@@ -43,6 +44,23 @@ class Encoder : public torch::nn::Module {
   const at::Tensor& weight(const std::string& name) const { return weights_.at(name); }
   // Gives one parameter its initial value (used for tensors a checkpoint lacks).
   void initialize_weight(const std::string& name);
+
+  // LoRA (core/model/lora.h): adapters on the linear layers of the encoder proper that
+  // settings.target_modules names, A drawn from `seed` as PEFT draws it, B zero, on the
+  // weights' device; every weight of the model stops requiring gradients, so that training
+  // updates the adapters only (they are registered parameters). An InputError when rank < 1,
+  // when adapters are attached already or when no layer matches. Returns the adapted layers.
+  std::vector<std::string> attach_lora(const LoraSettings& settings, uint64_t seed);
+  // The settings of the attached adapters (rank 0: none).
+  const LoraSettings& lora() const { return lora_; }
+  // Every linear layer of the encoder proper by name ("layers.0.self_attn.q_proj"), with its
+  // adapter (attached or not).
+  const std::map<std::string, std::shared_ptr<LoraAdapter>>& linear_layers() const {
+    return linears_;
+  }
+  // The parameter called name as a saved folder holds it: with the layer's adapter merged
+  // (W + scale · B A) when name is an adapted layer's weight, else the parameter itself.
+  at::Tensor merged_weight(const std::string& name) const;
   // Queries per attention block: bounds attention memory to about block × L per head.
   void set_attention_block(int64_t queries) { attention_block_ = queries; }
   // Activation recomputation: with grad mode on, each layer's activations are dropped in the
@@ -79,6 +97,8 @@ class Encoder : public torch::nn::Module {
   EncoderConfig config_;
   std::map<std::string, at::Tensor> weights_;
   std::vector<std::string> head_names_;
+  std::map<std::string, std::shared_ptr<LoraAdapter>> linears_;  // linear layers, by name
+  LoraSettings lora_;
   std::map<std::string, double> init_std_;  // per parameter: > 0 normal σ, 0 zeros, < 0 ones
   int64_t attention_block_ = 0;             // 0: chosen from the sequence length
   bool recompute_layers_ = false;

@@ -199,8 +199,7 @@ at::Tensor embed(const LoadedModel& model, const LandmarkTokenizer& tokenizer,
 TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, bool progress_json,
                                const DistributedContext& dist) {
   // The model: the checkpoint's when resuming, else the initial folder.
-  LoadedModel model =
-      load_model_folder(resume ? find_checkpoint(config.out_dir) : config.init_model);
+  LoadedModel model = load_training_model(config, resume);
   const auto tokenizer = load_tokenizer(config.init_model);
   PoolingSettings settings = model.pooling;
   if (!config.pooling.empty()) settings.pooling = parse_pooling(config.pooling, "pooling");

@@ -108,8 +108,45 @@ const SettingsTable<TrainingSettings>& training_settings() {
       S("train", "log_every", &T::log_every).at_least(1),
       S("train", "device", &T::device),
       S("train", "recompute_layers", &T::recompute_layers),
+      S("lora", "rank", &T::lora_rank).at_least(0).recorded(),
+      S("lora", "alpha", &T::lora_alpha).range(1e-6, 1e6).recorded(),
+      S("lora", "dropout", &T::lora_dropout).range(0, 0.99).recorded(),
+      S("lora", "target_modules", &T::lora_targets).one_text_or_many().recorded(),
   };
   return table;
+}
+
+LoraSettings lora_settings(const TrainingSettings& s) {
+  LoraSettings lora;
+  lora.rank = s.lora_rank;
+  lora.alpha = s.lora_alpha;
+  lora.dropout = s.lora_dropout;
+  lora.target_modules = s.lora_targets;
+  return lora;
+}
+
+LoadedModel load_training_model(const TrainingSettings& s, bool resume) {
+  if (s.lora_rank == 0)
+    return load_model_folder(resume ? find_checkpoint(s.out_dir) : s.init_model);
+  if (s.lora_dropout > 0 && s.recompute_layers)
+    throw input_error("[lora] dropout",
+                      "must be 0 with [train] recompute_layers (the backward's recomputation "
+                      "would draw other dropout masks than the forward)");
+  // The base is the init folder either way: a LoRA checkpoint holds the adapters only.
+  LoadedModel model = load_model_folder(s.init_model);
+  if (model.latent)
+    throw input_error("[lora] rank", "LoRA does not train latent-attention pooling weights");
+  if (resume) {
+    load_adapter_folder((fs::path(find_checkpoint(s.out_dir)) / "adapter").string(),
+                        *model.encoder);
+  } else {
+    try {
+      model.encoder->attach_lora(lora_settings(s), s.seed);
+    } catch (const InputError& e) {
+      throw input_error("[lora] target_modules", e.what());
+    }
+  }
+  return model;
 }
 
 LoopOptions loop_options(const TrainingSettings& s, const char* kind, json config,
@@ -117,6 +154,7 @@ LoopOptions loop_options(const TrainingSettings& s, const char* kind, json confi
   LoopOptions o;
   o.out_dir = s.out_dir;
   o.tokenizer_source = s.init_model;
+  o.base_model = s.init_model;
   o.kind = kind;
   o.config = std::move(config);
   o.db = s.db;
@@ -163,8 +201,15 @@ TrainingLoop::TrainingLoop(LoopOptions options, LoadedModel& model, bool resume,
   auto collect = [&](const std::vector<at::Tensor>& params) {
     for (const at::Tensor& p : params) (p.dim() >= 2 ? decay : no_decay).push_back(p);
   };
-  collect(model_.encoder->parameters());
-  if (model_.latent) collect(model_.latent->parameters());
+  // Frozen weights (LoRA trains its adapters only) are not the optimizer's.
+  auto trained = [](std::vector<at::Tensor> params) {
+    params.erase(std::remove_if(params.begin(), params.end(),
+                                [](const at::Tensor& p) { return !p.requires_grad(); }),
+                 params.end());
+    return params;
+  };
+  collect(trained(model_.encoder->parameters()));
+  if (model_.latent) collect(trained(model_.latent->parameters()));
   impl_->parameters = decay;
   impl_->parameters.insert(impl_->parameters.end(), no_decay.begin(), no_decay.end());
   std::vector<torch::optim::OptimizerParamGroup> groups;
@@ -247,8 +292,12 @@ void TrainingLoop::save_checkpoint() {
   const fs::path fresh = out_dir / "checkpoint.new", old = out_dir / "checkpoint.old",
                  current = out_dir / "checkpoint";
   fs::remove_all(fresh);
-  save_model_folder(fresh.string(), *model_.encoder, options_.tokenizer_source, model_.pooling,
-                    model_.latent.get());
+  if (model_.encoder->lora().rank > 0) {  // the adapters; the base is the init folder
+    save_adapter_folder((fresh / "adapter").string(), *model_.encoder, options_.base_model);
+  } else {
+    save_model_folder(fresh.string(), *model_.encoder, options_.tokenizer_source, model_.pooling,
+                      model_.latent.get());
+  }
   const std::string optimizer_file = (fresh / "optimizer.pt").string();
   try {
     torch::save(*impl_->optimizer, optimizer_file);
@@ -292,6 +341,12 @@ void TrainingLoop::save_model(const std::string& name) {
   write_json_file(dir / "train_state.json",
                   {{"step", step_}, {"losses", losses_}, {"extra", extra_state_}});
   if (impl_->store) impl_->store->add_artifact(impl_->run_id, "model-" + name, dir.string());
+  if (model_.encoder->lora().rank > 0) {
+    const fs::path adapter = fs::path(options_.out_dir) / (name + "-adapter");
+    save_adapter_folder(adapter.string(), *model_.encoder, options_.base_model);
+    if (impl_->store)
+      impl_->store->add_artifact(impl_->run_id, "adapter-" + name, adapter.string());
+  }
 }
 
 void TrainingLoop::log(const std::vector<std::pair<std::string, double>>& values) {

@@ -21,6 +21,7 @@
 
 #include "core/dist/distributed.h"
 #include "core/embed/model_folder.h"
+#include "core/model/lora.h"
 #include "core/util/random.h"
 #include "core/util/settings.h"
 
@@ -45,15 +46,32 @@ struct TrainingSettings {
   // [train] recompute_layers: activation recomputation per layer (Encoder::set_recompute_layers)
   // — the same gradients, one layer's activations held instead of all (long passages).
   bool recompute_layers = false;
+  // [lora]: LoRA adapters (core/model/lora.h) instead of training every weight; rank 0: none.
+  int64_t lora_rank = 0;
+  double lora_alpha = 16, lora_dropout = 0;
+  std::vector<std::string> lora_targets = {"all-linear"};
 };
+
+// The [lora] settings as the Encoder takes them.
+LoraSettings lora_settings(const TrainingSettings& s);
+
+// The model a training command starts from: the [model] init folder, or when resuming the
+// checkpoint's. With [lora] rank > 0: the init folder with adapters attached (seeded by
+// [train] seed) or, when resuming, the checkpoint's adapter folder loaded onto it; every other
+// weight frozen. InputErrors for what LoRA cannot train here: latent-attention pooling, and
+// adapter dropout with [train] recompute_layers (the recomputation would draw other masks).
+LoadedModel load_training_model(const TrainingSettings& s, bool resume);
 
 // The shared settings ([model] init and [output] dir required, paths resolved against the
 // config's folder); each command's table adds its own (core/util/settings.h).
 const SettingsTable<TrainingSettings>& training_settings();
 
 struct LoopOptions {
-  std::string out_dir;           // checkpoint/, last/ (and best/ when the command keeps one)
+  // checkpoint/, last/ (and best/ when the command keeps one; with LoRA also last-adapter/ and
+  // best-adapter/)
+  std::string out_dir;
   std::string tokenizer_source;  // folder or file whose tokenizer goes into saved folders
+  std::string base_model;        // the [model] init folder: a LoRA adapter folder's base
   std::string kind = "train";    // the run's kind in the store
   nlohmann::json config;         // recorded with the run; a resumed run must match it
   std::string db, experiment = "default", run_name;
@@ -102,7 +120,8 @@ class TrainingLoop {
            const std::function<void(int64_t step)>& after_step = {});
 
   // Saves the model as a Hugging Face folder under out_dir/name and records it in the store
-  // (rank 0; a no-op on the other processes).
+  // (rank 0; a no-op on the other processes). With LoRA adapters the folder holds the merged
+  // weights, and the adapters alone go to the PEFT folder out_dir/name-adapter too.
   void save_model(const std::string& name);
   // Logs metrics at the current step into the store (when there is one).
   void log(const std::vector<std::pair<std::string, double>>& values);

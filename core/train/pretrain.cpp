@@ -96,8 +96,7 @@ MlmBatch make_mlm_batch(const std::vector<MaskedSequence>& masked, int32_t pad) 
 
 PretrainSummary pretrain_mlm(const PretrainConfig& config, bool resume, bool progress_json,
                              const DistributedContext& dist) {
-  LoadedModel model =
-      load_model_folder(resume ? find_checkpoint(config.out_dir) : config.init_model);
+  LoadedModel model = load_training_model(config, resume);
   if (model.encoder->config().is_decoder() && model.encoder->config().causal)
     throw input_error(config.init_model,
                       "a causal decoder: masked-language pretraining needs bidirectional "

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <thread>
 
+#include "core/embed/model_folder.h"
 #include "core/store/results_store.h"
 #include "core/util/file.h"
 #include "core/util/progress.h"
@@ -337,6 +338,79 @@ TEST_F(TrainCliTest, RecordsIntoTheRunNamedByLmkRunId) {
   ResultsStore store(db, ResultsStore::OpenMode::Existing);
   EXPECT_EQ(store.list_runs().size(), 3u);
   EXPECT_EQ(store.get_run(eval_run).status, RunStatus::Scheduled) << "left as it was";
+}
+
+TEST_F(TrainCliTest, LoraFineTunesADecoderResumesExactlyAndMergesAsItsAdapterFolderSays) {
+  // A tiny causal Qwen3 decoder ([SEP] is its end-of-text token), adapters on three layer kinds.
+  ASSERT_EQ(run_lmk("model init --preset tiny --architecture qwen3 --kv-heads 1 --pooling lmk "
+                    "--tokenizer " +
+                    tokenizer_ + " --out " + path("decoder"))
+                .code,
+            0);
+  const std::string lora =
+      "[lora]\nrank = 4\nalpha = 8\ntarget_modules = [\"q_proj\", \"v_proj\", \"down_proj\"]\n";
+  auto decoder_config = [&](const std::string& name, const std::string& out) {
+    std::string text = read_file(config(name, out, 24, 12, "learning_rate = 1e-2\n"));
+    const std::string init = "init = \"init\"", rate = "learning_rate = 3e-3\n";
+    text.replace(text.find(init), init.size(), "init = \"decoder\"");
+    text.replace(text.find(rate), rate.size(), "");
+    return dir_.write(name, text.replace(text.find("[output]"), 0, lora));
+  };
+  const std::string cfg = decoder_config("lora.toml", "lora");
+  Result r = run_lmk("train --config " + cfg, "", "LMK_THREADS=1");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const std::vector<double> curve = losses("lora");
+  ASSERT_EQ(curve.size(), 24u);
+  EXPECT_LT((curve[20] + curve[21] + curve[22] + curve[23]) / 4,
+            (curve[0] + curve[1] + curve[2] + curve[3]) / 4 * 0.9)
+      << "the adapters learn the task";
+  // A checkpoint holds the adapters, not the base.
+  EXPECT_TRUE(fs::exists(path("lora/checkpoint/adapter/adapter_model.safetensors")));
+  EXPECT_FALSE(fs::exists(path("lora/checkpoint/model.safetensors")));
+  // Only the adapted layers' weights changed.
+  const LoadedModel base = load_model_folder(path("decoder"));
+  const LoadedModel tuned = load_model_folder(path("lora/last"));
+  int changed = 0;
+  for (const auto& [name, weight] : base.encoder->named_weights()) {
+    const bool adapted = name.find("q_proj.weight") != std::string::npos ||
+                         name.find("v_proj.weight") != std::string::npos ||
+                         name.find("down_proj.weight") != std::string::npos;
+    const bool equal = at::equal(weight, tuned.encoder->weight(name));
+    EXPECT_EQ(equal, !adapted) << name;
+    changed += !equal;
+  }
+  EXPECT_EQ(changed, 12) << "3 layer kinds x 4 layers";
+  // Resumed from the step-12 checkpoint: the same curve and weights.
+  fs::rename(path("lora/last"), path("lora-full"));
+  r = run_lmk("train --config " + cfg + " --resume", "", "LMK_THREADS=1");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(losses("lora"), curve);
+  EXPECT_EQ(read_file(path("lora/last/model.safetensors")),
+            read_file(path("lora-full/model.safetensors")));
+  // The adapter folder merged by lmk model merge-lora (base from the folder's config): the
+  // weights the training saved.
+  r = run_lmk("model merge-lora --adapter " + path("lora/last-adapter") + " --out " +
+              path("merged"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(read_file(path("merged/model.safetensors")),
+            read_file(path("lora-full/model.safetensors")));
+  // Bad [lora] settings name their key, before any work.
+  const std::string head = "[model]\ninit = \"decoder\"\n[data]\ntrain = \"pairs.jsonl\"\n";
+  for (const auto& [text, message] : std::vector<std::pair<std::string, std::string>>{
+           {"[lora]\nrank = 2\ntarget_modules = \"gate\"\n", "[lora] target_modules"},
+           {"[lora]\nrank = -1\n", "lora.rank"},
+           {"[lora]\nrank = 2\ndropout = 1.5\n", "lora.dropout"},
+           {"[lora]\nrank = 2\ndropout = 0.1\n[train]\nrecompute_layers = true\n",
+            "[lora] dropout"}}) {
+    r = run_lmk("train --config " +
+                dir_.write("bad-lora.toml", head + text + "[output]\ndir = \"never\"\n"));
+    EXPECT_EQ(r.code, 2) << text << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << text << r.output;
+  }
+  EXPECT_FALSE(fs::exists(path("never")));
+  r = run_lmk("model merge-lora --adapter " + path("decoder") + " --out " + path("m2"));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("no adapter_config.json"), std::string::npos) << r.output;
 }
 
 TEST_F(TrainCliTest, BadConfigsExitTwoNamingTheKey) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include <ATen/ATen.h>
@@ -16,6 +17,7 @@
 namespace lmk {
 namespace {
 
+namespace fs = std::filesystem;
 using testing::TempDir;
 
 EncoderConfig tiny(Architecture architecture) {
@@ -296,6 +298,123 @@ TEST(CheckpointTest, LatentAttentionIsSavedWithTheModel) {
   EXPECT_EQ(loaded.latent->heads(), 4);
   for (const auto& [name, t] : latent.named_weights())
     EXPECT_TRUE(at::equal(loaded.latent->named_weights().at(name), t)) << name;
+}
+
+// A Qwen3 decoder with trained-looking adapters on its attention projections.
+std::unique_ptr<Encoder> adapted_decoder() {
+  EncoderConfig c = tiny(Architecture::Qwen3);
+  c.causal = true;
+  auto encoder = std::make_unique<Encoder>(c, 3);
+  LoraSettings s;
+  s.rank = 2;
+  s.alpha = 5;
+  s.dropout = 0.1;
+  s.target_modules = {"q_proj", "o_proj"};
+  encoder->attach_lora(s, 4);
+  const at::NoGradGuard no_grad;
+  for (const auto& [name, adapter] : encoder->linear_layers())
+    if (adapter->attached()) adapter->b.normal_(0, 0.1);
+  return encoder;
+}
+
+TEST(AdapterFolderTest, RoundTripsAndMergesIntoTheSavedFolder) {
+  TempDir dir;
+  const std::string tokenizer = dir.write("tokenizer.json", testing::word_level_json(1000).dump());
+  auto trained = adapted_decoder();
+  save_adapter_folder(dir.path() / "adapter", *trained, (dir.path() / "base").string());
+  const nlohmann::json config =
+      nlohmann::json::parse(read_file((dir.path() / "adapter" / "adapter_config.json").string()));
+  EXPECT_EQ(config["peft_type"], "LORA");
+  EXPECT_EQ(config["r"], 2);
+  EXPECT_EQ(config["lora_alpha"], 5.0);
+  EXPECT_EQ(config["target_modules"].size(), 4u) << config.dump();
+  EXPECT_EQ(config["base_model_name_or_path"], (dir.path() / "base").string());
+  const SafetensorsFile file((dir.path() / "adapter" / "adapter_model.safetensors").string());
+  EXPECT_NE(file.find("base_model.model.layers.1.self_attn.o_proj.lora_B.weight"), nullptr);
+  EXPECT_EQ(file.header().tensors.size(), 8u);
+
+  // Onto a fresh copy of the base: the same adapters, the same outputs.
+  EncoderConfig c = tiny(Architecture::Qwen3);
+  c.causal = true;
+  Encoder fresh(c, 3);
+  load_adapter_folder((dir.path() / "adapter").string(), fresh);
+  EXPECT_EQ(fresh.lora().rank, 2);
+  EXPECT_DOUBLE_EQ(fresh.lora().dropout, 0.1);
+  EXPECT_TRUE(at::equal(run(fresh), run(*trained)));
+  // save_model_folder merges: the saved folder alone computes the same.
+  save_model_folder((dir.path() / "merged").string(), *trained, tokenizer, PoolingSettings{});
+  LoadedModel merged = load_model_folder((dir.path() / "merged").string());
+  EXPECT_EQ(merged.encoder->lora().rank, 0);
+  EXPECT_TRUE(at::allclose(run(*merged.encoder), run(*trained), 1e-4, 1e-5));
+  Encoder base(c, 3);
+  EXPECT_FALSE(at::allclose(run(*merged.encoder), run(base), 1e-3, 1e-3)) << "the adapters count";
+}
+
+TEST(AdapterFolderTest, WhatLmkDoesNotComputeIsAnErrorNamingTheFieldOrTensor) {
+  TempDir dir;
+  auto trained = adapted_decoder();
+  const fs::path good = dir.path() / "adapter";
+  save_adapter_folder(good, *trained, "base");
+  EncoderConfig c = tiny(Architecture::Qwen3);
+  c.causal = true;
+  auto expect_error = [&](const fs::path& folder, const std::string& named) {
+    Encoder fresh(c, 3);
+    try {
+      load_adapter_folder(folder.string(), fresh);
+      ADD_FAILURE() << "accepted " << folder << ", expected an error naming " << named;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(named), std::string::npos) << e.what();
+    }
+  };
+  // Config fields.
+  for (const auto& [key, value] :
+       std::vector<std::pair<std::string, nlohmann::json>>{{"use_dora", true},
+                                                           {"use_rslora", true},
+                                                           {"fan_in_fan_out", true},
+                                                           {"rank_pattern", {{"q_proj", 4}}},
+                                                           {"bias", "all"},
+                                                           {"modules_to_save", {"score"}},
+                                                           {"peft_type", "IA3"},
+                                                           {"r", 0}}) {
+    const fs::path copy = dir.path() / ("bad-" + key);
+    fs::create_directories(copy);
+    fs::copy_file(good / "adapter_model.safetensors", copy / "adapter_model.safetensors");
+    nlohmann::json config =
+        nlohmann::json::parse(read_file((good / "adapter_config.json").string()));
+    config[key] = value;
+    std::ofstream(copy / "adapter_config.json") << config.dump();
+    expect_error(copy, "adapter_config.json: " + key);
+  }
+  // Tensors.
+  const at::Tensor a = at::zeros({2, 64}), b = at::zeros({64, 2});
+  auto with_tensors = [&](const std::string& name,
+                          const std::vector<std::pair<std::string, at::Tensor>>& named) {
+    const fs::path copy = dir.path() / name;
+    fs::create_directories(copy);
+    fs::copy_file(good / "adapter_config.json", copy / "adapter_config.json");
+    write_tensors((copy / "adapter_model.safetensors").string(), named);
+    return copy;
+  };
+  const std::string q = "base_model.model.layers.0.self_attn.q_proj";
+  expect_error(with_tensors("no-b", {{q + ".lora_A.weight", a}}), "has no lora_B");
+  expect_error(with_tensors("shape", {{q + ".lora_A.weight", at::zeros({3, 64})},
+                                      {q + ".lora_B.weight", b}}),
+               "lora_A.weight': shape [3, 64], the layer and r = 2 need [2, 64]");
+  expect_error(with_tensors("unknown", {{"base_model.model.layers.0.mlp.w9.lora_A.weight", a},
+                                        {"base_model.model.layers.0.mlp.w9.lora_B.weight", b}}),
+               "no linear layer 'layers.0.mlp.w9'");
+  expect_error(with_tensors("other", {{q + ".weight", a}}), "not a LoRA matrix");
+  expect_error(dir.path() / "missing", "no adapter_config.json");
+  // The class prefix PEFT writes for Qwen3ForCausalLM is read as the base class's.
+  Encoder fresh(c, 3);
+  load_adapter_folder(
+      with_tensors("prefixed",
+                   {{"base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight", a},
+                    {"base_model.model.model.layers.0.self_attn.q_proj.lora_B.weight", b}})
+          .string(),
+      fresh);
+  EXPECT_TRUE(fresh.linear_layers().at("layers.0.self_attn.q_proj")->attached());
+  EXPECT_FALSE(fresh.linear_layers().at("layers.0.self_attn.o_proj")->attached());
 }
 
 }  // namespace
