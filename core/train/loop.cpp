@@ -167,6 +167,7 @@ LoopOptions loop_options(const TrainingSettings& s, const char* kind, json confi
   o.total_steps = total_steps;
   o.checkpoint_every = s.checkpoint_every;
   o.log_every = s.log_every;
+  o.seed = s.seed;
   o.progress_json = progress_json || progress_json_requested();
   return o;
 }
@@ -368,6 +369,7 @@ void TrainingLoop::run(const std::function<double(int64_t step)>& step_gradients
     if (step_ < total && dist_.sum(stop_requested() ? 1.0 : 0.0) > 0) stop(false);
     while (step_ < total) {
       impl_->optimizer->zero_grad();
+      at::manual_seed(splitmix64(options_.seed ^ static_cast<uint64_t>(step_)));
       double loss = step_gradients(step_);
       bool stop_now = false;  // a stop signal on any process: all stop after this step
       if (dist_.is_distributed()) {

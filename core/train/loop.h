@@ -77,6 +77,9 @@ struct LoopOptions {
   std::string db, experiment = "default", run_name;
   double learning_rate = 5e-5, weight_decay = 0.01, warmup_ratio = 0.1, max_grad_norm = 1.0;
   int64_t total_steps = 0, checkpoint_every = 0, log_every = 10;
+  // [train] seed: with the step, seeds LibTorch's generator before each step, so that what
+  // draws from it (LoRA's dropout) is a function of the config and resume stays exact.
+  uint64_t seed = 42;
   bool progress_json = false;
 };
 

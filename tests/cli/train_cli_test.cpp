@@ -348,7 +348,8 @@ TEST_F(TrainCliTest, LoraFineTunesADecoderResumesExactlyAndMergesAsItsAdapterFol
                 .code,
             0);
   const std::string lora =
-      "[lora]\nrank = 4\nalpha = 8\ntarget_modules = [\"q_proj\", \"v_proj\", \"down_proj\"]\n";
+      "[lora]\nrank = 4\nalpha = 8\ndropout = 0.1\n"
+      "target_modules = [\"q_proj\", \"v_proj\", \"down_proj\"]\n";
   auto decoder_config = [&](const std::string& name, const std::string& out) {
     std::string text = read_file(config(name, out, 24, 12, "learning_rate = 1e-2\n"));
     const std::string init = "init = \"init\"", rate = "learning_rate = 3e-3\n";
@@ -380,7 +381,7 @@ TEST_F(TrainCliTest, LoraFineTunesADecoderResumesExactlyAndMergesAsItsAdapterFol
     changed += !equal;
   }
   EXPECT_EQ(changed, 12) << "3 layer kinds x 4 layers";
-  // Resumed from the step-12 checkpoint: the same curve and weights.
+  // Resumed from the step-12 checkpoint: the same curve and weights (the dropout masks too).
   fs::rename(path("lora/last"), path("lora-full"));
   r = run_lmk("train --config " + cfg + " --resume", "", "LMK_THREADS=1");
   ASSERT_EQ(r.code, 0) << r.output;
