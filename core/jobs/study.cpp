@@ -278,6 +278,9 @@ std::vector<StudyStep> plan_cell(const StudyConfig& c, const std::string& experi
     auto shape = [&](const char* flag, int64_t value, int64_t unset) {
       if (value != unset) init_args.insert(init_args.end(), {flag, std::to_string(value)});
     };
+    // Written only when not ModernBERT, so that an encoder study's steps keep their keys.
+    if (c.architecture != "modernbert")
+      init_args.insert(init_args.end(), {"--architecture", c.architecture});
     shape("--hidden-size", c.hidden_size, 0);
     shape("--layers", c.layers, 0);
     shape("--heads", c.heads, 0);
@@ -286,6 +289,8 @@ std::vector<StudyStep> plan_cell(const StudyConfig& c, const std::string& experi
     if (c.rope_theta > 0)
       init_args.insert(init_args.end(), {"--rope-theta", number_text(c.rope_theta)});
     if (!c.rope) init_args.push_back("--no-rope");
+    shape("--kv-heads", c.kv_heads, 0);
+    if (c.bidirectional) init_args.push_back("--bidirectional");
     add({"init", init_args, {}, {"@OUT@/config.json"}, "", tokenizer_dep});
     add({"pretrain",
          {"pretrain", "--config", "@OUT@.toml", "--auto-resume"},

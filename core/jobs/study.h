@@ -7,10 +7,12 @@
 // depths), MLM pretraining (at a long length: the encoder learns long context), contrastive
 // fine-tuning of every pooling from the same start (at a short length), evaluation of each —
 // run as `lmk` child processes, each step's completion recorded under the study folder so that
-// a re-run reuses what is done. `[model] init` starts fine-tuning from an existing model folder
-// instead (no tokenizer, init or pretraining steps); `[finetune] train` and `[eval] datasets`
-// take training and evaluation data of your own (then a study needs no corpus). Everything measured
-// lands in the results store; study_table() reads it back as pooling x task @ length tables.
+// a re-run reuses what is done. `[model] architecture` makes a BERT, GTE or (bidirectional)
+// Qwen3 / Llama decoder instead of ModernBERT; `[model] init` starts fine-tuning from an
+// existing model folder instead (no tokenizer, init or pretraining steps); `[finetune] train`
+// and `[eval] datasets` take training and evaluation data of your own (then a study needs no
+// corpus). Everything measured lands in the results store; study_table() reads it back as
+// pooling x task @ length tables.
 //
 #include <cstdint>
 #include <functional>
@@ -62,9 +64,14 @@ struct StudyConfig {
   int64_t vocab_size = 8000;
   // [model]
   std::string preset = "small";
+  // modernbert, bert, gte, qwen3 or llama (lmk model init --architecture). A decoder (qwen3,
+  // llama) pretrained here must be bidirectional: lmk pretrain trains masked-language models.
+  std::string architecture = "modernbert";
   int64_t hidden_size = 0, layers = 0, heads = 0, intermediate_size = 0, local_window = -1;
+  int64_t kv_heads = 0;  // decoders: key / value heads (0: as many as heads)
   double rope_theta = 0;
-  bool rope = true;  // false: the RoPE ablation (rotation frequencies zeroed)
+  bool rope = true;            // false: the RoPE ablation (rotation frequencies zeroed)
+  bool bidirectional = false;  // decoders: bidirectional attention (LLM2Vec's conversion)
   std::string init;  // a model folder to fine-tune from: no tokenizer, init or pretraining
   // [pretrain]
   int64_t pretrain_length = 256, pretrain_batch = 16, pretrain_steps = 0, pretrain_epochs = 1;
@@ -217,9 +224,10 @@ StudyRunSummary run_study(const StudyPlan& plan, const std::string& lmk_binary,
 
 // The comparison table (pooling x benchmark @ length, main score of each) from the store; one
 // per sweep cell, under the cell's name. Each cell is its mean ± half the width of a 95 %
-// bootstrap interval over the queries; ▲ / ▼ mark a pooling significantly above / below CLS in
-// the same column (Fisher's randomization test, Holm–Bonferroni over the table's comparisons),
-// and the test and correction are named under the table.
+// bootstrap interval over the queries; ▲ / ▼ mark a pooling significantly above / below CLS
+// (a study without a cls pooling: last, the decoders' usual one) in the same column (Fisher's
+// randomization test, Holm–Bonferroni over the table's comparisons), and the test and correction
+// are named under the table.
 std::string study_table(const StudyPlan& plan, const ResultsStore& store);
 
 }  // namespace lmk

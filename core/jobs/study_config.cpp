@@ -36,6 +36,18 @@ void check_preset(const std::string& preset, const std::string& where) {
     throw input_error(where, "must be tiny, small or base");
 }
 
+// lmk model init's --architecture values.
+void check_architecture(const std::string& architecture, const std::string& where) {
+  for (const char* known : {"modernbert", "bert", "gte", "qwen3", "llama"})
+    if (architecture == known) return;
+  throw input_error(
+      where, "unknown architecture '" + architecture + "' (modernbert, bert, gte, qwen3, llama)");
+}
+
+bool is_decoder(const std::string& architecture) {
+  return architecture == "qwen3" || architecture == "llama";
+}
+
 // cpu, cuda or cuda:N (whether the machine that runs the steps has it is checked there).
 void check_device(const std::string& device, const std::string& where) {
   if (device == "cpu" || device == "cuda") return;
@@ -201,6 +213,24 @@ StudyConfig read_cell(const TomlConfig& toml, const std::string& path, const std
                         "'" + c.init + "' is not a model folder (no config.json)");
   }
 
+  // A decoder's keys, and what lmk pretrain can train (a model made here is pretrained).
+  if (c.kv_heads > 0 && !is_decoder(c.architecture))
+    throw input_error(toml.where("model", "kv_heads"),
+                      "key / value heads are a decoder's (architecture qwen3 or llama), not " +
+                          c.architecture + "'s");
+  if (c.bidirectional && !is_decoder(c.architecture))
+    throw input_error(toml.where("model", "bidirectional"),
+                      "makes a decoder (architecture qwen3 or llama) bidirectional; " +
+                          c.architecture + " is bidirectional already");
+  if (c.local_window >= 0 && is_decoder(c.architecture))
+    throw input_error(toml.where("model", "local_window"),
+                      "a decoder's layers all attend globally (a local window is ModernBERT's)");
+  if (c.init.empty() && is_decoder(c.architecture) && !c.bidirectional)
+    throw input_error(toml.where("model", "bidirectional"),
+                      "lmk pretrain trains masked-language models: a decoder pretrained here must "
+                      "be bidirectional (LLM2Vec's conversion); set bidirectional = true, or "
+                      "fine-tune a decoder folder of your own ([model] init)");
+
   std::vector<std::string> poolings = {"cls", "mean", "lmk:" + paper::eval_landmarks_text(),
                                        "lmk:" + paper::train_landmarks_text()};
   toml.texts("finetune", "poolings", poolings);
@@ -276,9 +306,15 @@ const SettingsTable<StudyConfig>& study_settings() {
       S("study", "db").form("Results store", "STUDY FOLDER/results.db"),
       S("tokenizer", "vocab_size", &C::vocab_size).at_least(100).form("Vocabulary size"),
       S("model", "preset", &C::preset).checked(check_preset).form("Preset"),
+      S("model", "architecture", &C::architecture)
+          .checked(check_architecture)
+          .form("Architecture", "modernbert, bert, gte, qwen3 or llama (default modernbert)"),
       S("model", "hidden_size", &C::hidden_size).at_least(1).form("Hidden size", "the preset's"),
       S("model", "layers", &C::layers).at_least(1).form("Layers", "the preset's"),
       S("model", "heads", &C::heads).at_least(1).form("Attention heads", "the preset's"),
+      S("model", "kv_heads", &C::kv_heads)
+          .at_least(0)
+          .form("Key/value heads", "decoders: as many as the heads"),
       S("model", "intermediate_size", &C::intermediate_size)
           .at_least(1)
           .form("MLP size", "the preset's"),
@@ -289,6 +325,7 @@ const SettingsTable<StudyConfig>& study_settings() {
           .range(1, 1e12)
           .form("RoPE θ", "the preset's (160000)"),
       S("model", "rope", &C::rope),
+      S("model", "bidirectional", &C::bidirectional),
       S("model", "init"),
       S("pretrain", "max_length", &C::pretrain_length)
           .at_least(16)

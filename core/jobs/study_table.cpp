@@ -1,10 +1,12 @@
 // The study's comparison tables (core/jobs/study.h): per source and task, a cell per pooling
-// and length with its interval and marks against CLS, read back from the results store; with
-// [eval] select = "dev", the granularity chosen on dev and reported on test.
+// and length with its interval and marks against CLS (or last, in a decoder study), read back
+// from the results store; with [eval] select = "dev", the granularity chosen on dev and reported
+// on test.
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "core/eval/comparison_report.h"
@@ -97,6 +99,15 @@ ComparisonCell read_cell(const ResultsStore& store, const LatestRuns& latest,
   return {};
 }
 
+// The row the others are marked against: the first cls pooling, else (a decoder study) the
+// first last pooling; none: all pairs are tested.
+std::optional<size_t> baseline_row(const std::vector<StudyVariant>& variants) {
+  for (const char* pooling : {"cls", "last"})
+    for (size_t i = 0; i < variants.size(); ++i)
+      if (variants[i].pooling == pooling) return i;
+  return std::nullopt;
+}
+
 std::string render_table(const std::string& title, const std::vector<std::string>& rows,
                          const std::vector<std::string>& headers,
                          const std::vector<std::vector<ComparisonCell>>& cells,
@@ -141,18 +152,18 @@ std::string cell_tables(const StudyCell& cell, const LatestRuns& latest,
   std::string out;
   for (const StudyTableSpec& spec : table_specs(c)) {
     std::vector<std::string> rows, headers;
-    std::optional<size_t> cls;
+    const std::optional<size_t> baseline = baseline_row(c.variants);  // a row per variant
     for (const StudyColumn& col : spec.columns) headers.push_back(col.header);
     std::vector<std::vector<ComparisonCell>> cells;
     for (const StudyVariant& v : c.variants) {
-      if (v.pooling == "cls" && !cls) cls = rows.size();
       rows.push_back(v.label);
       cells.emplace_back();
       for (const StudyColumn& col : spec.columns)
         cells.back().push_back(
             read_cell(store, latest, cell.run_names, v.label + "/" + col.run, col, "test"));
     }
-    out += (out.empty() ? "" : "\n") + render_table(spec.title, rows, headers, cells, cls, true);
+    out +=
+        (out.empty() ? "" : "\n") + render_table(spec.title, rows, headers, cells, baseline, true);
     if (!spec.map.empty()) out += "\n" + needle_maps(cell, latest, store, spec);
   }
   const std::string synthetic =
@@ -172,7 +183,7 @@ std::string cell_tables(const StudyCell& cell, const LatestRuns& latest,
 
 // With [eval] select = "dev": per group of cells that differ only in the granularity, each
 // granularity-reading pooling's granularity chosen per column on the dev split and its test
-// result at that choice, against CLS; then the oracle (best on test), labelled.
+// result at that choice, against CLS (or last); then the oracle (best on test), labelled.
 std::string dev_selection(const StudyPlan& plan, const LatestRuns& latest,
                           const ResultsStore& store) {
   std::map<std::string, std::vector<const StudyCell*>> groups;  // other swept values -> cells
@@ -194,10 +205,9 @@ std::string dev_selection(const StudyPlan& plan, const LatestRuns& latest,
       std::vector<std::string> headers, rows, oracle_rows, choices;
       for (const StudyColumn& col : columns) headers.push_back(col.header);
       std::vector<std::vector<ComparisonCell>> chosen, oracle;
-      std::optional<size_t> cls;
+      const std::optional<size_t> baseline = baseline_row(c.variants);  // a row per variant
       for (const StudyVariant& v : c.variants) {
         const bool reads = reads_granularity(parse_pooling(v.pooling, "pooling"));
-        if (v.pooling == "cls" && !cls) cls = rows.size();
         rows.push_back(reads ? v.label + " (g chosen on dev)" : v.label);
         chosen.emplace_back();
         if (reads) {
@@ -246,7 +256,7 @@ std::string dev_selection(const StudyPlan& plan, const LatestRuns& latest,
       const std::string where = group.empty() ? "" : " [" + group + "]";
       out += (out.empty() ? "" : "\n") +
              render_table(spec.title + where + ", granularity chosen on dev, scored on test", rows,
-                          headers, chosen, cls, true);
+                          headers, chosen, baseline, true);
       out += "chosen on the dev split (highest mean; ties: the smaller g):\n";
       for (const std::string& line : choices) out += line + "\n";
       out += "\n" + render_table("oracle" + where +

@@ -79,5 +79,52 @@ TEST(StudyConfig, BadKeysAreNamed) {
             std::string::npos);
 }
 
+// [model] architecture, kv_heads and bidirectional: a decoder the study makes and pretrains
+// must be bidirectional (lmk pretrain trains masked-language models); the decoder keys need a
+// decoder.
+TEST(StudyConfig, ADecoderPretrainedHereMustBeBidirectional) {
+  TempDir dir;
+  const StudyConfig encoder = read_study_config(dir.write("a.toml", kBase), "full");
+  EXPECT_EQ(encoder.architecture, "modernbert");
+  EXPECT_EQ(encoder.kv_heads, 0);
+  EXPECT_FALSE(encoder.bidirectional);
+  const StudyConfig decoder = read_study_config(
+      dir.write("b.toml", std::string(kBase) +
+                              "[profile.quick.model]\narchitecture = \"llama\"\nkv_heads = 1\n"
+                              "bidirectional = true\n"),
+      "quick");
+  EXPECT_EQ(decoder.architecture, "llama");
+  EXPECT_EQ(decoder.kv_heads, 1);
+  EXPECT_TRUE(decoder.bidirectional);
+  const std::string causal = expect_input_error(
+      dir.write("c.toml", std::string(kBase) + "[profile.quick.model]\narchitecture = \"qwen3\"\n"),
+      "quick");
+  EXPECT_NE(causal.find(": model.bidirectional"), std::string::npos) << causal;
+  EXPECT_NE(causal.find("lmk pretrain trains masked-language models: a decoder pretrained here "
+                        "must be bidirectional (LLM2Vec's conversion)"),
+            std::string::npos)
+      << causal;
+  // A causal decoder folder of your own is fine-tuned as it is.
+  std::filesystem::create_directories(dir.path() / "hf");
+  dir.write("hf/config.json", "{}");
+  EXPECT_EQ(read_study_config(
+                dir.write("d.toml", std::string(kBase) + "[profile.quick.model]\narchitecture = "
+                                                         "\"qwen3\"\ninit = \"hf\"\n"
+                                                         "[profile.quick.finetune]\n"
+                                                         "passage_max_length = 64\n"),
+                "quick")
+                .architecture,
+            "qwen3");
+  const std::string kv = expect_input_error(
+      dir.write("e.toml", std::string(kBase) + "[profile.quick.model]\nkv_heads = 2\n"), "quick");
+  EXPECT_NE(kv.find("profile.quick.model.kv_heads"), std::string::npos) << kv;
+  EXPECT_NE(expect_input_error(dir.write("f.toml", "[model]\narchitecture = \"gpt2\"\n"))
+                .find("model.architecture"),
+            std::string::npos);
+  EXPECT_NE(
+      expect_input_error(dir.write("g.toml", "[model]\nkv_heads = -1\n")).find("model.kv_heads"),
+      std::string::npos);
+}
+
 }  // namespace
 }  // namespace lmk

@@ -59,6 +59,55 @@ TEST(StudyTable, YourDatasetsHaveATableOfTheirOwn) {
   EXPECT_NE(table.find("on train.jsonl"), std::string::npos) << table;
 }
 
+// A study without a cls pooling (a decoder's) marks the others against last; with a cls pooling,
+// cls stays the baseline wherever it is listed.
+TEST(StudyTable, WithoutClsTheBaselineIsLast) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path() / "hf");
+  std::filesystem::create_directories(dir.path() / "msmarco");
+  dir.write("hf/config.json", "{}");
+  dir.write("train.jsonl", "{}\n");
+  auto table_of = [&](const std::string& name, const std::string& poolings) {
+    const StudyPlan plan = plan_study(read_study_config(
+        dir.write(name + ".toml",
+                  "[study]\nname = \"" + name +
+                      "\"\ncorpus = []\n[model]\ninit = \"hf\"\n"
+                      "[finetune]\ntrain = \"train.jsonl\"\npassage_max_length = 64\n"
+                      "poolings = " +
+                      poolings + "\n[eval]\nbenchmarks = []\ndatasets = \"msmarco\"\n"),
+        "full", (dir.path() / (name + ".db")).string()));
+    ResultsStore store(plan.config.db);
+    const int64_t experiment = store.get_or_create_experiment(plan.experiment);
+    for (const StudyVariant& v : plan.config.variants) {
+      const int64_t run = store.create_run(
+          experiment, {plan.cells[0].run_names.at(v.label + "/msmarco"), "eval", {}, {}});
+      const double value = v.label == "mean" ? 0.75 : 0.25;
+      store.add_eval_results(run, {{"msmarco", "test", "ndcg_at_10", value, "all", ""}});
+      std::vector<QueryResult> queries;
+      for (int q = 0; q < 40; ++q)
+        queries.push_back({"msmarco",
+                           "test",
+                           "",
+                           "q" + std::to_string(q),
+                           std::nullopt,
+                           std::nullopt,
+                           {{"ndcg_at_10", q % 4 < value * 4 ? 1.0 : 0.0}}});
+      store.add_query_results(run, queries);
+      store.set_run_status(run, RunStatus::Finished);
+    }
+    return study_table(plan, store);
+  };
+  const std::string decoder = table_of("decoder", "[\"mean\", \"last\"]");
+  EXPECT_NE(decoder.find("last (baseline)"), std::string::npos) << decoder;
+  EXPECT_NE(decoder.find("each row against last"), std::string::npos) << decoder;
+  EXPECT_NE(decoder.find("▲"), std::string::npos) << "mean above last: " << decoder;
+  const std::string encoder = table_of("encoder", "[\"last\", \"mean\", \"cls\"]");
+  EXPECT_NE(encoder.find("cls (baseline)"), std::string::npos) << encoder;
+  EXPECT_EQ(encoder.find("last (baseline)"), std::string::npos) << encoder;
+  const std::string neither = table_of("neither", "[\"mean\", \"lmk\"]");
+  EXPECT_EQ(neither.find("(baseline)"), std::string::npos) << neither;
+}
+
 // The granularity a pooling reports on test is the one best on dev, not on test; the oracle is
 // apart and labelled.
 TEST(StudyTable, GranularityChosenOnDevIsReportedOnTest) {

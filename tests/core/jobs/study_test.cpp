@@ -164,6 +164,37 @@ TEST(StudyPlan, AModelFolderReplacesTokenizerInitAndPretraining) {
       std::string::npos);
 }
 
+// [model] architecture: a decoder is initialized (and pretrained) by the study itself; a
+// ModernBERT study's init command names no architecture, so its steps keep their keys.
+TEST(StudyPlan, TheArchitectureReachesModelInitOnlyWhenNotModernBert) {
+  TempDir dir;
+  const std::string path =
+      dir.write("s.toml", std::string(kBase) +
+                              "[profile.quick.model]\narchitecture = \"qwen3\"\nkv_heads = 2\n"
+                              "bidirectional = true\nheads = 4\nhidden_size = 64\n"
+                              "[profile.quick.finetune]\npoolings = [\"last\", \"mean\"]\n");
+  const StudyPlan decoder = plan_study(read_study_config(path, "quick"));
+  const std::string init = joined(find_step(decoder, "init").args);
+  EXPECT_EQ(init.rfind("model init ", 0), 0u) << init;
+  EXPECT_NE(init.find(" --architecture qwen3 "), std::string::npos) << init;
+  EXPECT_NE(init.find(" --kv-heads 2 --bidirectional "), std::string::npos) << init;
+  EXPECT_LT(init.find("--architecture"), init.find("--kv-heads")) << init;
+  EXPECT_EQ(find_step(decoder, "pretrain").deps.front(), "init");
+  EXPECT_NE(find_step(decoder, "finetune/last").files[0].second.find("pooling = \"last\""),
+            std::string::npos);
+  const StudyPlan encoder = plan_study(read_study_config(path, "full"));
+  const std::string modernbert = joined(find_step(encoder, "init").args);
+  EXPECT_EQ(modernbert.find("--architecture"), std::string::npos) << modernbert;
+  EXPECT_EQ(modernbert.find("--kv-heads"), std::string::npos) << modernbert;
+  EXPECT_EQ(modernbert.find("--bidirectional"), std::string::npos) << modernbert;
+  // Naming the default changes nothing: the same command, the same key.
+  const StudyPlan named = plan_study(read_study_config(
+      dir.write("m.toml", std::string(kBase) + "[profile.quick.model]\narchitecture = "
+                                               "\"modernbert\"\n"),
+      "quick", "", encoder.config.dir));
+  EXPECT_EQ(find_step(named, "init").key, find_step(encoder, "init").key);
+}
+
 // [study] device reaches every training config and evaluation; the CPU's plan is unchanged.
 TEST(StudyPlan, TheDeviceReachesTrainingAndEvaluation) {
   TempDir dir;
