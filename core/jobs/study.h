@@ -7,8 +7,9 @@
 // depths), MLM pretraining (at a long length: the encoder learns long context), contrastive
 // fine-tuning of every pooling from the same start (at a short length), evaluation of each —
 // run as `lmk` child processes, each step's completion recorded under the study folder so that
-// a re-run reuses what is done. `[model] architecture` makes a BERT, GTE or (bidirectional)
-// Qwen3 / Llama decoder instead of ModernBERT; `[model] init` starts fine-tuning from an
+// a re-run reuses what is done. `[model] architecture` makes a BERT, GTE or Qwen3 / Llama
+// decoder (causal, pretrained on next tokens, or bidirectional, on masked ones) instead of
+// ModernBERT; `[model] init` starts fine-tuning from an
 // existing model folder instead (no tokenizer, init or pretraining steps); `[finetune] train`
 // and `[eval] datasets` take training and evaluation data of your own (then a study needs no
 // corpus). Everything measured lands in the results store; study_table() reads it back as
@@ -64,8 +65,8 @@ struct StudyConfig {
   int64_t vocab_size = 8000;
   // [model]
   std::string preset = "small";
-  // modernbert, bert, gte, qwen3 or llama (lmk model init --architecture). A decoder (qwen3,
-  // llama) pretrained here must be bidirectional: lmk pretrain trains masked-language models.
+  // modernbert, bert, gte, qwen3 or llama (lmk model init --architecture); lmk pretrain trains
+  // a causal decoder on next tokens, a bidirectional one on masked tokens.
   std::string architecture = "modernbert";
   int64_t hidden_size = 0, layers = 0, heads = 0, intermediate_size = 0, local_window = -1;
   int64_t kv_heads = 0;  // decoders: key / value heads (0: as many as heads)

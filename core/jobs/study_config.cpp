@@ -213,7 +213,7 @@ StudyConfig read_cell(const TomlConfig& toml, const std::string& path, const std
                         "'" + c.init + "' is not a model folder (no config.json)");
   }
 
-  // A decoder's keys, and what lmk pretrain can train (a model made here is pretrained).
+  // A decoder's keys.
   if (c.kv_heads > 0 && !is_decoder(c.architecture))
     throw input_error(toml.where("model", "kv_heads"),
                       "key / value heads are a decoder's (architecture qwen3 or llama), not " +
@@ -225,11 +225,6 @@ StudyConfig read_cell(const TomlConfig& toml, const std::string& path, const std
   if (c.local_window >= 0 && is_decoder(c.architecture))
     throw input_error(toml.where("model", "local_window"),
                       "a decoder's layers all attend globally (a local window is ModernBERT's)");
-  if (c.init.empty() && is_decoder(c.architecture) && !c.bidirectional)
-    throw input_error(toml.where("model", "bidirectional"),
-                      "lmk pretrain trains masked-language models: a decoder pretrained here must "
-                      "be bidirectional (LLM2Vec's conversion); set bidirectional = true, or "
-                      "fine-tune a decoder folder of your own ([model] init)");
 
   std::vector<std::string> poolings = {"cls", "mean", "lmk:" + paper::eval_landmarks_text(),
                                        "lmk:" + paper::train_landmarks_text()};

@@ -69,4 +69,12 @@ MaskedSequence mask_tokens(const std::vector<int32_t>& ids, const MaskingOptions
   return out;
 }
 
+MaskedSequence next_token_targets(const std::vector<int32_t>& ids) {
+  MaskedSequence out;
+  out.input_ids = ids;
+  out.labels.assign(ids.size(), -100);
+  for (size_t t = 0; t + 1 < ids.size(); ++t) out.labels[t] = ids[t + 1];
+  return out;
+}
+
 }  // namespace lmk

@@ -1,7 +1,8 @@
 #pragma once
 
-// Inputs for masked-language-model pretraining (ModernBERT style): documents packed into
-// full-length sequences, and BERT's 80 / 10 / 10 masking at a chosen rate (ModernBERT: 30 %).
+// Inputs for pretraining: documents packed into full-length sequences, and either BERT's
+// 80 / 10 / 10 masking at a chosen rate (masked-language modelling, ModernBERT: 30 %) or
+// next-token targets (a causal decoder's language modelling).
 // Standard library only; seeded, the same on every platform.
 
 #include <cstddef>
@@ -36,5 +37,9 @@ struct MaskedSequence {
 // with the given shares. The draws depend only on (seed, position).
 MaskedSequence mask_tokens(const std::vector<int32_t>& ids, const MaskingOptions& options,
                            uint64_t seed);
+
+// Next-token prediction: ids unchanged as the input, the label at position t the id at t + 1
+// (-100 at the last position, which has no next token).
+MaskedSequence next_token_targets(const std::vector<int32_t>& ids);
 
 }  // namespace lmk

@@ -97,16 +97,17 @@ MlmBatch make_mlm_batch(const std::vector<MaskedSequence>& masked, int32_t pad) 
 PretrainSummary pretrain_mlm(const PretrainConfig& config, bool resume, bool progress_json,
                              const DistributedContext& dist) {
   LoadedModel model = load_training_model(config, resume);
-  if (model.encoder->config().is_decoder() && model.encoder->config().causal)
-    throw input_error(config.init_model,
-                      "a causal decoder: masked-language pretraining needs bidirectional "
-                      "attention (lmk model init --bidirectional, LLM2Vec's conversion); "
-                      "next-token pretraining is not built");
+  // The objective follows the attention: a causal decoder predicts each next token (masked
+  // tokens would be guessed from the left alone), every other model the masked ones.
+  const bool next_token = model.encoder->config().is_decoder() && model.encoder->config().causal;
   const auto tokenizer = load_tokenizer(config.init_model);
   const SpecialTokens special = tokenizer->special_tokens();
-  if (!special.mask) throw InputError(config.init_model + ": the tokenizer has no mask token");
-  const int32_t cls = special.cls.value_or(special.bos.value_or(0));
-  const int32_t sep = special.sep.value_or(special.eos.value_or(cls));
+  if (!next_token && !special.mask)
+    throw InputError(config.init_model + ": the tokenizer has no mask token");
+  // Sequences open with [CLS] / BOS (a decoder without one, Qwen's: with its end-of-text
+  // token, which also separates the documents) and end with [SEP] / EOS.
+  const int32_t sep = special.sep.value_or(special.eos.value_or(special.cls.value_or(0)));
+  const int32_t cls = special.cls.value_or(special.bos.value_or(sep));
   const int32_t pad = special.pad.value_or(0);
 
   // Every document tokenized once, then packed.
@@ -125,7 +126,7 @@ PretrainSummary pretrain_mlm(const PretrainConfig& config, bool resume, bool pro
                           ") than one batch of " + std::to_string(global_batch));
   MaskingOptions masking;
   masking.mask_rate = config.mask_rate;
-  masking.mask_id = *special.mask;
+  masking.mask_id = special.mask.value_or(0);
   masking.vocab_size = static_cast<int32_t>(model.encoder->config().vocab_size);
   for (const auto& id : {special.cls, special.sep, special.pad, special.bos, special.eos,
                          special.mask, special.unk}) {
@@ -157,19 +158,20 @@ PretrainSummary pretrain_mlm(const PretrainConfig& config, bool resume, bool pro
         order = shuffled_order(sequences.size(), config.seed, epoch);
         order_epoch = epoch;
       }
-      // Masked inputs of the micro-batch, padded to its longest sequence.
+      // Masked inputs (or next-token targets) of the micro-batch, padded to its longest.
       std::vector<MaskedSequence> masked;
       for (int64_t b = 0; b < config.batch_size; ++b) {
         const size_t s = order[static_cast<size_t>(within * global_batch + first_local + b)];
         // Masks differ per epoch: the draw is keyed by (seed, epoch, sequence).
-        masked.push_back(
-            mask_tokens(sequences[s], masking,
-                        splitmix64(config.seed ^ splitmix64(static_cast<uint64_t>(epoch))) ^ s));
+        const uint64_t mask_seed =
+            splitmix64(config.seed ^ splitmix64(static_cast<uint64_t>(epoch))) ^ s;
+        masked.push_back(next_token ? next_token_targets(sequences[s])
+                                    : mask_tokens(sequences[s], masking, mask_seed));
       }
       const MlmBatch batch = make_mlm_batch(masked, pad);
       loop.add_tokens(batch.rows * batch.length);
       const at::Tensor target = batch.target.to(device), predicted = batch.predicted.to(device);
-      // The mean over the global batch's masked tokens: this process's sum over its own, over
+      // The mean over the global batch's predicted tokens: this process's sum over its own, over
       // (global count / world size), since the loop averages the processes' gradients.
       const double global_masked = dist.sum(static_cast<double>(predicted.numel()));
       if (global_masked == 0 || predicted.numel() == 0) continue;  // nothing masked here

@@ -1,10 +1,12 @@
 #pragma once
 
-// Masked-language-model pretraining (ModernBERT style) of an encoder folder on text files:
-// documents tokenized, packed into full-length sequences, 80/10/10 masking at mask_rate (30 %
-// by default), cross-entropy of the MLM head (decoder tied to the embeddings) at the masked
-// positions. Runs on core/train/loop: AdamW, schedule, checkpoints, exact resume, store run.
-// A decoder must be bidirectional (LLM2Vec's conversion); a causal one is refused.
+// Pretraining of a model folder on text files: documents tokenized, packed into full-length
+// sequences, then masked-language modelling (ModernBERT style: 80/10/10 masking at mask_rate,
+// 30 % by default; cross-entropy of the MLM head at the masked positions) or, for a causal
+// decoder, next-token prediction (cross-entropy of the LM head at every position but a
+// sequence's last; mask_rate unused). A bidirectional decoder (LLM2Vec's conversion) takes the
+// masked objective. Runs on core/train/loop: AdamW, schedule, checkpoints, exact resume, store
+// run.
 
 #include <cstdint>
 #include <string>
@@ -37,7 +39,7 @@ struct PretrainSummary {
 };
 
 // Pretrains; with other processes in `dist`, each takes its batch_size sequences of every
-// global batch and the loss is normalized by the masked tokens of the global batch, so the run
+// global batch and the loss is normalized by the predicted tokens of the global batch, so the run
 // ends with the weights of one process training on batch_size x world_size.
 // A micro-batch of masked sequences as model inputs, padded with `pad` to the longest: input
 // ids and attention mask [B, L], targets [B * L] (-100 where nothing is predicted), and the

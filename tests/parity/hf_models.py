@@ -603,6 +603,49 @@ def to_hf(args):
         if label.startswith("model init") and folder == folders[0][1]:
             for name, edit in MUTATIONS[args.arch]:
                 planted(args, name, folder, edit, base, tok, texts)
+    if args.arch in DECODERS:
+        next_token_loss(args, folders[0][1], tok_path)
+
+
+def next_token_loss(args, folder, tok_path):
+    """`lmk pretrain` of a causal decoder is next-token prediction: its first step's loss (the
+    model as initialized, one packed sequence: [CLS] text [SEP]) equals transformers' causal-LM
+    loss (labels = the input, shifted inside the model) on the same ids; the same labels shifted
+    once more (a planted off-by-one) must not."""
+    from tokenizers import Tokenizer
+    from transformers import AutoModelForCausalLM
+    tok = Tokenizer.from_file(tok_path)
+    text = random_texts(3, [90])[0]
+    data = os.path.join(args.work, "pretrain.jsonl")
+    write_jsonl(data, [text])
+    out = os.path.join(args.work, "next-token")
+    shutil.rmtree(out, ignore_errors=True)
+    config = os.path.join(args.work, "next-token.toml")
+    with open(config, "w") as f:
+        f.write(f"[model]\ninit = {json.dumps(folder)}\n[data]\ntrain = {json.dumps(data)}\n"
+                "[train]\nmax_length = 128\nbatch_size = 1\nmax_steps = 1\nseed = 1\n"
+                f"[output]\ndir = {json.dumps(out)}\n")
+    run([args.lmk, "pretrain", "--config", config])
+    with open(os.path.join(out, "last", "train_state.json")) as f:
+        ours = json.load(f)["losses"][0]
+    ids = ([tok.token_to_id("[CLS]")] + tok.encode(text, add_special_tokens=False).ids +
+           [tok.token_to_id("[SEP]")])
+    model = AutoModelForCausalLM.from_pretrained(
+        folder, dtype=torch.float32, attn_implementation="eager").eval()
+    with torch.no_grad():
+        input_ids = torch.tensor([ids])
+        theirs = float(model(input_ids=input_ids, labels=input_ids).loss)
+        shifted = input_ids.clone()
+        shifted[0, :-1] = input_ids[0, 1:]
+        shifted[0, -1] = -100
+        planted_loss = float(model(input_ids=input_ids, labels=shifted).loss)
+    result(f"lmk pretrain {args.arch} (causal: next-token) first-step loss {ours:.6f} against "
+           f"transformers' causal-LM loss {theirs:.6f}", abs(ours - theirs))
+    caught = abs(ours - planted_loss) > 1e-3
+    print(f"RESULT planted bug (targets two tokens ahead) detected: loss {planted_loss:.6f} "
+          f"{'ok' if caught else 'FAIL'}", flush=True)
+    if not caught:
+        FAILED.append("planted next-token shift")
 
 
 def trained_folders(args):

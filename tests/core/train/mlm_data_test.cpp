@@ -59,5 +59,13 @@ TEST(MaskTest, RateSharesSpecialsAndDeterminism) {
   EXPECT_NE(mask_tokens(ids, options, 10).input_ids, m.input_ids);
 }
 
+TEST(NextTokenTargets, EachPositionPredictsTheNextIdTheLastNone) {
+  const MaskedSequence m = next_token_targets({2, 11, 12, 13, 3});
+  EXPECT_EQ(m.input_ids, (std::vector<int32_t>{2, 11, 12, 13, 3}));
+  EXPECT_EQ(m.labels, (std::vector<int32_t>{11, 12, 13, 3, -100}));
+  EXPECT_EQ(next_token_targets({7}).labels, (std::vector<int32_t>{-100}));
+  EXPECT_TRUE(next_token_targets({}).labels.empty());
+}
+
 }  // namespace
 }  // namespace lmk
