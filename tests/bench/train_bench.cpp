@@ -4,6 +4,12 @@
 //                   [--threads 2] [--negatives 1] [--query-length 128] [--vocab 32768]
 //                   [--runs mlm,lmk,cls,parts] [--recompute 0|1]
 //                   [--attention-backward fused|ops] [--attention-products micro|blas]
+//                   [--architecture modernbert|qwen3|llama] [--bidirectional 0|1] [--lora R]
+// --architecture qwen3 / llama makes a decoder of the preset's shape as `lmk model init
+// --architecture` does (causal unless --bidirectional 1); --lora R trains rank-R adapters on
+// every linear layer ([lora] rank, all-linear) instead of every weight: compare the seconds and
+// peak RSS with the full step (the FLOP count below is the full step's: a LoRA step skips the
+// frozen weights' gradients, about a third of the backward).
 // --recompute 1 recomputes each layer in the backward ([train] recompute_layers): compare the
 // peak RSS (the last column) of the same step with and without.
 // Three kinds of optimizer step, each run by the real TrainingLoop (core/train/loop.h: zero_grad,
@@ -76,6 +82,9 @@ struct BenchOptions {
   bool recompute = false;                  // --recompute 1: layers recomputed in the backward
   bool fused_backward = true;  // --attention-backward ops: attention's tensor-op backward
   bool micro_products = true;  // --attention-products blas: the fused kernels' sgemm per tile
+  std::string architecture = "modernbert";
+  bool bidirectional = false;  // decoders: --bidirectional 1
+  int64_t lora = 0;            // --lora R: adapters of rank R on every linear layer
 };
 
 double median(std::vector<double> v) {
@@ -157,9 +166,17 @@ void print_row(const char* name, const std::vector<StepRecord>& records, double 
 // A fresh model of the preset, as `lmk model init` makes it.
 lmk::LoadedModel fresh_model(const BenchOptions& o) {
   lmk::LoadedModel model;
+  lmk::ShapeOverrides shape;
+  shape.architecture = o.architecture;
+  shape.bidirectional = o.bidirectional;
   model.encoder = std::make_unique<lmk::Encoder>(
-      lmk::EncoderConfig::preset(o.preset, o.vocab, /*pad_token_id=*/0), /*seed=*/1);
+      lmk::shaped_config(o.preset, shape, o.vocab, /*pad_token_id=*/0), /*seed=*/1);
   model.encoder->set_recompute_layers(o.recompute);
+  if (o.lora > 0) {
+    lmk::LoraSettings lora;
+    lora.rank = o.lora;
+    model.encoder->attach_lora(lora, 1);
+  }
   return model;
 }
 
@@ -402,6 +419,12 @@ int main(int argc, char** argv) {
       o.fused_backward = value == "fused";
     else if (flag == "--attention-products" && (value == "micro" || value == "blas"))
       o.micro_products = value == "micro";
+    else if (flag == "--architecture")
+      o.architecture = value;
+    else if (flag == "--bidirectional")
+      o.bidirectional = value == "1";
+    else if (flag == "--lora")
+      o.lora = std::stoll(value);
     else {
       std::fprintf(stderr, "lmk_train_bench: unknown option %s\n", flag.c_str());
       return 2;
@@ -429,12 +452,15 @@ int main(int argc, char** argv) {
       "preset %s, %d threads, BLAS %s (%s), idle threads %s, vocab %lld, batch %lld, length %lld, "
       "queries %lld, "
       "%lld hard negative(s); %d warm-up + %d measured steps (medians); layers recomputed in "
-      "the backward: %s; attention backward: %s; peak RSS after setup %ld MB\n",
+      "the backward: %s; attention backward: %s; architecture %s%s; LoRA rank %lld; peak RSS "
+      "after setup %ld MB\n",
       o.preset.c_str(), threads, blas.name.c_str(), blas.library.c_str(),
       lmk::waiting_settings().c_str(), static_cast<long long>(o.vocab),
       static_cast<long long>(o.batch), static_cast<long long>(o.length),
       static_cast<long long>(o.query_length), static_cast<long long>(o.negatives), o.warmup,
-      o.steps, o.recompute ? "yes" : "no", o.fused_backward ? "fused" : "tensor ops", setup_rss);
+      o.steps, o.recompute ? "yes" : "no", o.fused_backward ? "fused" : "tensor ops",
+      o.architecture.c_str(), o.bidirectional ? " (bidirectional)" : "",
+      static_cast<long long>(o.lora), setup_rss);
   std::fflush(stdout);
   auto wanted = [&](const std::string& run) {
     return ("," + o.runs + ",").find("," + run + ",") != std::string::npos;

@@ -132,6 +132,37 @@ TEST_P(EncoderLora, RefusesWhatItCannotAttach) {
   EXPECT_THROW(encoder.attach_lora(s, 1), InputError) << "attached already";
 }
 
+// Activation recomputation ([train] recompute_layers) gives the adapters the same gradients:
+// the first layer's input (frozen embeddings) needs none, the adapters inside each layer do.
+TEST(EncoderLoraRecompute, GradientsEqualTheOrdinaryBackwards) {
+  EncoderConfig c = testing::small_config(Architecture::Qwen3);
+  c.causal = true;
+  const at::Tensor ids = at::randint(5, 50, {2, 10}).to(at::kLong);
+  const at::Tensor mask = at::ones({2, 10}, at::kLong);
+  std::vector<std::vector<at::Tensor>> grads;
+  for (const bool recompute : {false, true}) {
+    Encoder encoder(c, 5);
+    LoraSettings s;
+    s.rank = 2;
+    encoder.attach_lora(s, 3);
+    {
+      const at::NoGradGuard no_grad;
+      for (const auto& [name, adapter] : encoder.linear_layers()) adapter->b.normal_(0, 0.1);
+    }
+    encoder.set_recompute_layers(recompute);
+    encoder.forward(ids, mask).pow(2).sum().backward();
+    grads.emplace_back();
+    for (const auto& [name, adapter] : encoder.linear_layers()) {
+      ASSERT_TRUE(adapter->a.grad().defined()) << name << (recompute ? " (recomputed)" : "");
+      grads.back().push_back(adapter->a.grad());
+      grads.back().push_back(adapter->b.grad());
+    }
+  }
+  ASSERT_EQ(grads[0].size(), grads[1].size());
+  for (size_t i = 0; i < grads[0].size(); ++i)
+    EXPECT_TRUE(at::allclose(grads[0][i], grads[1][i], 1e-5, 1e-6)) << i;
+}
+
 TEST(EncoderLoraTargets, DecoderAttentionProjectionsOnly) {
   EncoderConfig c = testing::small_config(Architecture::Qwen3);
   Encoder encoder(c, 5);
