@@ -96,7 +96,10 @@ namespace {
 
 // Starts the job: `sh -c` in a session of its own, output appended to its log, its exit
 // status written to DIR/jobs/RUN.exit by the shell (which outlives a SIGTERM to the group
-// through its trap, so the status of a job that stops gracefully is recorded).
+// through its trap, so the status of a job that stops gracefully is recorded). Once the
+// command has ended the shell ignores SIGTERM and SIGINT, and so does the `mv` it starts: a
+// second SIGTERM to the group (lmk cancel and the queue both send one) would otherwise kill the
+// `mv` and lose the status (a checkpoint saved, exit 75, read as no status at all).
 pid_t start_local_job(const JobRecord& job, const RunRecord& run, int64_t threads) {
   std::error_code ec;
   fs::create_directories(fs::path(exit_file(job)).parent_path(), ec);
@@ -106,7 +109,7 @@ pid_t start_local_job(const JobRecord& job, const RunRecord& run, int64_t thread
                              "), attempt " + std::to_string(job.attempts + 1) + "\n";
   if (!append_to_log(job.log_path, header))
     throw input_error(job.log_path, "cannot write the job's log");
-  const std::string script = "trap : TERM INT; \"$@\"; code=$?; echo $code > " +
+  const std::string script = "trap : TERM INT; \"$@\"; code=$?; trap '' TERM INT; echo $code > " +
                              shell_quote(exit_file(job) + ".tmp") + " && mv " +
                              shell_quote(exit_file(job) + ".tmp") + " " +
                              shell_quote(exit_file(job)) + "; exit $code";
