@@ -330,6 +330,12 @@ std::vector<StudyStep> plan_cell(const StudyConfig& c, const std::string& experi
     // Written only when set, so that a study without them keeps its steps' keys.
     if (c.warmup_ratio > 0) train += "warmup_ratio = " + number_text(c.warmup_ratio) + "\n";
     if (c.recompute_layers) train += "recompute_layers = true\n";
+    if (c.lora_rank > 0) {
+      train += "[lora]\nrank = " + std::to_string(c.lora_rank) +
+               "\nalpha = " + number_text(c.lora_alpha) +
+               "\ndropout = " + number_text(c.lora_dropout) +
+               "\ntarget_modules = " + quoted_list(c.lora_targets) + "\n";
+    }
     const std::string stream = c.stream ? "stream = true\n" : "";
     StudyStep finetune{
         "finetune/" + v.label,

@@ -92,6 +92,11 @@ struct StudyConfig {
   bool stream = false;
   double warmup_ratio = 0;        // lmk train's [train] warmup_ratio
   bool recompute_layers = false;  // lmk train's [train] recompute_layers (long passages)
+  // lmk train's [lora] (LoRA adapters instead of every weight; rank 0: none), e.g. on a decoder
+  // folder of your own ([model] init).
+  int64_t lora_rank = 0;
+  double lora_alpha = 16, lora_dropout = 0;
+  std::vector<std::string> lora_targets = {"all-linear"};
   // [eval]
   std::vector<std::string> benchmarks = {"passages", "documents", "passkey", "needle"};
   // documents: windows of these lengths (default: 1x, 4x and 16x the fine-tuning length);

@@ -348,6 +348,10 @@ const SettingsTable<StudyConfig>& study_settings() {
       S("finetune", "stream", &C::stream),
       S("finetune", "warmup_ratio", &C::warmup_ratio).range(0, 1),
       S("finetune", "recompute_layers", &C::recompute_layers),
+      S("finetune", "lora_rank", &C::lora_rank).at_least(0),
+      S("finetune", "lora_alpha", &C::lora_alpha).range(1e-6, 1e6),
+      S("finetune", "lora_dropout", &C::lora_dropout).range(0, 0.99),
+      S("finetune", "lora_target_modules", &C::lora_targets).one_text_or_many(),
       S("eval", "benchmarks", &C::benchmarks)
           .may_be_empty()
           .checked(check_benchmark)

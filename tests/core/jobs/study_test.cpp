@@ -253,7 +253,8 @@ TEST(StudyPlan, SyntheticPairsJoinTheFineTuningData) {
 
 // [finetune] train and [eval] datasets: a study of your own data (the H100 recipe's form). No
 // corpus, tokenizer, pairs or pretraining steps; the training config reads the files (streamed,
-// with warmup and recomputation); each dataset is evaluated per pooling at its own length cut.
+// with warmup, recomputation and LoRA); each dataset is evaluated per pooling at its own length
+// cut.
 TEST(StudyPlan, DataOfYourOwnTrainsAndIsEvaluatedWithoutACorpus) {
   TempDir dir;
   std::filesystem::create_directories(dir.path() / "hf");
@@ -265,6 +266,7 @@ TEST(StudyPlan, DataOfYourOwnTrainsAndIsEvaluatedWithoutACorpus) {
       "[study]\nname = \"own\"\ncorpus = []\n[model]\ninit = \"hf\"\n"
       "[finetune]\ntrain = \"train.jsonl\"\nstream = true\nwarmup_ratio = 0.05\n"
       "recompute_layers = true\npassage_max_length = 512\npoolings = [\"cls\", \"lmk:fixed:32\"]\n"
+      "lora_rank = 8\nlora_target_modules = [\"q_proj\", \"v_proj\"]\n"
       "[eval]\nbenchmarks = [\"passkey\"]\ndatasets = [\"sets/mldr\", \"sets/qmsum\"]\n";
   const StudyConfig c =
       read_study_config(dir.write("own.toml", own + "max_lengths = [8192, 0]\n"), "full");
@@ -279,7 +281,9 @@ TEST(StudyPlan, DataOfYourOwnTrainsAndIsEvaluatedWithoutACorpus) {
   const std::string toml = find_step(plan, "finetune/lmk-32").files[0].second;
   for (const std::string& line :
        {"train = [\"" + (dir.path() / "train.jsonl").string() + "\"]\nstream = true\n",
-        std::string("warmup_ratio = 0.05\n"), std::string("recompute_layers = true\n")})
+        std::string("warmup_ratio = 0.05\n"), std::string("recompute_layers = true\n"),
+        std::string("[lora]\nrank = 8\nalpha = 16\ndropout = 0\n"
+                    "target_modules = [\"q_proj\", \"v_proj\"]\n[output]\n")})
     EXPECT_NE(toml.find(line), std::string::npos) << line << " in\n" << toml;
   EXPECT_TRUE(find_step(plan, "finetune/cls").deps.empty());
   const StudyStep& mldr = find_step(plan, "eval/lmk-32/mldr");
@@ -310,7 +314,7 @@ TEST(StudyPlan, DataOfYourOwnTrainsAndIsEvaluatedWithoutACorpus) {
             std::string::npos);
   // A study of the built-in corpus writes none of the new keys (its steps keep their keys).
   const StudyPlan builtin = plan_study(read_study_config(dir.write("b.toml", kBase), "full"));
-  for (const char* key : {"stream", "warmup_ratio", "recompute_layers"})
+  for (const char* key : {"stream", "warmup_ratio", "recompute_layers", "[lora]"})
     EXPECT_EQ(find_step(builtin, "finetune/cls").files[0].second.find(key), std::string::npos);
 
   // What such a study cannot do, each error naming its key.
@@ -320,6 +324,8 @@ TEST(StudyPlan, DataOfYourOwnTrainsAndIsEvaluatedWithoutACorpus) {
        "finetune.train"},
       {own + "[profile.quick.eval]\nbenchmarks = [\"documents\"]\n", "eval.benchmarks"},
       {own + "[profile.quick.finetune]\nsynthetic_pairs = 10\n", "finetune.synthetic_pairs"},
+      {own + "[profile.quick.finetune]\nlora_rank = -1\n", "finetune.lora_rank"},
+      {own + "[profile.quick.finetune]\nlora_dropout = 1\n", "finetune.lora_dropout"},
       {own + "[profile.quick.eval]\nmax_lengths = [1, 2, 3]\n", "eval.max_lengths"},
       {own + "[profile.quick.eval]\nmax_lengths = [-1]\n", "eval.max_lengths"},
       {own + "[profile.quick.finetune]\ntrain = \"missing.jsonl\"\n", "finetune.train"},
