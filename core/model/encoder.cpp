@@ -98,6 +98,14 @@ std::vector<std::string> Encoder::attach_lora(const LoraSettings& settings, uint
     throw InputError("LoRA target modules (" + targets + ") match no linear layer of the model (" +
                      linears_.begin()->first + ", ...)");
   }
+  for (const std::string& name : adapted) {
+    const at::Tensor& weight = weights_.at(name + ".weight");
+    const int64_t smaller = std::min(weight.size(0), weight.size(1));
+    if (settings.rank > smaller)
+      throw InputError("LoRA rank " + std::to_string(settings.rank) + " exceeds the layer " +
+                       name + "'s smaller side (" + std::to_string(smaller) +
+                       "): a product B A of that rank cannot be reached");
+  }
   for (auto& [name, weight] : weights_) weight.set_requires_grad(false);
   // One generator: the draws follow the layers' order by name, whatever the global seed did.
   at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(seed);

@@ -143,7 +143,7 @@ LoadedModel load_training_model(const TrainingSettings& s, bool resume) {
     try {
       model.encoder->attach_lora(lora_settings(s), s.seed);
     } catch (const InputError& e) {
-      throw input_error("[lora] target_modules", e.what());
+      throw input_error("[lora]", e.what());  // the targets or the rank
     }
   }
   return model;

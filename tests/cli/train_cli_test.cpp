@@ -398,7 +398,9 @@ TEST_F(TrainCliTest, LoraFineTunesADecoderResumesExactlyAndMergesAsItsAdapterFol
   // Bad [lora] settings name their key, before any work.
   const std::string head = "[model]\ninit = \"decoder\"\n[data]\ntrain = \"pairs.jsonl\"\n";
   for (const auto& [text, message] : std::vector<std::pair<std::string, std::string>>{
-           {"[lora]\nrank = 2\ntarget_modules = \"gate\"\n", "[lora] target_modules"},
+           {"[lora]\nrank = 2\ntarget_modules = \"gate\"\n",
+            "[lora]: LoRA target modules (gate) match no linear layer"},
+           {"[lora]\nrank = 100000\n", "[lora]: LoRA rank 100000 exceeds the layer"},
            {"[lora]\nrank = -1\n", "lora.rank"},
            {"[lora]\nrank = 2\ndropout = 1.5\n", "lora.dropout"},
            {"[lora]\nrank = 2\ndropout = 0.1\n[train]\nrecompute_layers = true\n",

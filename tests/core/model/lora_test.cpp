@@ -128,6 +128,14 @@ TEST_P(EncoderLora, RefusesWhatItCannotAttach) {
     EXPECT_NE(std::string(e.what()).find("no_such_layer"), std::string::npos) << e.what();
   }
   s.target_modules = {kAllLinear};
+  s.rank = 17;  // above the smallest layer's side (hidden 16)
+  try {
+    encoder.attach_lora(s, 1);
+    ADD_FAILURE() << "rank 17 on layers of 16";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("smaller side (16)"), std::string::npos) << e.what();
+  }
+  s.rank = 2;
   encoder.attach_lora(s, 1);
   EXPECT_THROW(encoder.attach_lora(s, 1), InputError) << "attached already";
 }
