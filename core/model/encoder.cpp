@@ -100,11 +100,14 @@ std::vector<std::string> Encoder::attach_lora(const LoraSettings& settings, uint
   }
   for (const std::string& name : adapted) {
     const at::Tensor& weight = weights_.at(name + ".weight");
-    const int64_t smaller = std::min(weight.size(0), weight.size(1));
-    if (settings.rank > smaller)
-      throw InputError("LoRA rank " + std::to_string(settings.rank) + " exceeds the layer " +
-                       name + "'s smaller side (" + std::to_string(smaller) +
-                       "): a product B A of that rank cannot be reached");
+    // Above the smaller side B A gains nothing (PEFT allows it, so adapter folders may have it);
+    // above the larger side the adapters outgrow the layer: a mistake, refused before the
+    // allocation.
+    const int64_t larger = std::max(weight.size(0), weight.size(1));
+    if (settings.rank > larger)
+      throw InputError("LoRA rank " + std::to_string(settings.rank) + " exceeds the layer " + name +
+                       "'s larger side (" + std::to_string(larger) +
+                       "): the adapters would outgrow the layer");
   }
   for (auto& [name, weight] : weights_) weight.set_requires_grad(false);
   // One generator: the draws follow the layers' order by name, whatever the global seed did.

@@ -49,7 +49,7 @@ class Encoder : public torch::nn::Module {
   // settings.target_modules names, A drawn from `seed` as PEFT draws it, B zero, on the
   // weights' device; every weight of the model stops requiring gradients, so that training
   // updates the adapters only (they are registered parameters). An InputError when rank < 1 or
-  // above an adapted layer's smaller side, when adapters are attached already or when no layer
+  // above an adapted layer's larger side, when adapters are attached already or when no layer
   // matches. Returns the adapted layers.
   std::vector<std::string> attach_lora(const LoraSettings& settings, uint64_t seed);
   // The settings of the attached adapters (rank 0: none).
