@@ -90,6 +90,23 @@ at::Tensor to_float_tensor(const SafetensorsFile& file, const TensorEntry& entry
   return raw.to(at::kFloat);
 }
 
+// Tensors to write as one F32 safetensors file: each copied to the CPU as contiguous float32
+// (from any device and dtype) and kept alive here until the file is written.
+struct Float32Tensors {
+  std::vector<at::Tensor> keep;
+  std::vector<TensorToWrite> tensors;
+  void add(const std::string& name, const at::Tensor& t) {
+    keep.push_back(t.detach().to(at::kCPU, at::kFloat).contiguous());
+    const at::Tensor& c = keep.back();
+    tensors.push_back({name, DType::F32, c.sizes().vec(),
+                       std::string_view(static_cast<const char*>(c.data_ptr()),
+                                        static_cast<size_t>(c.numel()) * sizeof(float))});
+  }
+  void write(const std::string& path) const {
+    write_safetensors(path, tensors, {{"format", "pt"}});
+  }
+};
+
 // The weight files of a folder: model.safetensors, or the shards its index names.
 std::vector<std::string> weight_files(const fs::path& dir) {
   if (fs::is_regular_file(dir / "model.safetensors")) return {(dir / "model.safetensors").string()};
@@ -289,24 +306,16 @@ void save_model_folder(const std::string& dir_name, const Encoder& encoder,
   const EncoderConfig& config = encoder.config();
 
   // Weights, named as Hugging Face's *ForMaskedLM classes name them.
-  std::vector<at::Tensor> keep;
-  std::vector<TensorToWrite> tensors;
-  auto add = [&](const std::string& name, const at::Tensor& t) {
-    keep.push_back(t.detach().to(at::kCPU, at::kFloat).contiguous());  // from any device
-    const at::Tensor& c = keep.back();
-    tensors.push_back({name, DType::F32, c.sizes().vec(),
-                       std::string_view(static_cast<const char*>(c.data_ptr()),
-                                        static_cast<size_t>(c.numel()) * sizeof(float))});
-  };
+  Float32Tensors weights;
   const std::string prefix = encoder_prefix(config);
   // With LoRA adapters attached, the adapted layers' weights merged (W + scale · B A): a plain
-  // folder every tool reads; the adapters alone go to a PEFT folder (adapter_folder.h).
+  // folder every tool reads; the adapters alone go to a PEFT folder (save_adapter_folder).
   for (const auto& [name, t] : encoder.named_weights())
-    add(encoder.is_head_weight(name) ? name : prefix + name, encoder.merged_weight(name));
+    weights.add(encoder.is_head_weight(name) ? name : prefix + name, encoder.merged_weight(name));
   if (latent) {
-    for (const auto& [name, t] : latent->named_weights()) add(name, t);
+    for (const auto& [name, t] : latent->named_weights()) weights.add(name, t);
   }
-  write_safetensors((dir / "model.safetensors").string(), tensors, {{"format", "pt"}});
+  weights.write((dir / "model.safetensors").string());
   write_json(dir / "config.json", config.to_json());
 
   // Tokenizer files.
@@ -402,22 +411,15 @@ void save_adapter_folder(const std::string& dir_name, const Encoder& encoder,
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw input_error(dir_name, "cannot create folder: " + ec.message());
-  std::vector<at::Tensor> keep;
-  std::vector<TensorToWrite> tensors;
+  Float32Tensors matrices;
   json targets = json::array();
   for (const auto& [name, adapter] : encoder.linear_layers()) {
     if (!adapter->attached()) continue;
     targets.push_back(name);
-    for (const auto& [matrix, t] : {std::pair{"A", adapter->a}, std::pair{"B", adapter->b}}) {
-      keep.push_back(t.detach().to(at::kCPU, at::kFloat).contiguous());
-      const at::Tensor& c = keep.back();
-      tensors.push_back({kPeftPrefix + name + ".lora_" + matrix + ".weight", DType::F32,
-                         c.sizes().vec(),
-                         std::string_view(static_cast<const char*>(c.data_ptr()),
-                                          static_cast<size_t>(c.numel()) * sizeof(float))});
-    }
+    matrices.add(kPeftPrefix + name + ".lora_A.weight", adapter->a);
+    matrices.add(kPeftPrefix + name + ".lora_B.weight", adapter->b);
   }
-  write_safetensors((dir / "adapter_model.safetensors").string(), tensors, {{"format", "pt"}});
+  matrices.write((dir / "adapter_model.safetensors").string());
   std::error_code absolute_ec;
   const fs::path base = fs::absolute(base_model, absolute_ec);
   write_json(dir / "adapter_config.json",
