@@ -18,6 +18,25 @@ namespace {
 using testing::kBase;
 using testing::TempDir;
 
+// A finished evaluation run called `name` on msmarco's `split`: nDCG@10 `value` overall and over
+// 40 queries (1 for the first value × 4 of every 4, else 0).
+void record_msmarco_run(ResultsStore& store, int64_t experiment, const std::string& name,
+                        const std::string& split, double value) {
+  const int64_t run = store.create_run(experiment, {name, "eval", {}, {}});
+  store.add_eval_results(run, {{"msmarco", split, "ndcg_at_10", value, "all", ""}});
+  std::vector<QueryResult> queries;
+  for (int q = 0; q < 40; ++q)
+    queries.push_back({"msmarco",
+                       split,
+                       "",
+                       "q" + std::to_string(q),
+                       std::nullopt,
+                       std::nullopt,
+                       {{"ndcg_at_10", q % 4 < value * 4 ? 1.0 : 0.0}}});
+  store.add_query_results(run, queries);
+  store.set_run_status(run, RunStatus::Finished);
+}
+
 // A dataset of your own is read on whichever split its evaluation used (here dev).
 TEST(StudyTable, YourDatasetsHaveATableOfTheirOwn) {
   TempDir dir;
@@ -34,22 +53,9 @@ TEST(StudyTable, YourDatasetsHaveATableOfTheirOwn) {
       "full", (dir.path() / "r.db").string()));
   ResultsStore store(plan.config.db);
   const int64_t experiment = store.get_or_create_experiment(plan.experiment);
-  for (const auto& [label, value] : {std::pair<std::string, double>{"cls", 0.25}, {"mean", 0.75}}) {
-    const int64_t run = store.create_run(
-        experiment, {plan.cells[0].run_names.at(label + "/msmarco"), "eval", {}, {}});
-    store.add_eval_results(run, {{"msmarco", "dev", "ndcg_at_10", value, "all", ""}});
-    std::vector<QueryResult> queries;
-    for (int q = 0; q < 40; ++q)
-      queries.push_back({"msmarco",
-                         "dev",
-                         "",
-                         "q" + std::to_string(q),
-                         std::nullopt,
-                         std::nullopt,
-                         {{"ndcg_at_10", q % 4 < value * 4 ? 1.0 : 0.0}}});
-    store.add_query_results(run, queries);
-    store.set_run_status(run, RunStatus::Finished);
-  }
+  for (const auto& [label, value] : {std::pair<std::string, double>{"cls", 0.25}, {"mean", 0.75}})
+    record_msmarco_run(store, experiment, plan.cells[0].run_names.at(label + "/msmarco"), "dev",
+                       value);
   const std::string table = study_table(plan, store);
   EXPECT_NE(table.find("your datasets: nDCG@10"), std::string::npos) << table;
   const size_t mean = table.find("b  mean");
@@ -78,23 +84,9 @@ TEST(StudyTable, WithoutClsTheBaselineIsLast) {
         "full", (dir.path() / (name + ".db")).string()));
     ResultsStore store(plan.config.db);
     const int64_t experiment = store.get_or_create_experiment(plan.experiment);
-    for (const StudyVariant& v : plan.config.variants) {
-      const int64_t run = store.create_run(
-          experiment, {plan.cells[0].run_names.at(v.label + "/msmarco"), "eval", {}, {}});
-      const double value = v.label == "mean" ? 0.75 : 0.25;
-      store.add_eval_results(run, {{"msmarco", "test", "ndcg_at_10", value, "all", ""}});
-      std::vector<QueryResult> queries;
-      for (int q = 0; q < 40; ++q)
-        queries.push_back({"msmarco",
-                           "test",
-                           "",
-                           "q" + std::to_string(q),
-                           std::nullopt,
-                           std::nullopt,
-                           {{"ndcg_at_10", q % 4 < value * 4 ? 1.0 : 0.0}}});
-      store.add_query_results(run, queries);
-      store.set_run_status(run, RunStatus::Finished);
-    }
+    for (const StudyVariant& v : plan.config.variants)
+      record_msmarco_run(store, experiment, plan.cells[0].run_names.at(v.label + "/msmarco"),
+                         "test", v.label == "mean" ? 0.75 : 0.25);
     return study_table(plan, store);
   };
   const std::string decoder = table_of("decoder", "[\"mean\", \"last\"]");
