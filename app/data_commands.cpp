@@ -54,6 +54,7 @@ struct SyntheticArgs {
   std::string tokenizer, out, lengths = "256,512,1024,2048,4096,8192,16384,32768", haystack;
   std::string depths;     // "0,0.1,...,1": the length × depth map
   std::string pairs_out;  // training pairs (jsonl) instead of a dataset
+  std::string name;       // the dataset's name (dataset.json "task"; default: the command's)
   size_t queries = 50, documents = 100, keys = 1, values = 1, queries_per_document = 1,
          negatives = 1;
   uint64_t seed = 42;
@@ -111,7 +112,7 @@ int run_synthetic(const SyntheticArgs& args, const std::string& task) {
     names.push_back(split.name);
   }
   DatasetInfo info =
-      generated_dataset(task, "ndcg_at_1", args.seed,
+      generated_dataset(args.name.empty() ? task : args.name, "ndcg_at_1", args.seed,
                         {{"protocol", task == "cwe" || task == "fwe" ? "RULER" : "LongEmbed"},
                          {"tokenizer", args.tokenizer},
                          {"queries", args.queries},
@@ -447,6 +448,10 @@ Runner add_data_command(CLI::App& app) {
         ->capture_default_str()
         ->check(whole(0, 1000000));
     cmd->add_option("--lengths", args->lengths, "context lengths in tokens")->capture_default_str();
+    cmd->add_option(
+           "--name", args->name,
+           "the dataset's name, which its evaluations are stored under (default: " + task + ")")
+        ->excludes("--pairs-out");
     cmd->add_option("--queries", args->queries, "queries per length")
         ->capture_default_str()
         ->check(whole(1));

@@ -71,15 +71,17 @@ void sleep_unless_stopped(double seconds) {
 }
 
 struct SubmitArgs {
-  std::string config, profile = "full", db, dir, executor = "local";
+  std::string config, profile = kDefaultStudyProfile, db, dir, executor = "local";
   bool dry_run = false, wait = false;
   int64_t max_parallel = 0;
   double grace_s = 30, poll_s = 10;
 };
 
 int run_submit(const SubmitArgs& args) {
-  const std::vector<StudyConfig> cells =
-      read_study_grid(args.config, args.profile, args.db, args.dir);
+  // A dry run plans inputs of your own that are not here (they may be where the steps run).
+  MissingInputs missing;
+  const std::vector<StudyConfig> cells = read_study_grid(
+      args.config, args.profile, args.db, args.dir, args.dry_run ? &missing : nullptr);
   const StudyPlan plan = plan_study(cells);
   const StudyConfig& config = plan.config;
   bool pending = false;
@@ -96,6 +98,7 @@ int run_submit(const SubmitArgs& args) {
             << " (experiment " << plan.experiment << ")\n";
   const std::string binary = std::filesystem::read_symlink("/proc/self/exe").string();
   if (args.dry_run) {
+    if (!missing.empty()) std::cerr << "lmk submit: " << missing_inputs_line(missing) << "\n";
     for (const StudyStep& step : plan.steps) {
       const bool done = step_done(plan, step);
       std::cout << (done ? "reuse " : "run   ") << step.id << "\n";

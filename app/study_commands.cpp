@@ -17,7 +17,7 @@ namespace lmk::cli {
 namespace {
 
 struct StudyArgs {
-  std::string config, profile = "full", db, dir;
+  std::string config, profile = kDefaultStudyProfile, db, dir;
   bool dry_run = false, table_only = false;
 };
 
@@ -31,13 +31,17 @@ std::string shell_words(const std::vector<std::string>& args) {
 }
 
 int run_study_command(const StudyArgs& args) {
-  const StudyPlan plan = plan_study(read_study_grid(args.config, args.profile, args.db, args.dir));
+  // A dry run plans inputs of your own that are not here.
+  MissingInputs missing;
+  const StudyPlan plan = plan_study(read_study_grid(args.config, args.profile, args.db, args.dir,
+                                                    args.dry_run ? &missing : nullptr));
   const StudyConfig& config = plan.config;
   std::cerr << "lmk study: " << config.name << ", profile " << config.profile << ": "
             << (plan.cells.size() > 1 ? std::to_string(plan.cells.size()) + " sweep cells, " : "")
             << plan.steps.size() << " steps in " << config.dir << ", results in " << config.db
             << " (experiment " << plan.experiment << ")\n";
   if (args.dry_run) {
+    if (!missing.empty()) std::cerr << "lmk study: " << missing_inputs_line(missing) << "\n";
     for (const StudyStep& step : plan.steps) {
       std::cout << (step_done(plan, step) ? "reuse " : "run   ") << step.id << ": lmk "
                 << shell_words(step.args) << "\n";

@@ -226,26 +226,37 @@ std::vector<StudyStep> plan_cell(const StudyConfig& c, const std::string& experi
          "",
          {}});
   }
-  std::vector<std::string> depths;
-  for (double d : c.depths) depths.push_back(number_text(d));
-  for (const std::string task : {"passkey", "needle"}) {
+  std::string depth_list;
+  for (double d : c.depths) depth_list += (depth_list.empty() ? "" : ",") + number_text(d);
+  // The generated tasks (passkey, the needles, RULER's word tasks): documents of each needle
+  // length, measured with the study's tokenizer.
+  for (const std::string& task : synthetic_benchmarks()) {
     if (!benchmark(task)) continue;
-    std::string depth_list;
-    for (const std::string& d : depths) depth_list += (depth_list.empty() ? "" : ",") + d;
+    const std::string command = task.rfind("needle", 0) == 0 ? "needle" : task;
     StudyStep step{"data/" + task,
-                   {"data", task, "--tokenizer", tokenizer, "--out", "@OUT@", "--lengths",
+                   {"data", command, "--tokenizer", tokenizer, "--out", "@OUT@", "--lengths",
                     join(c.needle_lengths), "--queries", std::to_string(c.queries), "--documents",
-                    std::to_string(c.documents), "--seed", seed, "--depths", depth_list},
+                    std::to_string(c.documents), "--seed", seed},
                    {},
                    {"@OUT@"},
                    "",
                    tokenizer_dep};
-    if (std::string(task) == "needle") {
+    if (task != "fwe") step.args.insert(step.args.end(), {"--depths", depth_list});
+    if (command == "needle") {
       // The haystack: natural text of the first source.
+      const int64_t keys =
+          task == "needle-multiquery" ? std::max(c.needle_keys, c.needle_queries) : c.needle_keys;
       step.args.insert(step.args.end(),
-                       {"--haystack", folders.front(), "--keys", std::to_string(c.needle_keys)});
+                       {"--haystack", folders.front(), "--keys", std::to_string(keys)});
       step.deps = with(step.deps, source_dep[c.sources.front().name]);
     }
+    if (task == "needle-multivalue")
+      step.args.insert(step.args.end(), {"--values", std::to_string(c.needle_values)});
+    if (task == "needle-multiquery")
+      step.args.insert(step.args.end(),
+                       {"--queries-per-document", std::to_string(c.needle_queries)});
+    // The dataset's name in the store, where it is not the command's.
+    if (task != command) step.args.insert(step.args.end(), {"--name", task});
     add(step);
   }
 
@@ -382,19 +393,19 @@ std::vector<StudyStep> plan_cell(const StudyConfig& c, const std::string& experi
     if (c.select == "dev" && reads) splits.push_back("dev");
     for (const std::string& split : splits) {
       for (const StudySource& source : c.sources) {
-        const std::string data = out("data/" + source.name);
+        // The source's data step exists only for these benchmarks.
         if (benchmark("passages"))
-          eval_step(source.name + "-passages", data + "/passages", c.passage_length, 0,
-                    "data/" + source.name, split);
+          eval_step(source.name + "-passages", out("data/" + source.name) + "/passages",
+                    c.passage_length, 0, "data/" + source.name, split);
         // Windows are read whole: every target holds its length, no evidence is cut off.
         if (benchmark("documents"))
-          eval_step(source.name + "-documents", data + "/documents", 0, c.attention_docs,
-                    "data/" + source.name, split);
+          eval_step(source.name + "-documents", out("data/" + source.name) + "/documents", 0,
+                    c.attention_docs, "data/" + source.name, split);
       }
       if (benchmark("code"))
         eval_step("code", out("data/code"), c.pretrain_length, 0, "data/code", split);
     }
-    for (const std::string task : {"passkey", "needle"}) {
+    for (const std::string& task : synthetic_benchmarks()) {
       if (benchmark(task))
         eval_step(task, out("data/" + task), 0, c.attention_docs, "data/" + task, "");
     }

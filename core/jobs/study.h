@@ -47,8 +47,12 @@ struct StudySource {
   std::string folder;   // the folder ("" for a built-in source: its step's output)
 };
 
+// The profile read when none is named: a config's own values ([SECTION] tables) with its
+// [profile.full.*] overrides, if any; the other profiles override what they list.
+inline constexpr const char* kDefaultStudyProfile = "full";
+
 struct StudyConfig {
-  std::string path, profile = "full";
+  std::string path, profile = kDefaultStudyProfile;
   // The sweep cell: its (label, value) pairs and name ("granularity=16,seed=1"); empty
   // without a sweep.
   std::vector<std::pair<std::string, std::string>> cell;
@@ -98,6 +102,7 @@ struct StudyConfig {
   double lora_alpha = 16, lora_dropout = 0;
   std::vector<std::string> lora_targets = {"all-linear"};
   // [eval]
+  // passages, documents, code and the synthetic_benchmarks().
   std::vector<std::string> benchmarks = {"passages", "documents", "passkey", "needle"};
   // documents: windows of these lengths (default: 1x, 4x and 16x the fine-tuning length);
   // queries_per_document per window (and per document for passages), at most `windows` windows
@@ -109,6 +114,9 @@ struct StudyConfig {
   std::vector<int64_t> needle_lengths;
   std::vector<double> depths = {0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1};
   int64_t queries = 55, documents = 55, needle_keys = 1;
+  // needle-multivalue: the asked fact's values (RULER: 4); needle-multiquery: queries per
+  // document, each asking for another of its keys (RULER: 4).
+  int64_t needle_values = 4, needle_queries = 4;
   int64_t granularity = paper::kGranularity;  // landmark granularity at evaluation
   int64_t attention_docs = 2;
   // "dev": the [sweep] over eval.granularity is chosen per pooling and task on the dev split,
@@ -128,21 +136,36 @@ struct StudyConfig {
 // ([slurm] included: slurm_option_keys()). The workbench's designer offers these.
 const std::vector<std::string>& study_profiles();
 const std::vector<std::string>& study_benchmarks();
+// The benchmarks a study generates as length x depth tasks with its tokenizer (lmk data passkey
+// | needle | cwe | fwe): passkey, needle, needle-multivalue, needle-multiquery, cwe, fwe.
+const std::vector<std::string>& synthetic_benchmarks();
 const std::map<std::string, std::vector<std::string>>& study_config_keys();
 // Every key of a study config but [slurm]'s, in the designer's order: its member, checks, form
 // label and hint (core/util/settings.h). Entries without a member (corpus, dir, db, init,
 // poolings, lengths, needle_lengths) are read by read_study_grid itself.
 const SettingsTable<StudyConfig>& study_settings();
 
+// An input of your own (a model folder, a training file, a dataset or source folder) that a
+// config names and this machine does not have: the key that names it, and its path.
+struct MissingInput {
+  std::string where, path;
+};
+using MissingInputs = std::vector<MissingInput>;
+// One line naming them all, for a dry run ("2 inputs you supply are not here ...").
+std::string missing_inputs_line(const MissingInputs& missing);
+
 // Reads a study config with the profile's overrides; errors name file and key (exit 2).
 // dir_override / db_override replace [study] dir / db. Relative paths in the file resolve
 // against the config's folder; the default dir is ../build/studies/NAME-PROFILE from there
 // (build/studies/... of the checkout for experiments/*.toml), the default db DIR/results.db.
 // A config with a [sweep] is every cell's config, each checked in full before any is used (an
-// error names the cell); all cells share name, dir and db.
+// error names the cell); all cells share name, dir and db. With `missing`, inputs of your own
+// that are not on this machine are listed there instead of refused (a dry run plans them: on a
+// cluster they may be where the steps run).
 std::vector<StudyConfig> read_study_grid(const std::string& path, const std::string& profile,
                                          const std::string& db_override = "",
-                                         const std::string& dir_override = "");
+                                         const std::string& dir_override = "",
+                                         MissingInputs* missing = nullptr);
 // The single config of a file without a sweep (the first cell's otherwise).
 StudyConfig read_study_config(const std::string& path, const std::string& profile,
                               const std::string& db_override = "",

@@ -9,6 +9,7 @@
 #include "core/jobs/study.h"
 #include "core/pool/pooling_kind.h"
 #include "core/tokenize/landmark.h"
+#include "core/util/device_name.h"
 #include "core/util/error.h"
 #include "core/util/paper_defaults.h"
 #include "core/util/settings.h"
@@ -21,10 +22,31 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::vector<std::string> kProfiles = {"micro", "quick", "full"};
-const std::vector<std::string> kBenchmarks = {"passages", "documents", "code", "passkey", "needle"};
+const std::vector<std::string> kSynthetic = {"passkey",           "needle", "needle-multivalue",
+                                             "needle-multiquery", "cwe",    "fwe"};
+const std::vector<std::string> kBenchmarks = [] {
+  std::vector<std::string> all = {"passages", "documents", "code"};
+  all.insert(all.end(), kSynthetic.begin(), kSynthetic.end());
+  return all;
+}();
 const std::vector<std::string> kBuiltinSources = {"manpages", "python-docs", "kernel-docs"};
-// Step and run names the sources' share: a folder may not be named like a task.
-const std::vector<std::string> kReservedSources = {"code", "passkey", "needle"};
+
+// "a, b, c": the names a message lists.
+std::string listed(const std::vector<std::string>& names) {
+  std::string text;
+  for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
+  return text;
+}
+
+// An input of your own that this machine lacks: noted in `missing` (a dry run plans without
+// it, once per path), else an InputError naming the key.
+void missing_input(MissingInputs* missing, const std::string& where, const std::string& path,
+                   const std::string& why) {
+  if (missing == nullptr) throw input_error(where, "'" + path + "' " + why);
+  for (const MissingInput& known : *missing)
+    if (known.path == path) return;
+  missing->push_back({where, path});
+}
 
 void check_name(const std::string& name, const std::string& where) {
   if (name.empty() || name.find_first_of("/ \t") != std::string::npos)
@@ -48,12 +70,10 @@ bool is_decoder(const std::string& architecture) {
   return architecture == "qwen3" || architecture == "llama";
 }
 
-// cpu, cuda or cuda:N (whether the machine that runs the steps has it is checked there).
+// cpu, cuda or cuda:N as the model commands read it (whether the machine that runs the steps
+// has it is checked there).
 void check_device(const std::string& device, const std::string& where) {
-  if (device == "cpu" || device == "cuda") return;
-  const bool indexed = device.rfind("cuda:", 0) == 0 && device.size() > 5 &&
-                       device.find_first_not_of("0123456789", 5) == std::string::npos;
-  if (!indexed) throw input_error(where, "'" + device + "' is not a device (cpu, cuda or cuda:N)");
+  if (!read_device_name(device)) throw input_error(where, bad_device_message(device));
 }
 
 void check_benchmark(const std::string& benchmark, const std::string& where) {
@@ -61,8 +81,7 @@ void check_benchmark(const std::string& benchmark, const std::string& where) {
     throw input_error(where,
                       "'corpus' is now 'documents' (windows of each length from every source)");
   if (std::find(kBenchmarks.begin(), kBenchmarks.end(), benchmark) == kBenchmarks.end())
-    throw input_error(where, "unknown benchmark '" + benchmark +
-                                 "' (passages, documents, code, passkey, needle)");
+    throw input_error(where, "unknown benchmark '" + benchmark + "' (" + listed(kBenchmarks) + ")");
 }
 
 void check_select(const std::string& select, const std::string& where) {
@@ -71,7 +90,7 @@ void check_select(const std::string& select, const std::string& where) {
 
 // [study] corpus: built-in source names ("builtin": the man pages, as before sources had names)
 // and folders of .txt files, each a named source.
-std::vector<StudySource> read_sources(const TomlConfig& toml) {
+std::vector<StudySource> read_sources(const TomlConfig& toml, MissingInputs* missing) {
   std::vector<std::string> entries = {"manpages"};
   toml.text_or_texts("study", "corpus", entries, /*empty_ok=*/true);
   std::vector<StudySource> sources;
@@ -93,13 +112,13 @@ std::vector<StudySource> read_sources(const TomlConfig& toml) {
       std::error_code ec;
       source.folder = fs::absolute(toml.resolve(entry)).lexically_normal().string();
       if (!fs::is_directory(source.folder, ec))
-        throw input_error(toml.where("study", "corpus"),
-                          "'" + source.folder +
-                              "' is not a folder (or a built-in source: manpages, python-docs, "
-                              "kernel-docs)");
+        missing_input(missing, toml.where("study", "corpus"), source.folder,
+                      "is not a folder (or a built-in source: manpages, python-docs, "
+                      "kernel-docs)");
       source.name = fs::path(source.folder).filename().string();
-      if (std::find(kReservedSources.begin(), kReservedSources.end(), source.name) !=
-          kReservedSources.end())
+      // Step and run names the sources' share: a folder may not be named like a task.
+      if (source.name == "code" ||
+          std::find(kSynthetic.begin(), kSynthetic.end(), source.name) != kSynthetic.end())
         throw input_error(toml.where("study", "corpus"),
                           "a source folder cannot be named '" + source.name +
                               "' (the name of a task): rename the folder");
@@ -133,12 +152,12 @@ StudyVariant parse_variant(const std::string& text, const std::string& where) {
 
 // [finetune] train and [eval] datasets (data of your own), and what a study without a corpus
 // cannot do.
-void check_own_data(const TomlConfig& toml, StudyConfig& c) {
+void check_own_data(const TomlConfig& toml, StudyConfig& c, MissingInputs* missing) {
   std::error_code ec;
   for (std::string& file : c.train_files) {
     file = fs::absolute(file).lexically_normal().string();
     if (!fs::is_regular_file(file, ec))
-      throw input_error(toml.where("finetune", "train"), "no such training file '" + file + "'");
+      missing_input(missing, toml.where("finetune", "train"), file, "is not a training file");
   }
   if (c.stream && c.train_files.empty())
     throw input_error(toml.where("finetune", "stream"),
@@ -148,7 +167,8 @@ void check_own_data(const TomlConfig& toml, StudyConfig& c) {
     return std::find(c.benchmarks.begin(), c.benchmarks.end(), b) != c.benchmarks.end();
   };
   std::set<std::string> names;
-  for (const char* task : {"code", "passkey", "needle"})
+  if (benchmark("code")) names.insert("code");
+  for (const std::string& task : kSynthetic)
     if (benchmark(task)) names.insert(task);
   for (const StudySource& source : c.sources)
     for (const char* kind : {"passages", "documents"})
@@ -156,8 +176,8 @@ void check_own_data(const TomlConfig& toml, StudyConfig& c) {
   for (std::string& folder : c.datasets) {
     folder = fs::absolute(folder).lexically_normal().string();
     if (!fs::is_directory(folder, ec))
-      throw input_error(toml.where("eval", "datasets"),
-                        "'" + folder + "' is not a folder (a BEIR folder, or a folder of them)");
+      missing_input(missing, toml.where("eval", "datasets"), folder,
+                    "is not a folder (a BEIR folder, or a folder of them)");
     const std::string name = fs::path(folder).filename().string();
     if (!names.insert(name).second)
       throw input_error(toml.where("eval", "datasets"),
@@ -176,7 +196,9 @@ void check_own_data(const TomlConfig& toml, StudyConfig& c) {
     if (c.init.empty()) needs("model", "init", "a model trained here (no [model] init)");
     if (c.train_files.empty()) needs("finetune", "train", "fine-tuning on pairs from the sources");
     if (c.synthetic_pairs > 0) needs("finetune", "synthetic_pairs", "the needle pairs' haystack");
-    for (const char* b : {"passages", "documents", "needle"})
+    // The needles' haystack is the first source's text.
+    for (const char* b :
+         {"passages", "documents", "needle", "needle-multivalue", "needle-multiquery"})
       if (benchmark(b)) needs("eval", "benchmarks", std::string("the ") + b + " benchmark");
   }
   if (c.benchmarks.empty() && c.datasets.empty())
@@ -185,7 +207,8 @@ void check_own_data(const TomlConfig& toml, StudyConfig& c) {
 }
 
 StudyConfig read_cell(const TomlConfig& toml, const std::string& path, const std::string& profile,
-                      const std::string& db_override, const std::string& dir_override) {
+                      const std::string& db_override, const std::string& dir_override,
+                      MissingInputs* missing) {
   std::error_code ec;
   StudyConfig c;
   c.path = fs::absolute(path).lexically_normal().string();
@@ -204,13 +227,13 @@ StudyConfig read_cell(const TomlConfig& toml, const std::string& path, const std
   c.db = c.db.empty() ? (fs::path(c.dir) / "results.db").string()
                       : (db_override.empty() ? toml.resolve(c.db) : c.db);
   c.db = fs::absolute(c.db).lexically_normal().string();
-  c.sources = read_sources(toml);
+  c.sources = read_sources(toml, missing);
   toml.text("model", "init", c.init);
   if (!c.init.empty()) {
     c.init = fs::absolute(toml.resolve(c.init)).lexically_normal().string();
     if (!fs::is_regular_file(fs::path(c.init) / "config.json", ec))
-      throw input_error(toml.where("model", "init"),
-                        "'" + c.init + "' is not a model folder (no config.json)");
+      missing_input(missing, toml.where("model", "init"), c.init,
+                    "is not a model folder (no config.json)");
   }
 
   // A decoder's keys.
@@ -263,9 +286,10 @@ StudyConfig read_cell(const TomlConfig& toml, const std::string& path, const std
     if (!has_dev)
       throw input_error(toml.where("eval", "select"),
                         "\"dev\" needs a benchmark with a dev split (passages, documents, code); "
-                        "passkey and needle have none");
+                        "passkey and needle have none, nor have the other generated tasks (" +
+                            listed(kSynthetic) + ")");
   }
-  check_own_data(toml, c);
+  check_own_data(toml, c, missing);
   read_slurm_options(toml, c.slurm);
   return c;
 }
@@ -278,6 +302,10 @@ const std::vector<std::string>& study_profiles() {
 
 const std::vector<std::string>& study_benchmarks() {
   return kBenchmarks;
+}
+
+const std::vector<std::string>& synthetic_benchmarks() {
+  return kSynthetic;
 }
 
 const SettingsTable<StudyConfig>& study_settings() {
@@ -368,6 +396,8 @@ const SettingsTable<StudyConfig>& study_settings() {
       S("eval", "queries", &C::queries).at_least(1).form("Passkey / needle queries"),
       S("eval", "documents", &C::documents).at_least(1).form("Passkey / needle documents"),
       S("eval", "needle_keys", &C::needle_keys).at_least(1),
+      S("eval", "needle_values", &C::needle_values).range(1, 8),
+      S("eval", "needle_queries", &C::needle_queries).range(1, 1000),
       S("eval", "attention_docs", &C::attention_docs).at_least(0).form("Attention profile docs"),
       S("eval", "select", &C::select).checked(check_select),
       S("eval", "datasets", &C::datasets).one_text_or_many().may_be_empty().path(),
@@ -388,7 +418,7 @@ const std::map<std::string, std::vector<std::string>>& study_config_keys() {
 
 std::vector<StudyConfig> read_study_grid(const std::string& path, const std::string& profile,
                                          const std::string& db_override,
-                                         const std::string& dir_override) {
+                                         const std::string& dir_override, MissingInputs* missing) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) throw input_error(path, "no such study config");
   TomlConfig toml(path, study_config_keys(), kProfiles, /*sweep=*/true);
@@ -396,7 +426,7 @@ std::vector<StudyConfig> read_study_grid(const std::string& path, const std::str
   std::vector<StudyConfig> cells;
   for (size_t i = 0; i < toml.cell_count(); ++i) {
     toml.use_cell(i);
-    StudyConfig c = read_cell(toml, path, profile, db_override, dir_override);
+    StudyConfig c = read_cell(toml, path, profile, db_override, dir_override, missing);
     c.cell = toml.cell_values(i);
     c.cell_name = toml.cell_name(i);
     if (!cells.empty()) {
@@ -424,6 +454,21 @@ std::vector<StudyConfig> read_study_grid(const std::string& path, const std::str
 StudyConfig read_study_config(const std::string& path, const std::string& profile,
                               const std::string& db_override, const std::string& dir_override) {
   return read_study_grid(path, profile, db_override, dir_override).front();
+}
+
+std::string missing_inputs_line(const MissingInputs& missing) {
+  std::string list;
+  for (const MissingInput& input : missing) {
+    // The key without the config's path, which `where` starts with.
+    const size_t key = input.where.rfind(": ");
+    list += (list.empty() ? "" : "; ") +
+            (key == std::string::npos ? input.where : input.where.substr(key + 2)) + " '" +
+            input.path + "'";
+  }
+  const bool one = missing.size() == 1;
+  return std::to_string(missing.size()) + (one ? " input" : " inputs") + " you supply " +
+         (one ? "is" : "are") + " not on this machine (planned as named; the steps that read " +
+         (one ? "it need it" : "them need them") + " where they run): " + list;
 }
 
 }  // namespace lmk

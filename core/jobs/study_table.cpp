@@ -34,8 +34,8 @@ struct StudyTableSpec {
   std::string map;  // a needle task: its length x depth map follows the table
 };
 
-// The tables of a config: one per source (passages, documents at each length), code, passkey,
-// needle.
+// The tables of a config: one per source (passages, documents at each length), code, each
+// generated task.
 std::vector<StudyTableSpec> table_specs(const StudyConfig& c) {
   auto benchmark = [&](const std::string& b) {
     return std::find(c.benchmarks.begin(), c.benchmarks.end(), b) != c.benchmarks.end();
@@ -67,9 +67,13 @@ std::vector<StudyTableSpec> table_specs(const StudyConfig& c) {
     }
     specs.push_back(std::move(spec));
   }
-  for (const std::string task : {"passkey", "needle"}) {
+  for (const std::string& task : synthetic_benchmarks()) {
     if (!benchmark(task)) continue;
-    StudyTableSpec spec{task + ": nDCG@1 per document length (all depths)", {}, task};
+    // fwe has no depth: its words are spread over the whole text.
+    const bool depths = task != "fwe";
+    StudyTableSpec spec{task + ": nDCG@1 per document length" + (depths ? " (all depths)" : ""),
+                        {},
+                        depths ? task : ""};
     for (int64_t length : c.needle_lengths)
       spec.columns.push_back({task + "@" + std::to_string(length), task, "ndcg_at_1", "length",
                               std::to_string(length), false});
@@ -177,8 +181,8 @@ std::string cell_tables(const StudyCell& cell, const LatestRuns& latest,
                                            : "from the model folder " + c.init;
   return out + "(fine-tuned at " + std::to_string(c.passage_length) + " tokens" + own + synthetic +
          ", " + start +
-         "; documents@L: windows of at least L tokens, evidence inside; passkey and needle: "
-         "documents of exactly L tokens)\n";
+         "; documents@L: windows of at least L tokens, evidence inside; passkey, needles, cwe and "
+         "fwe: documents of exactly L tokens)\n";
 }
 
 // With [eval] select = "dev": per group of cells that differ only in the granularity, each

@@ -43,7 +43,7 @@ struct Setting {
   const char* section;
   const char* key;
   Member member;            // monostate: read by the config's own reader
-  double min = 0, max = 0;  // integers: the least value; numbers: the range
+  double min = 0, max = 0;  // integers: the least value (range: and the most); numbers: the range
   bool ranged = false;      // at_least or range declared (every numeric entry has one)
   bool is_recorded = false, is_path = false, is_required = false, one_or_many = false,
        empty_ok = false;
@@ -51,7 +51,8 @@ struct Setting {
   const char* label = nullptr;  // the designer's label; none: not in the form
   const char* hint = nullptr;   // the designer's placeholder; none: the default value
 
-  // Integers (and lists of them) at least `least`; numbers (and lists) within [low, high].
+  // Integers (and lists of them) at least `least`; numbers (and lists), and single integers,
+  // within [low, high].
   Setting at_least(double least) const {
     return with([&](Setting& s) { s.min = least, s.ranged = true; });
   }
@@ -134,6 +135,9 @@ void read_value(const TomlConfig& toml, const Setting<Config>& s, std::string& o
 template <class Config>
 void read_value(const TomlConfig& toml, const Setting<Config>& s, int64_t& out) {
   toml.integer(s.section, s.key, out, static_cast<int64_t>(s.min));
+  if (s.max > s.min && static_cast<double>(out) > s.max)
+    throw input_error(toml.where(s.section, s.key),
+                      "must be <= " + std::to_string(static_cast<int64_t>(s.max)));
 }
 template <class Config>
 void read_value(const TomlConfig& toml, const Setting<Config>& s, uint64_t& out) {

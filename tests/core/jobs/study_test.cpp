@@ -227,6 +227,15 @@ TEST(StudyPlan, TheDeviceReachesTrainingAndEvaluation) {
   EXPECT_NE(expect_input_error(dir.write("bad.toml", "[study]\ndevice = \"gpu0\"\n"))
                 .find("study.device"),
             std::string::npos);
+  // The names lmk eval takes, no more: cuda:N with digits only (core/util/device_name).
+  EXPECT_EQ(read_study_config(dir.write("n.toml", "[study]\ndevice = \"cuda:3\"\n"), "full").device,
+            "cuda:3");
+  for (const char* bad : {"cuda:+1", "cuda: 1"})
+    EXPECT_NE(expect_input_error(
+                  dir.write("bad.toml", std::string("[study]\ndevice = \"") + bad + "\"\n"))
+                  .find("is not a device"),
+              std::string::npos)
+        << bad;
 }
 
 // Synthetic in-domain fine-tuning data: passkey and needle pairs at the fine-tuning length, of
@@ -397,6 +406,111 @@ const char* kSweep = R"(
 "finetune.steps" = [5, 10]
 "finetune.learning_rate" = [1e-4, 2e-4]
 )";
+
+// Every subset of the benchmarks (with one pooling and with all), and every subset of the
+// poolings (with every benchmark), plans: each chosen benchmark is evaluated for every pooling,
+// no other is, every step's dependencies are steps of the plan, and the study's tables read an
+// empty store without failing. (A subset without a source's datasets crashed the planner.)
+TEST(StudyPlan, EverySubsetOfTheBenchmarksAndThePoolingsPlans) {
+  TempDir dir;
+  ResultsStore store((dir.path() / "empty.db").string());
+  const std::vector<std::string>& benchmarks = study_benchmarks();
+  const std::vector<std::pair<std::string, std::string>> poolings = {
+      {"\"cls\"", "cls"},
+      {"\"mean\"", "mean"},
+      {"\"lmk:fixed:16\"", "lmk-16"},
+      {"\"lmk:variable:16,32\"", "lmk-var"}};
+  auto plan_of = [&](uint32_t benchmark_mask, uint32_t pooling_mask) {
+    std::string chosen, pooled;
+    std::vector<std::string> names, labels;
+    for (size_t i = 0; i < benchmarks.size(); ++i)
+      if (benchmark_mask >> i & 1) {
+        chosen += (chosen.empty() ? "\"" : ", \"") + benchmarks[i] + "\"";
+        names.push_back(benchmarks[i]);
+      }
+    for (size_t i = 0; i < poolings.size(); ++i)
+      if (pooling_mask >> i & 1) {
+        pooled += (pooled.empty() ? "" : ", ") + poolings[i].first;
+        labels.push_back(poolings[i].second);
+      }
+    const std::string config =
+        "[study]\nname = \"s\"\ncorpus = \"builtin\"\n"
+        "[finetune]\npoolings = [" +
+        pooled +
+        "]\n"
+        "[eval]\nbenchmarks = [" +
+        chosen + "]\n";
+    const std::string label = "benchmarks [" + chosen + "], poolings [" + pooled + "]";
+    StudyPlan plan;
+    try {
+      plan = plan_study(read_study_config(dir.write("s.toml", config), "full"));
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << label << ": " << e.what();
+      return;
+    }
+    std::set<std::string> ids, evaluated;
+    for (const StudyStep& step : plan.steps) {
+      for (const std::string& dep : step.deps)
+        EXPECT_TRUE(ids.count(dep)) << label << ": " << step.id << " reads " << dep;
+      ids.insert(step.id);
+      if (step.kind == "eval") evaluated.insert(step.id);
+    }
+    std::set<std::string> expected;
+    for (const std::string& pooling : labels)
+      for (const std::string& b : names)
+        expected.insert("eval/" + pooling + "/" +
+                        (b == "passages" || b == "documents" ? "manpages-" + b : b));
+    EXPECT_EQ(evaluated, expected) << label;
+    EXPECT_NO_THROW(study_table(plan, store)) << label;
+  };
+  const uint32_t all_benchmarks = (1u << benchmarks.size()) - 1;
+  const uint32_t all_poolings = (1u << poolings.size()) - 1;
+  for (uint32_t b = 1; b <= all_benchmarks; ++b)
+    for (uint32_t p : {1u, all_poolings}) plan_of(b, p);
+  for (uint32_t p = 1; p <= all_poolings; ++p) plan_of(all_benchmarks, p);
+}
+
+// The generated tasks: each its own data step with the study's tokenizer and lengths, the
+// needles' haystack the first source, named as the benchmark in the store.
+TEST(StudyPlan, TheRulerTasksAreGeneratedAsStudySteps) {
+  TempDir dir;
+  const std::string path =
+      dir.write("s.toml", std::string(kBase) +
+                              "[profile.quick.eval]\nbenchmarks = [\"needle-multivalue\", "
+                              "\"needle-multiquery\", \"cwe\", \"fwe\"]\nneedle_values = 3\n"
+                              "needle_queries = 2\nneedle_lengths = [128, 512]\n");
+  const StudyPlan plan = plan_study(read_study_config(path, "quick"));
+  const std::string tokenizer = find_step(plan, "tokenizer").dir + "/tokenizer.model";
+  const std::string haystack = find_step(plan, "corpus/manpages").dir;
+  const std::string mv = joined(find_step(plan, "data/needle-multivalue").args);
+  EXPECT_EQ(mv.rfind("data needle --tokenizer " + tokenizer, 0), 0u) << mv;
+  EXPECT_NE(mv.find("--lengths 128,512 "), std::string::npos) << mv;
+  EXPECT_NE(mv.find("--haystack " + haystack + " --keys 1 --values 3 --name needle-multivalue"),
+            std::string::npos)
+      << mv;
+  const std::string mq = joined(find_step(plan, "data/needle-multiquery").args);
+  EXPECT_NE(mq.find("--keys 2 --queries-per-document 2 --name needle-multiquery"),
+            std::string::npos)
+      << mq;
+  const std::string cwe = joined(find_step(plan, "data/cwe").args);
+  EXPECT_EQ(cwe.rfind("data cwe --tokenizer", 0), 0u) << cwe;
+  EXPECT_NE(cwe.find("--depths 0,0.1"), std::string::npos) << cwe;
+  EXPECT_EQ(cwe.find("--name"), std::string::npos) << cwe;
+  const std::string fwe = joined(find_step(plan, "data/fwe").args);
+  EXPECT_EQ(fwe.find("--depths"), std::string::npos) << fwe;  // fwe has no depth
+  EXPECT_EQ(find_step(plan, "eval/lmk-var/cwe").store_run, "lmk-var/cwe");
+  EXPECT_EQ(find_step(plan, "eval/cls/needle-multiquery").deps,
+            (std::vector<std::string>{"finetune/cls", "data/needle-multiquery"}));
+  // The passkey and needle steps are what they were (a study's finished steps are reused).
+  const StudyPlan micro = plan_study(read_study_config(path, "micro"));
+  EXPECT_EQ(joined(find_step(micro, "data/passkey").args).find("--name"), std::string::npos);
+  // A multi-value needle states at most 8 values.
+  EXPECT_NE(expect_input_error(dir.write("v.toml", std::string(kBase) +
+                                                       "[profile.quick.eval]\nneedle_values = 9\n"),
+                               "quick")
+                .find("profile.quick.eval.needle_values"),
+            std::string::npos);
+}
 
 TEST(StudySweep, CellsShareTheStepsTheirValuesDoNotChange) {
   TempDir dir;
