@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <tuple>
@@ -29,10 +30,14 @@ std::vector<const QueryScore*> in_unit_order(const std::vector<QueryScore>& scor
   return ordered;
 }
 
-// A seed for the numbers of one cell or one pair of cells, from the labels that name them.
-uint64_t labelled_seed(uint64_t seed, const std::vector<std::string>& labels) {
+// The seed of the numbers over a set of queries: the base seed and the queries' (part, query
+// id), in that order. So a cell's interval (and a pair's test) is a function of its queries,
+// their values and the base seed alone: every table, view and command that shows the cell
+// draws the same resamples, whatever it calls the cell.
+uint64_t query_set_seed(uint64_t seed,
+                        const std::vector<std::pair<std::string, std::string>>& units) {
   std::string text;
-  for (const std::string& label : labels) text += label + '\x1f';
+  for (const auto& [part, query] : units) text += part + '\n' + query + '\x1f';
   return splitmix64(seed ^ fnv1a64(text));
 }
 
@@ -86,14 +91,31 @@ PairedScores pair_scores(const std::vector<QueryScore>& a, const std::vector<Que
 CellSummary summarize_scores(const std::vector<QueryScore>& scores,
                              const stats::ResamplingOptions& options, bool bca) {
   std::vector<double> values;
-  for (const QueryScore* score : in_unit_order(scores)) values.push_back(score->value);
+  std::vector<std::pair<std::string, std::string>> units;
+  for (const QueryScore* score : in_unit_order(scores)) {
+    values.push_back(score->value);
+    units.emplace_back(score->part, score->query_id);
+  }
+  stats::ResamplingOptions seeded = options;
+  seeded.seed = query_set_seed(options.seed, units);
   CellSummary summary;
   summary.n = values.size();
   summary.mean = stats::mean(values);
   summary.interval =
-      bca ? stats::bca_interval(values, options) : stats::percentile_interval(values, options);
+      bca ? stats::bca_interval(values, seeded) : stats::percentile_interval(values, seeded);
   summary.per_query = true;
   return summary;
+}
+
+std::string interval_text(const CellSummary& cell, int digits, double confidence) {
+  if (cell.n == 0) return "no queries";
+  const std::string n = "N = " + std::to_string(cell.n);
+  if (!std::isfinite(cell.interval.low) || !std::isfinite(cell.interval.high))
+    return n + (cell.n == 1 ? ": no interval from one query" : ": no interval");
+  char text[128];
+  std::snprintf(text, sizeof text, "%g %% CI %.*f – %.*f, ", confidence * 100, digits,
+                cell.interval.low, digits, cell.interval.high);
+  return text + n;
 }
 
 const ComparisonTest* ComparisonTable::find_test(size_t row, size_t other, size_t column) const {
@@ -212,9 +234,7 @@ ComparisonTable compare_table(const std::vector<std::string>& rows,
       table.present[r][c] = cell.present;
       if (!cell.present) continue;
       if (cell.scores) {
-        stats::ResamplingOptions seeded = options.resampling;
-        seeded.seed = labelled_seed(options.resampling.seed, {rows[r], columns[c]});
-        table.cells[r][c] = summarize_scores(*cell.scores, seeded, options.bca);
+        table.cells[r][c] = summarize_scores(*cell.scores, options.resampling, options.bca);
       } else {
         table.cells[r][c].mean = cell.stored_mean;
         note(!cell.why_no_scores.empty()
@@ -256,9 +276,7 @@ ComparisonTable compare_table(const std::vector<std::string>& rows,
         continue;
       }
       stats::ResamplingOptions seeded = options.resampling;
-      seeded.seed = labelled_seed(
-          options.resampling.seed,
-          {std::min(rows[r], rows[other]), std::max(rows[r], rows[other]), columns[c]});
+      seeded.seed = query_set_seed(options.resampling.seed, paired.units);
       ComparisonTest test;
       test.row = r;
       test.other = other;

@@ -36,7 +36,9 @@ struct PairedScores {
 PairedScores pair_scores(const std::vector<QueryScore>& a, const std::vector<QueryScore>& b);
 
 // A cell's mean over its queries with a bootstrap interval (percentile, or BCa), resampled in
-// (part, query id) order so that it depends on the queries, not on their order.
+// (part, query id) order with a seed drawn from `options.seed` and those (part, query id): the
+// one function every table, view and command summarizes a cell with, so the same queries with
+// the same values give the same interval everywhere, whatever the cell is called.
 struct CellSummary {
   size_t n = 0;  // queries; 0 when only a stored mean is known
   double mean = stats::kNaN;
@@ -45,6 +47,9 @@ struct CellSummary {
 };
 CellSummary summarize_scores(const std::vector<QueryScore>& scores,
                              const stats::ResamplingOptions& options, bool bca = false);
+// The interval of a cell as a phrase: "95 % CI 0.412 – 0.533, N = 12"; a cell of one query has
+// none ("N = 1: no interval from one query"), nor has one of none ("no queries").
+std::string interval_text(const CellSummary& cell, int digits, double confidence = 0.95);
 
 // What the table knows of one cell.
 struct ComparisonCell {
@@ -61,8 +66,8 @@ struct ComparisonOptions {
   stats::ResamplingOptions resampling;  // resamples, base seed, confidence of the intervals
   double alpha = 0.05;                  // family-wise, after Holm–Bonferroni
   std::optional<size_t> baseline;       // the row every other row is tested against; else all pairs
-  bool all_pairs = false;     // test all pairs even with a baseline (which then only marks rows)
-  bool run_tests = true;      // false: intervals only (a table too large to test)
+  bool all_pairs = false;  // test all pairs even with a baseline (which then only marks rows)
+  bool run_tests = true;   // false: intervals only (a table too large to test)
   std::string why_no_tests = "not run for a table this large";  // the legend's reason then
   bool bca = false;           // BCa intervals for cells and differences
   bool intersection = false;  // pair on the shared queries when the sets differ
@@ -106,8 +111,8 @@ struct ComparisonTable {
 // Summarizes every cell and runs the table's tests. With refuse_unpaired, two cells to compare
 // that do not hold the same queries (unless intersection) or share fewer than 2 are an
 // InputError naming both rows and the column; without it they become notes. Seeds are derived
-// from the options' seed and the labels of the cells, so a cell's numbers do not depend on the
-// rest of the table.
+// from the options' seed and the queries of the cell (of the pair, for a test), so a cell's
+// numbers depend neither on the rest of the table nor on what it is called.
 ComparisonTable compare_table(const std::vector<std::string>& rows,
                               const std::vector<std::string>& columns,
                               const std::vector<std::vector<ComparisonCell>>& cells,

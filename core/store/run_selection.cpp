@@ -102,13 +102,18 @@ std::string value_condition(const std::string& expression, const Term& term,
 
 // The SQL of one `key<op>value` term.
 std::string term_condition(const Term& term, std::vector<SqlValue>& bindings, std::string& error) {
-  static const std::map<std::string, std::string> run_fields = {{"id", "r.id"},
-                                                                {"name", "r.name"},
-                                                                {"kind", "r.kind"},
-                                                                {"status", "r.status"},
-                                                                {"experiment", "e.name"}};
+  static const std::map<std::string, std::string> run_fields(run_field_sql().begin(),
+                                                             run_field_sql().end());
   const bool negated = term.op == "!=";
   const std::string key = ascii_lower(term.key);
+  // The long table's benchmark and split columns: the run has a result on that dataset / split.
+  if (key == "benchmark" || key == "split") {
+    const std::string condition =
+        value_condition(key == "benchmark" ? "x.dataset" : "x.split", term, bindings, error);
+    if (condition.empty()) return "";
+    return std::string(negated ? "NOT EXISTS" : "EXISTS") +
+           " (SELECT 1 FROM eval_results x WHERE x.run_id = r.id AND " + condition + ")";
+  }
   const auto field = run_fields.find(key);
   if (field != run_fields.end()) {
     Term typed = term;
@@ -140,6 +145,21 @@ std::string term_condition(const Term& term, std::vector<SqlValue>& bindings, st
 }
 
 }  // namespace
+
+const std::vector<std::pair<std::string, std::string>>& run_field_sql() {
+  static const std::vector<std::pair<std::string, std::string>> fields = {
+      {"id", "r.id"},
+      {"experiment", "e.name"},
+      {"name", "r.name"},
+      {"kind", "r.kind"},
+      {"status", "r.status"},
+      {"started", "r.started_at"},
+      {"duration", "(julianday(r.ended_at) - julianday(r.started_at)) * 86400.0"},
+      {"host", "r.host"},
+      {"device", "r.device"},
+      {"error", "r.error_text"}};
+  return fields;
+}
 
 SqlCondition run_selection_condition(const RunSelection& selection) {
   SqlCondition out;

@@ -29,16 +29,9 @@ std::vector<ColumnSql> column_sql(const RunsTableSpec& spec) {
   const auto field = [&](Kind kind, const char* name, const char* sql) {
     add(kind, name, sql, {});
   };
-  field(Kind::Id, "id", "r.id");
-  field(Kind::Text, "experiment", "e.name");
-  field(Kind::Text, "name", "r.name");
-  field(Kind::Text, "kind", "r.kind");
-  field(Kind::Text, "status", "r.status");
-  field(Kind::Text, "started", "r.started_at");
-  field(Kind::Duration, "duration", "(julianday(r.ended_at) - julianday(r.started_at)) * 86400.0");
-  field(Kind::Text, "host", "r.host");
-  field(Kind::Text, "device", "r.device");
-  field(Kind::Text, "error", "r.error_text");
+  // The run's own fields: the filter's keys too (run_selection).
+  for (const auto& [name, sql] : run_field_sql())
+    add(name == "id" ? Kind::Id : name == "duration" ? Kind::Duration : Kind::Text, name, sql, {});
   for (const std::string& key : spec.param_keys)
     add(Kind::Param, key, "(SELECT value FROM params WHERE run_id = r.id AND key = ?)", {key});
   if (spec.metric.empty()) return columns;

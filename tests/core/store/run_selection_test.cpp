@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "core/store/results_store.h"
+#include "core/store/runs_table.h"
 #include "tests/support/store_tests.h"
 
 namespace lmk {
@@ -32,6 +33,30 @@ TEST_F(RunSelectionTest, EachKindOfTermSelectsWhatItSays) {
   EXPECT_EQ(select("", "SCHEDULED"), (Ids{lmk_, train_}));
   EXPECT_EQ(select("", "", store_.get_run(train_).experiment_id), (Ids{train_}));
   EXPECT_EQ(store_.count_runs({"pooling=*"}), 2);
+}
+
+// The runs table's columns are keys by the names they show: its own fields, and in the long
+// layout benchmark and split (a run with a result there), not run params of those names.
+TEST_F(RunSelectionTest, TheTablesColumnsAreKeysByTheirNames) {
+  using Ids = std::vector<int64_t>;
+  EXPECT_EQ(select("benchmark=code"), (Ids{cls_}));
+  EXPECT_EQ(select("benchmark=docs"), (Ids{lmk_, cls_}));
+  EXPECT_EQ(select("benchmark!=code"), (Ids{lmk_, train_})) << "no result on code";
+  EXPECT_EQ(select("benchmark=d*"), (Ids{lmk_, cls_}));
+  EXPECT_EQ(select("split=test"), (Ids{lmk_, cls_}));
+  EXPECT_EQ(select("split=dev"), (Ids{}));
+  RunsTableSpec spec;
+  spec.metric = "ndcg_at_10";
+  spec.long_format = true;
+  for (const RunsTableColumn& column : runs_table_columns(spec)) {
+    if (column.kind == RunsTableColumnKind::Param || column.kind == RunsTableColumnKind::Metric)
+      continue;
+    const std::string term = column.name + (column.name == "id" ? "=1" : "=x");
+    const SqlCondition c = run_selection_condition({term});
+    EXPECT_TRUE(c.error.empty()) << column.name << ": " << c.error;
+    EXPECT_EQ(c.sql.find("params"), std::string::npos) << column.name << ": " << c.sql;
+    EXPECT_NO_THROW(select(term)) << column.name;
+  }
 }
 
 TEST_F(RunSelectionTest, BadTermsAreNamedAndLeftOut) {
