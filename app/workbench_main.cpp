@@ -38,6 +38,17 @@ int main(int argc, char** argv) {
                     has_option(argc, argv, "version");
   if (has_option(argc, argv, "screenshot") && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
     qputenv("QT_QPA_PLATFORM", "offscreen");
+#if defined(Q_OS_LINUX)
+  // Without a display Qt's xcb plugin aborts (SIGABRT); say what is missing instead.
+  if (!help && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") &&
+      qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY")) {
+    QTextStream(stderr) << "lmk-workbench: no display (neither DISPLAY nor WAYLAND_DISPLAY is "
+                           "set): start it in a desktop session, or with "
+                           "QT_QPA_PLATFORM=offscreen (--screenshot DIR renders every view "
+                           "without one)\n";
+    return 2;
+  }
+#endif
   std::unique_ptr<QCoreApplication> app;
   if (help) {
     app = std::make_unique<QCoreApplication>(argc, argv);

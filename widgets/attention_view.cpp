@@ -462,8 +462,9 @@ void AttentionView::redraw() {
     panel.note->setVisible(rows == 0);
   }
   color_scale_->setDataScaleType(log_color ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
+  // The colours span the data; a log bar labels its decades (and 2 and 5 within a narrow one).
   if (log_color)
-    color_scale_->axis()->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
+    color_scale_->axis()->setTicker(log_ticker(data_range.lower, data_range.upper));
   else
     color_scale_->axis()->setTicker(QSharedPointer<QCPAxisTicker>::create());
   color_scale_->setDataRange(data_range);

@@ -40,23 +40,29 @@ CompareView::CompareView(QWidget* parent) : PlotView(parent) {
   test_->addItem(tr("Fisher randomization"), static_cast<int>(lmk::stats::PairedTest::Fisher));
   test_->addItem(tr("Student's t"), static_cast<int>(lmk::stats::PairedTest::Student));
   test_->addItem(tr("paired bootstrap"), static_cast<int>(lmk::stats::PairedTest::Bootstrap));
-  // Run names are long: the choosers show their start (the full name in the list), so that
-  // the window keeps a laptop's width.
+  // Run names are long: the run choosers show their start (the full name in the list), so that
+  // the window keeps a laptop's width; the other choices show their whole text.
   auto add = [this](const QString& label, QComboBox* combo) {
     add_control(label, combo);
-    combo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-    combo->setMinimumContentsLength(combo == run_a_ || combo == run_b_ ? 10 : 8);
+    if (combo == run_a_ || combo == run_b_) {
+      combo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+      combo->setMinimumContentsLength(10);
+    } else {
+      combo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    }
   };
   add(tr("A"), run_a_);
   add(tr("B"), run_b_);
   add(tr("Dataset"), dataset_);
   add(tr("Metric"), metric_);
   add(tr("Test"), test_);
-  auto* export_queries = new QPushButton(tr("CSV…"), this);
-  export_queries->setToolTip(
+  csv_button_ = new QPushButton(tr("CSV…"), this);
+  csv_button_->setObjectName(QStringLiteral("compare_csv"));
+  csv_button_->setToolTip(
       tr("Export every shared query's values as CSV (part, query, A, B, A − B)"));
-  add_control({}, export_queries);
-  connect(export_queries, &QPushButton::clicked, this, [this] {
+  csv_button_->setEnabled(false);  // until a pair with shared queries is shown
+  add_control({}, csv_button_);
+  connect(csv_button_, &QPushButton::clicked, this, [this] {
     const QString path = QFileDialog::getSaveFileName(
         this, tr("Export the queries"), export_name() + QStringLiteral(".csv"), tr("CSV (*.csv)"));
     if (path.isEmpty()) return;
@@ -147,15 +153,17 @@ QVector<QPair<QString, QString>> shared_datasets(const ComparableRun& a, const C
 }  // namespace
 
 void CompareView::set_store(const QString& db_path) {
+  // The choices carry over a refresh of the same store; another store's run ids name other runs.
+  const bool same_store = db_path == db_path_;
   db_path_ = db_path;
   if (db_path.isEmpty()) {
     show_message(tr("No results store open — File → Open a results database"));
     finish_without_loading();
     return;
   }
-  const qint64 a = run_a(), b = run_b();
-  const QStringList dataset = dataset_->currentData().toStringList();
-  const QString metric = metric_->currentText();
+  const qint64 a = same_store ? run_a() : 0, b = same_store ? run_b() : 0;
+  const QStringList dataset = same_store ? dataset_->currentData().toStringList() : QStringList();
+  const QString metric = same_store ? metric_->currentText() : QString();
   const auto test = static_cast<lmk::stats::PairedTest>(test_->currentData().toInt());
   struct Loaded {
     QVector<ComparableRun> runs;
@@ -217,11 +225,30 @@ void CompareView::set_store(const QString& db_path) {
           return;
         }
         fill_datasets(loaded.datasets, loaded.dataset);
+        if (loaded.datasets.isEmpty()) {
+          pair_ = RunPair();
+          clear_shown_pair();
+          show_message(unpaired_message(runs_[loaded.a], runs_[loaded.b]));
+          return;
+        }
         display(loaded.shown);
       });
 }
 
+QString CompareView::unpaired_message(const ComparableRun& a, const ComparableRun& b) const {
+  return different_folders(a, b)
+             ? tr("Runs #%1 and #%2 evaluated different dataset folders (%3; %4): their "
+                  "queries cannot be paired")
+                   .arg(a.id)
+                   .arg(b.id)
+                   .arg(a.dataset_path, b.dataset_path)
+             : tr("Runs #%1 and #%2 share no evaluated dataset: choose runs of the same one")
+                   .arg(a.id)
+                   .arg(b.id);
+}
+
 void CompareView::clear_data() {
+  csv_button_->setEnabled(false);
   runs_.clear();
   pair_ = RunPair();
   for (QComboBox* combo : {run_a_, run_b_, dataset_, metric_}) {
@@ -281,14 +308,7 @@ void CompareView::runs_changed() {
   if (datasets.isEmpty()) {
     pair_ = RunPair();
     clear_shown_pair();
-    show_message(
-        different_folders(runs_[a], runs_[b])
-            ? tr("Runs #%1 and #%2 evaluated different dataset folders (%3; %4): their "
-                 "queries cannot be paired")
-                  .arg(runs_[a].id)
-                  .arg(runs_[b].id)
-                  .arg(runs_[a].dataset_path, runs_[b].dataset_path)
-            : tr("These two runs share no evaluated dataset: choose runs of the same one"));
+    show_message(unpaired_message(runs_[a], runs_[b]));
     emit loaded();
     return;
   }
@@ -338,9 +358,10 @@ QString CompareView::summary() const {
 }
 
 void CompareView::clear_shown_pair() {
+  csv_button_->setEnabled(false);
   plot()->clearPlottables();
   plot()->clearItems();
-  plot()->replot();
+  replot_when_sized(plot());
   queries_->setRowCount(0);
   details_->clear();
   listed_.clear();
@@ -350,9 +371,14 @@ void CompareView::draw() {
   QCustomPlot* figure = plot();
   clear_shown_pair();
   if (pair_.pairs.isEmpty()) {
-    show_message(pair_.note.isEmpty() ? tr("No shared queries") : pair_.note);
+    show_message(pair_.note.isEmpty() ? tr("Runs #%1 and #%2 share no query of %3")
+                                            .arg(run_a())
+                                            .arg(run_b())
+                                            .arg(dataset_->currentText())
+                                      : pair_.note);
     return;
   }
+  csv_button_->setEnabled(true);
   summary_->setText(summary());
   // Left: run A (x) against run B (y) per query, the diagonal where they are equal.
   QCPAxis* ax = rects_[0]->axis(QCPAxis::atBottom);

@@ -16,6 +16,7 @@ class QComboBox;
 class QCPAxisRect;
 class QCPTextElement;
 class QLabel;
+class QPushButton;
 class QTableWidget;
 
 namespace lmk::widgets {
@@ -70,12 +71,15 @@ class CompareView : public PlotView {
   void draw();
   // Empties the plot, the query list and the details (a refused pair shows none of the last).
   void clear_shown_pair();
+  // Why two runs cannot be compared: they read different dataset folders, or share no dataset.
+  QString unpaired_message(const ComparableRun& a, const ComparableRun& b) const;
 
   QComboBox* run_a_ = nullptr;
   QComboBox* run_b_ = nullptr;
   QComboBox* dataset_ = nullptr;
   QComboBox* metric_ = nullptr;
   QComboBox* test_ = nullptr;
+  QPushButton* csv_button_ = nullptr;  // enabled while a pair with shared queries is shown
   QCPAxisRect* rects_[2] = {nullptr, nullptr};
   QCPTextElement* summary_ = nullptr;
   QTableWidget* queries_ = nullptr;

@@ -285,7 +285,9 @@ void CurvesView::draw_panel(Panel panel, const QVector<Curve>& curves) {
     QCPGraph* graph = add_graph(QStringLiteral("line"));
     graph->setPen(QPen(color, many ? 1 : 2));
     QVector<double> keys, values, low, high, solid_keys, solid_values, few_keys, few_values;
-    QVector<double> line_keys, line_values;  // the line, broken where a bin has no point
+    // The line and its band, broken where a bin has no point (QCustomPlot splits a channel
+    // fill at NaN as it splits a line).
+    QVector<double> line_keys, line_values, band_keys, band_low, band_high;
     bool banded = false;
     for (int i = 0; i < curve.points.size(); ++i) {
       const QPointF& point = curve.points[i];
@@ -295,6 +297,9 @@ void CurvesView::draw_panel(Panel panel, const QVector<Curve>& curves) {
           bin_bounds(curve.groups.value(i - 1)).second < bin_bounds(curve.groups.value(i)).first) {
         line_keys << (curve.points[i - 1].x() + point.x()) / 2;
         line_values << kNaN;
+        band_keys << line_keys.back();
+        band_low << kNaN;
+        band_high << kNaN;
       }
       line_keys << point.x();
       line_values << point.y();
@@ -304,6 +309,9 @@ void CurvesView::draw_panel(Panel panel, const QVector<Curve>& curves) {
       banded |= has_interval;
       low << (has_interval ? curve.low[i] : point.y());
       high << (has_interval ? curve.high[i] : point.y());
+      band_keys << point.x();
+      band_low << low.back();
+      band_high << high.back();
       const int n = i < curve.n.size() ? curve.n[i] : 0;
       (n > 0 && n < min_n ? few_keys : solid_keys) << point.x();
       (n > 0 && n < min_n ? few_values : solid_values) << point.y();
@@ -327,8 +335,8 @@ void CurvesView::draw_panel(Panel panel, const QVector<Curve>& curves) {
           edge->setPen(Qt::NoPen);
           edge->setLayer(QStringLiteral("bands"));  // under every line and point
         }
-        lower->setData(keys, low, true);
-        upper->setData(keys, high, true);
+        lower->setData(band_keys, band_low, true);
+        upper->setData(band_keys, band_high, true);
         upper->setBrush(fill);
         upper->setChannelFillGraph(lower);
       }
@@ -448,9 +456,9 @@ QVector<QPointF> CurvesView::curve(Panel panel, const QString& name) const {
   return points;
 }
 
-QVector<double> CurvesView::gaps(Panel panel, const QString& name) const {
+QVector<double> CurvesView::gaps(Panel panel, const QString& name, const QString& role) const {
   QVector<double> xs;
-  for (const QPointF& point : graph_points(graph_of(panel, name, QStringLiteral("line"))))
+  for (const QPointF& point : graph_points(graph_of(panel, name, role)))
     if (std::isnan(point.y())) xs << point.x();
   return xs;
 }
@@ -468,9 +476,9 @@ QCPLayer* CurvesView::line_layer(Panel panel, const QString& name) const {
 QVector<QPair<double, double>> CurvesView::band(Panel panel, const QString& name) const {
   const QVector<QPointF> low = graph_points(graph_of(panel, name, QStringLiteral("low")));
   const QVector<QPointF> high = graph_points(graph_of(panel, name, QStringLiteral("high")));
-  QVector<QPair<double, double>> band;
+  QVector<QPair<double, double>> band;  // per point: the gaps (NaN) are left out
   for (int i = 0; i < std::min(low.size(), high.size()); ++i)
-    band.append({low[i].y(), high[i].y()});
+    if (std::isfinite(high[i].y())) band.append({low[i].y(), high[i].y()});
   return band;
 }
 

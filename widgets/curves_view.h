@@ -54,8 +54,9 @@ class CurvesView : public PlotView {
   QStringList curve_names(Panel panel) const;
   QVector<QPointF> curve(Panel panel, const QString& name) const;
   // Where the line of a curve is broken (the x of each gap): a bin of the panel between two of
-  // its points that it has no point in.
-  QVector<double> gaps(Panel panel, const QString& name) const;
+  // its points that it has no point in; with `role` "high" or "low", where its band is.
+  QVector<double> gaps(Panel panel, const QString& name,
+                       const QString& role = QStringLiteral("line")) const;
   // The layer the curve's band is drawn on, and its line's (bands under lines).
   QCPLayer* band_layer(Panel panel, const QString& name) const;
   QCPLayer* line_layer(Panel panel, const QString& name) const;

@@ -6,6 +6,7 @@
 #include <QComboBox>
 #include <QCoreApplication>
 #include <QDir>
+#include <QEvent>
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -23,6 +24,7 @@
 #include <QPushButton>
 #include <QRadioButton>
 #include <QRegularExpression>
+#include <QScrollArea>
 #include <QVBoxLayout>
 
 #include <map>
@@ -165,20 +167,49 @@ QWidget* DesignerView::build_form() {
   // Each group's rows stay at its top when the column is taller.
   for (QGroupBox* box : {study, tokenizer, model, pretrain, finetune, eval})
     grid_of(box)->setRowStretch(grid_of(box)->rowCount(), 1);
-  // Three columns, each its own stack: in one grid the rows were shared across columns, so the
+  // Columns, each its own stack: in one grid the rows were shared across columns, so the
   // pretraining box took the study box's height and the form did not fit 1440 x 900 (the first
-  // window on a 1600 x 1000 screen) without scrollbars.
-  auto* form = new QWidget;
-  auto* columns = new QHBoxLayout(form);
-  const QList<QList<QGroupBox*>> stacks = {
-      {study, tokenizer, model}, {pretrain, finetune}, {eval, sweep}};
-  for (const QList<QGroupBox*>& stack : stacks) {
+  // window on a 1600 x 1000 screen) without scrollbars. Three where they fit, else two (a
+  // 1366 x 768 screen): the form then scrolls down, never sideways (arrange_form).
+  form_layouts_ = {{{study, tokenizer, model}, {pretrain, finetune}, {eval, sweep}},
+                   {{study, tokenizer, model, pretrain}, {finetune, eval, sweep}}};
+  form_ = new QWidget;
+  new QHBoxLayout(form_);
+  arrange_form(0);
+  return form_;
+}
+
+void DesignerView::arrange_form(int layout) {
+  if (layout == form_layout_) return;
+  form_layout_ = layout;
+  auto* columns = static_cast<QHBoxLayout*>(form_->layout());
+  while (QLayoutItem* item = columns->takeAt(0)) {
+    if (QLayout* column = item->layout()) {
+      while (QLayoutItem* inner = column->takeAt(0)) delete inner;  // the boxes stay
+    }
+    delete item;
+  }
+  QGroupBox* last = form_layouts_[layout].back().back();  // the sweep: it takes the height left
+  for (const QList<QGroupBox*>& stack : form_layouts_[layout]) {
     auto* column = new QVBoxLayout;
-    for (QGroupBox* box : stack) column->addWidget(box, box == sweep ? 1 : 0);
-    if (!stack.contains(sweep)) column->addStretch(1);
+    for (QGroupBox* box : stack) column->addWidget(box, box == last ? 1 : 0);
+    if (!stack.contains(last)) column->addStretch(1);
     columns->addLayout(column, 1);
   }
-  return form;
+}
+
+bool DesignerView::eventFilter(QObject* watched, QEvent* event) {
+  // The form's columns follow the width it is shown in: the widest layout that fits.
+  if (event->type() == QEvent::Resize && watched == form_scroll_->viewport()) {
+    const int width = form_scroll_->viewport()->width();
+    if (form_layout_ == 0) {
+      three_columns_width_ = form_->minimumSizeHint().width();
+      if (three_columns_width_ > width) arrange_form(1);
+    } else if (three_columns_width_ > 0 && three_columns_width_ <= width) {
+      arrange_form(0);
+    }
+  }
+  return StoreView::eventFilter(watched, event);
 }
 
 void DesignerView::add_settings(QGridLayout* form, const char* section, int first_row,
@@ -307,21 +338,9 @@ void DesignerView::show_document(bool with_sweep) {
 }
 
 void DesignerView::show_field(Field& field, const QString& swept) {
-  const QString name = profile();
-  const QVariant value = document_.effective_value(name, field.section, field.key);
-  const bool overridden = document_.overridden(name, field.section, field.key);
-  field.in_profile = overridden;
-  QFont font = field.label->font();
-  font.setBold(overridden);
-  font.setItalic(!swept.isEmpty());
-  field.label->setFont(font);
-  QString tip = overridden ? tr("[profile.%1.%2] %3 — set by profile %1; an edit changes it there")
-                                 .arg(name, field.section, field.key)
-                           : tr("[%1] %2").arg(field.section, field.key);
-  if (!swept.isEmpty()) tip += tr("\nSwept: each cell of the grid sets it to one of %1").arg(swept);
-  field.label->setToolTip(tip);
-  if (auto* line = qobject_cast<QLineEdit*>(field.editor))
-    line->setPlaceholderText(swept.isEmpty() ? field.hint : tr("swept: %1").arg(swept));
+  field.swept = swept;
+  decorate_field(field);
+  const QVariant value = document_.effective_value(profile(), field.section, field.key);
   switch (field.kind) {
     case Kind::Poolings:
       poolings_->set_value(value);
@@ -339,6 +358,39 @@ void DesignerView::show_field(Field& field, const QString& swept) {
     default:
       static_cast<QLineEdit*>(field.editor)->setText(display_text(value));
   }
+}
+
+void DesignerView::decorate_field(const Field& field) {
+  const QString name = profile();
+  const bool overridden = document_.overridden(name, field.section, field.key);
+  QFont font = field.label->font();
+  font.setBold(overridden);
+  font.setItalic(!field.swept.isEmpty());
+  field.label->setFont(font);
+  QString tip = overridden
+                    ? tr("[profile.%1.%2] %3 — profile %1's own value; an edit changes it there")
+                          .arg(name, field.section, field.key)
+                : edits_shared_values()
+                    ? tr("[%1] %2 — the value every profile shares unless it sets its own")
+                          .arg(field.section, field.key)
+                    : tr("[%1] %2 — the shared value; an edit gives profile %3 its own "
+                         "([profile.%3.%1])")
+                          .arg(field.section, field.key, name);
+  if (!field.swept.isEmpty())
+    tip += tr("\nSwept: each cell of the grid sets it to one of %1").arg(field.swept);
+  field.label->setToolTip(tip);
+  auto* line = qobject_cast<QLineEdit*>(field.editor);
+  if (line == nullptr) return;
+  // What applies when the field is empty: a profile without its own value reads the shared one.
+  const QVariant shared = document_.value({field.section, field.key});
+  line->setPlaceholderText(!field.swept.isEmpty() ? tr("swept: %1").arg(field.swept)
+                           : !edits_shared_values() && shared.isValid()
+                               ? tr("shared value: %1").arg(display_text(shared))
+                               : field.hint);
+}
+
+bool DesignerView::edits_shared_values() const {
+  return profile() == QLatin1String(kDefaultStudyProfile);
 }
 
 QVariant DesignerView::field_value(const Field& field) const {
@@ -403,10 +455,32 @@ QString DesignerView::field_text(const Field& field) const {
 
 void DesignerView::apply_field(const Field& field) {
   if (showing_) return;
+  // An edit lands in the profile shown: its own [profile.NAME.SECTION] value (emptying the field
+  // removes it, so the profile reads the shared value again). The full profile, lmk's default,
+  // reads the shared values: an edit there changes them, unless it has its own.
+  const QString name = profile();
+  const bool own = !edits_shared_values() || document_.overridden(name, field.section, field.key);
   const QStringList keys =
-      field.in_profile ? QStringList{QStringLiteral("profile"), profile(), field.section, field.key}
-                       : QStringList{field.section, field.key};
+      own ? QStringList{QStringLiteral("profile"), name, field.section, field.key}
+          : QStringList{field.section, field.key};
   document_.set_value(keys, field_value(field));
+  decorate_field(field);
+  // Which other profiles read a shared value just edited: said now, before anything is saved.
+  QStringList readers;
+  if (!own) {
+    QStringList profiles = to_qt(study_profiles());
+    for (const QString& p : document_.profiles())
+      if (!profiles.contains(p)) profiles << p;
+    for (const QString& p : profiles)
+      if (p != name && !document_.overridden(p, field.section, field.key)) readers << p;
+  }
+  profile_note_->setText(
+      readers.isEmpty()
+          ? QString()
+          : tr("This edit of [%1] %2 changes the value profiles %3 share (none of them sets its "
+               "own): switch to a profile to edit it there only")
+                .arg(field.section, field.key, readers.join(QStringLiteral(", "))));
+  profile_note_->setVisible(!readers.isEmpty());
   edited();
 }
 

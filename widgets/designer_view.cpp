@@ -54,8 +54,9 @@ DesignerView::DesignerView(QWidget* parent) : StoreView(parent) {
   profile_ = new QComboBox;
   profile_->setObjectName(QStringLiteral("profile"));
   profile_->setToolTip(
-      tr("The form shows the values this profile reads; an edit of a key the "
-         "profile overrides ([profile.NAME.SECTION]) changes the override"));
+      tr("The form shows the values this profile reads. An edit in micro or quick becomes that "
+         "profile's own value ([profile.NAME.SECTION]); an edit in full changes the shared "
+         "value, which the profiles that do not set their own read too"));
   profile_->addItems(to_qt(study_profiles()));
   file_label_ = new QLabel;
   file_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -71,9 +72,18 @@ DesignerView::DesignerView(QWidget* parent) : StoreView(parent) {
   top->addSpacing(16);
   top->addWidget(file_label_, 1);
 
+  profile_note_ = new QLabel;
+  profile_note_->setObjectName(QStringLiteral("profile_note"));
+  profile_note_->setWordWrap(true);
+  profile_note_->setStyleSheet(QStringLiteral("color: #9c6500"));
+  profile_note_->hide();
+
   auto* scroll = new QScrollArea;
+  form_scroll_ = scroll;
+  scroll->setObjectName(QStringLiteral("designer_form"));
   scroll->setWidgetResizable(true);
   scroll->setWidget(build_form());
+  scroll->viewport()->installEventFilter(this);
 
   validation_ = new QLabel;
   validation_->setObjectName(QStringLiteral("validation"));
@@ -103,6 +113,7 @@ DesignerView::DesignerView(QWidget* parent) : StoreView(parent) {
 
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(top);
+  layout->addWidget(profile_note_);
   layout->addWidget(scroll, 1);
   layout->addWidget(validation_);
   layout->addLayout(bottom);
@@ -135,6 +146,7 @@ DesignerView::DesignerView(QWidget* parent) : StoreView(parent) {
   });
   connect(profile_, &QComboBox::currentTextChanged, this, [this](const QString& name) {
     QSettings().setValue(QLatin1String(kProfileKey), name);
+    profile_note_->hide();
     show_document();
     validate_now();
   });
@@ -177,8 +189,9 @@ DesignerView::DesignerView(QWidget* parent) : StoreView(parent) {
   const QString profile = settings.value(QLatin1String(kProfileKey)).toString();
   {
     const QSignalBlocker block(profile_);
-    profile_->setCurrentText(to_qt(study_profiles()).contains(profile) ? profile
-                                                                       : QStringLiteral("full"));
+    profile_->setCurrentText(to_qt(study_profiles()).contains(profile)
+                                 ? profile
+                                 : QString::fromLatin1(kDefaultStudyProfile));
   }
   // The last study, else the first study of the repository as a template (untitled).
   // A last study that no longer parses leaves its error shown over the template.
@@ -288,6 +301,8 @@ void DesignerView::set_profile(const QString& profile) {
 
 void DesignerView::edited() {
   update_title();
+  // A refusal of the form as it was is not about the form as it is now.
+  if (launch_failed_) show_launch_message(QString());
   debounce_->start();
 }
 
@@ -419,6 +434,24 @@ void DesignerView::launch(ExecutorKind executor) {
     show_launch_message(tr("A launch is still being checked"));
     return;
   }
+  // The form as it is now must be valid before anything is saved: a check still to come or
+  // under way is waited for.
+  if (debounce_->isActive() || validator_ != nullptr) {
+    show_launch_message(tr("Checking the study before launching …"));
+    auto once = std::make_shared<QMetaObject::Connection>();
+    *once = connect(this, &DesignerView::validated, this, [this, once, executor] {
+      disconnect(*once);
+      launch(executor);
+    });
+    if (debounce_->isActive()) validate_now();
+    return;
+  }
+  if (!validation_error_.isEmpty()) {
+    show_launch_message(tr("Not launched: lmk refuses the study as it is (%1). Nothing was saved.")
+                            .arg(validation_error_),
+                        true);
+    return;
+  }
   if (document_.path().isEmpty()) {
     const QString path = QFileDialog::getSaveFileName(this, tr("Save the study before launching"),
                                                       QString(), tr("Study configs (*.toml)"));
@@ -440,6 +473,7 @@ void DesignerView::launch(ExecutorKind executor) {
 }
 
 void DesignerView::show_launch_message(const QString& text, bool error) {
+  launch_failed_ = error;
   launch_message_->setText(text);
   launch_message_->setVisible(!text.isEmpty());
   launch_message_->setStyleSheet(error ? QStringLiteral("color: #c01c28") : QString());

@@ -23,12 +23,14 @@
 
 class QComboBox;
 class QGridLayout;
+class QGroupBox;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
 class QProcess;
 class QPushButton;
 class QRadioButton;
+class QScrollArea;
 class QTimer;
 
 namespace lmk::widgets {
@@ -108,15 +110,17 @@ class DesignerView : public StoreView {
     Kind kind = Kind::Text;
     QWidget* editor = nullptr;
     QLabel* label = nullptr;
-    // Where edits go, fixed when the form is shown: the profile's override (it had the key
-    // then), else [SECTION]. Emptying and retyping an override keeps it an override.
-    bool in_profile = false;
-    QString hint;  // the placeholder: what applies when the key is absent
+    QString hint;   // the placeholder: what applies when the key is absent
+    QString swept;  // the values of a [sweep] axis over the key ("" when not swept)
   };
 
   // build_form through apply_sweep: the form, defined in widgets/designer_form.cpp (with
   // field_values, use_model_folder and choose_model_folder).
   QWidget* build_form();
+  // Puts the form's boxes into the columns of form_layouts_[layout] (0: three, 1: two).
+  void arrange_form(int layout);
+  // The scroll area's viewport resized: the form takes the widest layout that fits it.
+  bool eventFilter(QObject* watched, QEvent* event) override;
   // Adds the form rows of `section`'s settings (study_settings(): label, hint or default) from
   // `first_row` on, in the table's order: those named in `only` (all when empty) but not in
   // `skip`.
@@ -128,7 +132,12 @@ class DesignerView : public StoreView {
   void show_document(bool with_sweep = true);
   // `swept`: the values of a [sweep] axis over the key ("" when not swept).
   void show_field(Field& field, const QString& swept);
+  // The label's bold (the profile's own value) and italic (swept), its tooltip, the placeholder.
+  void decorate_field(const Field& field);
+  // Writes the field's value where the shown profile reads it from (apply_field's comment).
   void apply_field(const Field& field);
+  // Whether the shown profile is the one that reads the shared values (lmk's default, full).
+  bool edits_shared_values() const;
   QVariant field_value(const Field& field) const;
   QString field_text(const Field& field) const;
   void apply_sweep();
@@ -147,8 +156,14 @@ class DesignerView : public StoreView {
   StudyDocument document_;
   QList<Field> fields_;
   QHash<QString, int> field_of_key_;  // "section.key" -> index in fields_
+  QWidget* form_ = nullptr;
+  QScrollArea* form_scroll_ = nullptr;
+  QList<QList<QList<QGroupBox*>>> form_layouts_;  // per layout: its columns, each a stack of boxes
+  int form_layout_ = -1;                          // the one shown
+  int three_columns_width_ = 0;  // the form's minimum width in three columns (0: not known yet)
   QComboBox* profile_ = nullptr;
   QLabel* file_label_ = nullptr;
+  QLabel* profile_note_ = nullptr;  // which profiles an edit of a shared value changes
   PoolingsEditor* poolings_ = nullptr;
   ChecklistEditor* benchmarks_ = nullptr;
   SweepEditor* sweep_ = nullptr;
@@ -167,7 +182,8 @@ class DesignerView : public StoreView {
   QProcess* validator_ = nullptr;
   QTemporaryDir scratch_;  // the copy each check reads, and its throwaway store path
   QString validation_error_, marked_key_;
-  bool showing_ = false;  // show_document() fills the form: no edits then
+  bool showing_ = false;        // show_document() fills the form: no edits then
+  bool launch_failed_ = false;  // the launch line shows a refusal (an edit clears it)
 };
 
 }  // namespace lmk::widgets

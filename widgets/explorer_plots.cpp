@@ -14,8 +14,12 @@ namespace {
 
 QCustomPlot* make_plot(QWidget* parent, const QString& name, const QString& y_label) {
   auto* plot = new QCustomPlot(parent);
+  ignore_empty_resizes(plot);
   plot->setObjectName(name);
   plot->setMinimumHeight(120);
+  // QCustomPlot's own minimum is its widest text (axis label, title): set one that lets the
+  // side panel keep a laptop's width (the labels clip; the plots stay readable).
+  plot->setMinimumWidth(160);
   plot->plotLayout()->insertRow(0);
   plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, QString()));
   plot->xAxis->setRange(0, 1);
@@ -72,8 +76,8 @@ void ExplorerPlots::show_document(const DocumentAttention* document,
   if (document == nullptr) {
     set_title(similarity_, tr("No document"));
     set_title(token_, QString());
-    similarity_->replot();
-    token_->replot();
+    replot_when_sized(similarity_);
+    replot_when_sized(token_);
     return;
   }
   const DocumentAttention& d = *document;
@@ -161,8 +165,8 @@ void ExplorerPlots::show_document(const DocumentAttention* document,
     }
     mark_evidence(token_);
   }
-  similarity_->replot();
-  token_->replot();
+  replot_when_sized(similarity_);
+  replot_when_sized(token_);
 }
 
 }  // namespace lmk::widgets

@@ -231,7 +231,10 @@ void ExplorerView::build_controls() {
   rows->addWidget(all_rows);
   scale_ = new QComboBox(right);
   scale_->addItems({tr("linear"), tr("log (3 decades)")});
-  skip_sink_ = new QCheckBox(tr("Leave the sink (position 0) out of the scale"), right);
+  skip_sink_ = new QCheckBox(tr("Scale without the sink"), right);
+  skip_sink_->setToolTip(
+      tr("Leave the sink (position 0, which takes most of the attention) out of the colour "
+         "scale"));
   skip_sink_->setChecked(true);
   sink_ = new QLabel(right);
   sink_->setWordWrap(true);

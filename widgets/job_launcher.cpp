@@ -127,6 +127,18 @@ QString JobLauncher::error_text(const QString& output) {
   return errors.isEmpty() ? last_line(output) : errors.join(QChar('\n'));
 }
 
+QString JobLauncher::queue_end_text(const QString& log) {
+  static const QRegularExpression error(QStringLiteral("^lmk(?: [a-z]+)?: error: "),
+                                        QRegularExpression::MultilineOption);
+  if (error.match(log).hasMatch()) return error_text(log);
+  static const QRegularExpression summary(
+      QStringLiteral("^lmk submit: \\d+ jobs? did not finish.*$"),
+      QRegularExpression::MultilineOption);
+  QString found;
+  for (auto it = summary.globalMatch(log); it.hasNext();) found = it.next().captured(0);
+  return found.isEmpty() ? last_line(log) : found.trimmed();
+}
+
 void JobLauncher::submit(const SubmitRequest& request) {
   ++pending_;
   run_lmk(this, submit_arguments(request, /*dry_run=*/true),
@@ -236,7 +248,7 @@ void JobLauncher::watch_queues() {
     bool number = false;
     const int code = read_tail(queues_[i].exit_path).trimmed().toInt(&number);
     const Queue ended = queues_.takeAt(i);
-    QString why = error_text(read_tail(ended.log_path));
+    QString why = queue_end_text(read_tail(ended.log_path));
     if (!number)
       why = QStringLiteral("the queue (pid %1) ended without an exit status%2")
                 .arg(ended.pid)

@@ -57,6 +57,10 @@ class JobLauncher : public QObject {
   static SubmitPlan parse_plan(const QString& out, const QString& err);
   // The error of a failed lmk command: its "lmk: error:" lines, else its last line.
   static QString error_text(const QString& output);
+  // How a local queue ended, from its log: its "lmk: error:" lines, else lmk submit's own
+  // summary ("9 jobs did not finish ..."), else the last line. The log ends with the jobs and
+  // study tables, whose last line (a footnote) says nothing about the queue.
+  static QString queue_end_text(const QString& log);
 
   // Checks the request with a dry run, then submits it; submitted() once the jobs are recorded,
   // failed() when lmk refuses (the message names the key or the cause).

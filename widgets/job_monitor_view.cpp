@@ -1,5 +1,7 @@
 #include "widgets/job_monitor_view.h"
 
+#include "widgets/plot_view.h"
+
 #include <qcustomplot.h>
 #include <QApplication>
 #include <QCheckBox>
@@ -154,6 +156,7 @@ JobMonitorView::JobMonitorView(QWidget* parent) : StoreView(parent) {
   table_->setColumnWidth(JobModel::kUpdated, 70);
 
   curves_ = new QCustomPlot;
+  ignore_empty_resizes(curves_);
   curves_->plotLayout()->clear();
   auto* margins = new QCPMarginGroup(curves_);
   const QStringList& keys = training_curve_keys();
@@ -473,7 +476,7 @@ void JobMonitorView::show_curves(const RunCurves& curves, bool from_start) {
     return;
   }
   curve_pages_->setCurrentWidget(curves_);
-  curves_->replot(QCustomPlot::rpQueuedReplot);
+  if (curves_->width() > 0 && curves_->height() > 0) curves_->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void JobMonitorView::update_buttons() {

@@ -2,6 +2,7 @@
 
 #include <qcustomplot.h>
 #include <sqlite3.h>
+#include <QAbstractTextDocumentLayout>
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
@@ -15,18 +16,25 @@
 #include <QFileSystemWatcher>
 #include <QGuiApplication>
 #include <QKeySequence>
+#include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QScreen>
+#include <QScrollBar>
 #include <QSettings>
+#include <QSplitter>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTextBlock>
 #include <QTextBrowser>
+#include <QTextDocument>
 #include <QTimer>
+#include <QTreeWidget>
 #include <QVBoxLayout>
 
+#include <map>
 #include <stdexcept>
 
 #include "core/store/schema.h"
@@ -98,6 +106,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   file->addAction(tr("&Open results store…"), QKeySequence::Open, this, &MainWindow::choose_store);
   recent_menu_ = file->addMenu(tr("Open &recent"));
   file->addAction(tr("&Refresh"), QKeySequence::Refresh, this, [this] {
+    stale_.clear();
     for (StoreView* view : views_) view->refresh();
   });
   file->addAction(tr("&Export current view…"), QKeySequence(tr("Ctrl+E")), this,
@@ -112,8 +121,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         i < 10 ? QKeySequence(QStringLiteral("Ctrl+%1").arg((i + 1) % 10)) : QKeySequence(), this,
         [this, i] { tabs_->setCurrentIndex(i); });
   QMenu* help = menuBar()->addMenu(tr("&Help"));
-  help->addAction(tr("&User guide"), QKeySequence::HelpContents, this,
-                  [this] { show_text_dialog(tr("User guide"), user_guide_markdown(), true); });
+  help->addAction(tr("&User guide"), QKeySequence::HelpContents, this, [this] {
+    auto* view = qobject_cast<StoreView*>(tabs_->currentWidget());
+    show_user_guide(view != nullptr ? view->title() : QString());
+  });
   help->addAction(tr("&Keyboard shortcuts"), this,
                   [this] { show_text_dialog(tr("Keyboard shortcuts"), shortcuts_text(), false); });
   help->addAction(tr("&About Landmark Workbench"), this, [this] {
@@ -130,6 +141,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   // Runs write continuously: refresh 2 s after the first change, not after 2 s of quiet.
   const auto changed = [this] {
     watch_store_files();
+    // Every view is behind the store now: the visible one refreshes below, the others when shown.
+    for (StoreView* view : views_) stale_.insert(view);
     if (!refresh_timer_->isActive()) refresh_timer_->start();
   };
   connect(watcher_, &QFileSystemWatcher::fileChanged, this, changed);
@@ -154,8 +167,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     }
   }
   tabs_->setCurrentIndex(settings.value(QStringLiteral("window/tab"), 0).toInt());
-  connect(tabs_, &QTabWidget::currentChanged, this,
-          [](int index) { QSettings().setValue(QStringLiteral("window/tab"), index); });
+  connect(tabs_, &QTabWidget::currentChanged, this, [this](int index) {
+    QSettings().setValue(QStringLiteral("window/tab"), index);
+    // A view the store changed under while it was hidden reads it again when shown.
+    auto* view = qobject_cast<StoreView*>(tabs_->widget(index));
+    if (view != nullptr && stale_.remove(view)) refresh_visible_view();
+  });
   statusBar()->showMessage(tr("No results store open — File → Open, or design a study"));
 }
 
@@ -172,6 +189,7 @@ void MainWindow::open_store(const QString& db_path) {
     box->open();
     db_path_.clear();
   }
+  stale_.clear();
   for (StoreView* view : views_) view->set_store(db_path_);
   if (!watcher_->files().isEmpty()) watcher_->removePaths(watcher_->files());
   if (!watcher_->directories().isEmpty()) watcher_->removePaths(watcher_->directories());
@@ -207,6 +225,7 @@ void MainWindow::refresh_visible_view() {
     return;
   }
   refreshing_ = view;
+  stale_.remove(view);
   view->refresh();
 }
 
@@ -302,6 +321,83 @@ QString MainWindow::user_guide_markdown() const {
   return tr("The user guide (docs/USER-GUIDE.md) is not beside this workbench nor in the "
             "source tree it was built from (%1).")
       .arg(QStringLiteral(LMK_SOURCE_DIR));
+}
+
+void MainWindow::show_user_guide(const QString& section) {
+  auto* dialog = new QDialog(this);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  dialog->setObjectName(QStringLiteral("user_guide"));
+  dialog->setWindowTitle(tr("User guide"));
+  auto* browser = new QTextBrowser;
+  browser->setObjectName(QStringLiteral("guide_text"));
+  browser->setOpenExternalLinks(true);
+  browser->setMarkdown(user_guide_markdown());
+  auto* contents = new QTreeWidget;
+  contents->setObjectName(QStringLiteral("guide_contents"));
+  contents->setHeaderHidden(true);
+  auto* search = new QLineEdit;
+  search->setObjectName(QStringLiteral("guide_search"));
+  search->setPlaceholderText(tr("Search (Enter: next match)"));
+  search->setClearButtonEnabled(true);
+
+  // The contents: every heading, nested by level; each item holds its block's position.
+  QTextDocument* document = browser->document();
+  std::map<int, QTreeWidgetItem*> open;  // heading level -> the latest item of that level
+  QTreeWidgetItem* start = nullptr;
+  QTreeWidgetItem* workbench = nullptr;
+  for (QTextBlock block = document->begin(); block.isValid(); block = block.next()) {
+    const int level = block.blockFormat().headingLevel();
+    if (level <= 0) continue;
+    open.erase(open.lower_bound(level), open.end());  // this level and deeper ones close
+    QTreeWidgetItem* parent = open.empty() ? nullptr : open.rbegin()->second;
+    auto* item = parent != nullptr ? new QTreeWidgetItem(parent) : new QTreeWidgetItem(contents);
+    item->setText(0, block.text());
+    item->setData(0, Qt::UserRole, block.position());
+    open[level] = item;
+    if (workbench == nullptr && block.text().startsWith(QLatin1String("The workbench")))
+      workbench = item;
+    if (start == nullptr && !section.isEmpty() && level >= 3 && block.text().startsWith(section))
+      start = item;
+  }
+  contents->expandToDepth(0);
+  // Shows a block at the top of the text.
+  auto go_to = [browser, document](int position) {
+    const QTextBlock block = document->findBlock(position);
+    browser->setTextCursor(QTextCursor(block));
+    browser->verticalScrollBar()->setValue(
+        static_cast<int>(document->documentLayout()->blockBoundingRect(block).top()));
+  };
+  connect(contents, &QTreeWidget::currentItemChanged, dialog, [go_to](QTreeWidgetItem* item) {
+    if (item != nullptr) go_to(item->data(0, Qt::UserRole).toInt());
+  });
+  connect(search, &QLineEdit::returnPressed, dialog, [browser, search] {
+    if (search->text().isEmpty()) return;
+    if (!browser->find(search->text())) {  // from the top again
+      browser->moveCursor(QTextCursor::Start);
+      browser->find(search->text());
+    }
+  });
+
+  auto* left = new QWidget;
+  auto* left_layout = new QVBoxLayout(left);
+  left_layout->setContentsMargins(0, 0, 0, 0);
+  left_layout->addWidget(search);
+  left_layout->addWidget(contents, 1);
+  auto* splitter = new QSplitter;
+  splitter->addWidget(left);
+  splitter->addWidget(browser);
+  splitter->setStretchFactor(1, 3);
+  auto* layout = new QVBoxLayout(dialog);
+  layout->addWidget(splitter, 1);
+  auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close, dialog);
+  connect(buttons, &QDialogButtonBox::rejected, dialog, &QDialog::reject);
+  layout->addWidget(buttons);
+  dialog->resize(std::min(1100, width() * 4 / 5), height() * 4 / 5);
+  dialog->open();
+  // Once laid out: the section of the current view, else the workbench's chapter.
+  QTreeWidgetItem* first = start != nullptr ? start : workbench;
+  if (first != nullptr)
+    QTimer::singleShot(0, contents, [contents, first] { contents->setCurrentItem(first); });
 }
 
 void MainWindow::show_text_dialog(const QString& title, const QString& text, bool markdown) {

@@ -5,6 +5,7 @@
 // File menu (open a store, recent stores, export the current view), settings in QSettings.
 
 #include <QMainWindow>
+#include <QSet>
 #include <QString>
 #include <QStringList>
 #include <vector>
@@ -52,6 +53,10 @@ class MainWindow : public QMainWindow {
   // Help → User guide: docs/USER-GUIDE.md of the source tree this was built from (Markdown), or
   // why it cannot be found.
   QString user_guide_markdown() const;
+  // Help → User guide (F1): the guide beside its contents (every heading; a click goes there)
+  // and a search line, opened at the section titled `section` (the current view's title: the
+  // guide has a "### Designer", "### Results", ... for each), else at the workbench's chapter.
+  void show_user_guide(const QString& section);
 
  protected:
   void closeEvent(QCloseEvent* event) override;
@@ -79,6 +84,7 @@ class MainWindow : public QMainWindow {
   QTimer* refresh_timer_ = nullptr;
   StoreView* refreshing_ = nullptr;  // the view whose watcher refresh has not emitted loaded()
   bool refresh_due_ = false;         // the store changed while that refresh was loading
+  QSet<StoreView*> stale_;           // views the store changed under since they last read it
 };
 
 }  // namespace lmk::widgets

@@ -291,12 +291,10 @@ QString NeedleMapView::describe(int panel, int row, int column) const {
   const CellSummary& cell =
       run.map.cells[static_cast<size_t>(length - run.map.lengths.begin())][static_cast<size_t>(d)];
   if (cell.n == 0) return text + tr("\nno queries");
-  return text + tr("\n%1 %2, 95 % CI %3 – %4, N = %5")
+  return text + tr("\n%1 %2, %3")
                     .arg(metric())
                     .arg(cell.mean, 0, 'f', 3)
-                    .arg(cell.interval.low, 0, 'f', 3)
-                    .arg(cell.interval.high, 0, 'f', 3)
-                    .arg(cell.n);
+                    .arg(QString::fromStdString(lmk::interval_text(cell, 3)));
 }
 
 void NeedleMapView::show_tooltip(QMouseEvent* event) {

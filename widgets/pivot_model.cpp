@@ -170,7 +170,7 @@ QVariant PivotModel::data(const QModelIndex& index, int role) const {
       if (versus > 0) text += QStringLiteral(" ▲");
       if (versus < 0) text += QStringLiteral(" ▼");
       if (best) text += QStringLiteral(" *");
-      if (tied_best) text += tr(" (tied best)");
+      if (tied_best) text += tr(" (tie)");
       return text;
     }
     case Qt::EditRole:
@@ -188,10 +188,7 @@ QVariant PivotModel::data(const QModelIndex& index, int role) const {
       QString text = QStringLiteral("%1 (%2)").arg(QString::number(value, 'g', 12),
                                                    table_.sources[row][column]);
       if (cell && cell->per_query)
-        text += tr("\n95 % CI %1 – %2 over N = %3 queries")
-                    .arg(cell->interval.low, 0, 'f', 4)
-                    .arg(cell->interval.high, 0, 'f', 4)
-                    .arg(cell->n);
+        text += QStringLiteral("\n") + QString::fromStdString(lmk::interval_text(*cell, 4));
       if (compared && comparison.options.baseline && *comparison.options.baseline != r) {
         if (const lmk::ComparisonTest* test =
                 comparison.find_test(r, *comparison.options.baseline, c)) {
@@ -217,9 +214,18 @@ QVariant PivotModel::headerData(int section, Qt::Orientation orientation, int ro
   if (orientation != Qt::Horizontal)
     return QAbstractTableModel::headerData(section, orientation, role);
   if (role == Qt::ToolTipRole) return legend();
-  if (role != Qt::DisplayRole) return QVariant();
+  if (role != Qt::DisplayRole && role != Qt::EditRole) return QVariant();
   if (section == 0) return table_.row_header;
-  return section - 1 < table_.columns.size() ? table_.columns[section - 1] : QVariant();
+  if (section - 1 >= table_.columns.size()) return QVariant();
+  const QString& label = table_.columns[section - 1];
+  // Shown over lines ("manpages-", "documents", "@128") so a column is as wide as its numbers,
+  // not its name: the whole pivot of a study fits a laptop's screen. The edit role (CSV, copy)
+  // keeps the one-line name.
+  if (role == Qt::EditRole) return label;
+  QString wrapped = label;
+  wrapped.replace(QLatin1Char('@'), QStringLiteral("\n@"));
+  if (label.size() > 12) wrapped.replace(QLatin1Char('-'), QStringLiteral("-\n"));
+  return wrapped;
 }
 
 }  // namespace lmk::widgets

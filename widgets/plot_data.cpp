@@ -15,7 +15,6 @@
 #include "core/eval/comparison.h"
 #include "core/model/config.h"
 #include "core/store/results_store.h"
-#include "core/util/random.h"
 #include "widgets/store_connection.h"
 
 namespace lmk::widgets {
@@ -260,7 +259,6 @@ QVector<EvalPoint> read_eval_points(const QSqlDatabase& db, const QString& datas
   for (int i = 0; i < points.size(); ++i) {
     const std::vector<QueryScore>& group = groups[static_cast<size_t>(i)];
     if (group.empty()) continue;
-    options.seed = eval_point_seed(points[i]);
     const CellSummary summary = summarize_scores(group, options);
     points[i].n = static_cast<int>(summary.n);
     points[i].low = summary.interval.low;
@@ -299,10 +297,8 @@ QVector<MapRun> read_map_runs(const QSqlDatabase& db, const QString& dataset, co
     run.run_name = QString::fromStdString(record.name);
     run.pooling = pooling == params.end() ? QStringLiteral("unknown")
                                           : QString::fromStdString(pooling->second);
-    stats::ResamplingOptions resampling;
-    resampling.resamples = 1000;
-    resampling.seed = static_cast<uint64_t>(run_id);
-    run.map = needle_map(run_scores, 0.1, resampling);
+    // The tables' resampling: a cell's interval is the one lmk compare gives its queries.
+    run.map = needle_map(run_scores, 0.1);
     if (run.map.lengths.empty()) continue;
     experiments.insert(run.experiment);
     runs.append(std::move(run));
@@ -317,12 +313,6 @@ QVector<MapRun> read_map_runs(const QSqlDatabase& db, const QString& dataset, co
     return a.run_name < b.run_name;
   });
   return runs;
-}
-
-uint64_t eval_point_seed(const EvalPoint& point) {
-  return splitmix64(
-      static_cast<uint64_t>(point.run_id) ^
-      fnv1a64((point.group_kind + QLatin1Char('\n') + point.group_value).toStdString()));
 }
 
 std::map<qint64, std::vector<QueryScore>> read_query_scores(const QSqlDatabase& db,

@@ -146,12 +146,10 @@ struct EvalPoint {
   double low = kNaN, high = kNaN;  // its 95 % percentile bootstrap interval over the queries
 };
 
-// Resamples of the curves' intervals: at most kCurveResamples, fewer for very many points so
-// that a store of thousands of runs is summarized in about a second (never fewer than 200).
-inline constexpr int kCurveResamples = 2000;
-
-// The seed of a point's interval: its run and group, so a redraw draws the same band.
-uint64_t eval_point_seed(const EvalPoint& point);
+// Resamples of the curves' intervals: the tables' 10000 (so a point's interval is the one
+// lmk compare gives its queries), fewer for very many points so that a store of thousands of
+// runs is summarized in about a second (never fewer than 200; the legend then says how many).
+inline constexpr int kCurveResamples = 10000;
 
 // The results of `metric` on `dataset` / `split` that the curves use: whole split, per length
 // and per evidence position (at every length or at one), each with its N and interval from

@@ -152,6 +152,13 @@ QString csv_cell_text(const QModelIndex& index) {
   return value.toString();
 }
 
+QString header_text(const QAbstractItemModel& model, int column) {
+  // A header shown over several lines (the pivot's) gives its one-line text as its edit role.
+  const QVariant plain = model.headerData(column, Qt::Horizontal, Qt::EditRole);
+  return plain.isValid() ? plain.toString()
+                         : model.headerData(column, Qt::Horizontal, Qt::DisplayRole).toString();
+}
+
 QString table_as_csv(const QAbstractItemModel& model) {
   // A lazy model holds only its first rows until asked for more; fetching fills its cache and
   // changes nothing a view would see as an edit.
@@ -160,8 +167,7 @@ QString table_as_csv(const QAbstractItemModel& model) {
   const int columns = model.columnCount();
   QString out;
   QStringList fields;
-  for (int c = 0; c < columns; ++c)
-    fields << csv_field(model.headerData(c, Qt::Horizontal, Qt::DisplayRole).toString());
+  for (int c = 0; c < columns; ++c) fields << csv_field(header_text(model, c));
   out += fields.join(QLatin1Char(',')) + QLatin1String("\r\n");
   for (int r = 0; r < model.rowCount(); ++r) {
     fields.clear();
@@ -195,8 +201,7 @@ QString table_as_tsv(const QAbstractItemModel& model, const QModelIndexList& sel
   QStringList lines;
   QStringList cells;
   if (with_header) {
-    for (int c : columns)
-      cells << single_line(model.headerData(c, Qt::Horizontal, Qt::DisplayRole).toString());
+    for (int c : columns) cells << single_line(header_text(model, c));
     lines << cells.join(QLatin1Char('\t'));
   }
   for (const auto& [row, selected] : rows) {

@@ -39,6 +39,9 @@ QString csv_field(const QString& text);
 // floating-point number is written with the fewest digits that read back as the same double.
 QString csv_cell_text(const QModelIndex& index);
 
+// A column's header as one line of text (its edit role when it has one, else its display role).
+QString header_text(const QAbstractItemModel& model, int column);
+
 // The whole model as CSV (RFC 4180, CRLF line ends): a header row from headerData, then every
 // cell's csv_cell_text. Fetches what a lazy model (QSqlQueryModel) has not fetched yet.
 QString table_as_csv(const QAbstractItemModel& model);

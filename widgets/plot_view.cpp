@@ -2,8 +2,13 @@
 
 #include <QAbstractItemView>
 #include <QComboBox>
+#include <QEvent>
+#include <QLocale>
+#include <QResizeEvent>
 #include <QStyle>
 #include <algorithm>
+#include <cmath>
+#include <vector>
 
 #include <qcustomplot.h>
 
@@ -40,6 +45,59 @@ QColor series_color(int index) {
       QColor(188, 189, 34),  QColor(23, 190, 207)};
   constexpr int count = sizeof(colors) / sizeof(colors[0]);
   return colors[((index % count) + count) % count];
+}
+
+void replot_when_sized(QCustomPlot* plot) {
+  if (plot->width() > 0 && plot->height() > 0) plot->replot();
+}
+
+namespace {
+
+// Swallows resize events to an empty size (ignore_empty_resizes).
+class EmptyResizeFilter : public QObject {
+ public:
+  using QObject::QObject;
+  bool eventFilter(QObject* watched, QEvent* event) override {
+    if (event->type() == QEvent::Resize && static_cast<QResizeEvent*>(event)->size().isEmpty())
+      return true;
+    return QObject::eventFilter(watched, event);
+  }
+};
+
+}  // namespace
+
+void ignore_empty_resizes(QCustomPlot* plot) {
+  plot->installEventFilter(new EmptyResizeFilter(plot));
+}
+
+QSharedPointer<QCPAxisTicker> log_ticker(double low, double high) {
+  auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+  if (!(low > 0) || !(high >= low)) return ticker;
+  const int first = static_cast<int>(std::floor(std::log10(low)));
+  const int last = static_cast<int>(std::ceil(std::log10(high)));
+  // Tick values with a little slack: a power of ten computed as pow(10, k) may miss by an ulp.
+  auto inside = [&](double v) { return v >= low * (1 - 1e-9) && v <= high * (1 + 1e-9); };
+  std::vector<double> ticks;
+  for (int k = first; k <= last; ++k)
+    if (inside(std::pow(10.0, k))) ticks.push_back(std::pow(10.0, k));
+  if (ticks.size() < 3) {
+    for (int k = first; k <= last; ++k)
+      for (double m : {2.0, 5.0})
+        if (inside(m * std::pow(10.0, k))) ticks.push_back(m * std::pow(10.0, k));
+    std::sort(ticks.begin(), ticks.end());
+  }
+  for (double v : ticks) ticker->addTick(v, QLocale::c().toString(v, 'g', 3));
+  return ticker;
+}
+
+void set_log_axis(QCPAxis* axis, double low, double high) {
+  axis->setScaleType(QCPAxis::stLogarithmic);
+  if (!(low > 0) || !(high >= low)) return;
+  // Whole decades around the data, a value on a power of ten kept off the edge.
+  const double lower = std::pow(10.0, std::floor(std::log10(low / 1.05)));
+  const double upper = std::pow(10.0, std::ceil(std::log10(high * 1.05)));
+  axis->setRange(lower, upper);
+  axis->setTicker(log_ticker(lower, upper));
 }
 
 void fit_list_to_items(QComboBox* combo) {
@@ -99,7 +157,7 @@ void make_legend_clickable(QCustomPlot* plot) {
                      if (!hidden.removeAll(name)) hidden << name;
                      plot->setProperty(kHiddenSeries, hidden);
                      apply_hidden_series(plot);
-                     plot->replot();
+                     replot_when_sized(plot);
                    });
 }
 
@@ -132,6 +190,7 @@ PlotView::PlotView(QWidget* parent) : StoreView(parent) {
   message_->setWordWrap(true);
   message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   plot_ = new QCustomPlot(pages_);
+  ignore_empty_resizes(plot_);
   pages_->addWidget(message_);
   pages_->addWidget(plot_);
   body_ = new QSplitter(Qt::Horizontal, this);
@@ -179,7 +238,7 @@ void PlotView::show_plot() {
   apply_hidden_series(plot_);
   pages_->setCurrentWidget(plot_);
   export_button_->setEnabled(true);
-  plot_->replot();
+  replot_when_sized(plot_);
 }
 
 void PlotView::finish_without_loading() {

@@ -5,6 +5,7 @@
 // of which only the newest is shown.
 
 #include <QColor>
+#include <QSharedPointer>
 #include <QString>
 
 #include <functional>
@@ -12,6 +13,8 @@
 #include "widgets/store_connection.h"
 #include "widgets/store_view.h"
 
+class QCPAxis;
+class QCPAxisTicker;
 class QCPColorGradient;
 class QComboBox;
 class QCustomPlot;
@@ -39,6 +42,24 @@ void make_legend_clickable(QCustomPlot* plot);
 QStringList hidden_series(const QCustomPlot* plot);
 // Hides the plottables named in hidden_series(plot) and greys their legend items.
 void apply_hidden_series(QCustomPlot* plot);
+
+// Redraws `plot` once it has a size: a replot at 0 × 0 (a view not laid out yet, a hidden page)
+// paints into null pixmaps, and Qt prints "QPainter::begin: Paint device returned engine == 0"
+// for each of its buffers. A plot that gets its size later redraws itself (its resizeEvent).
+void replot_when_sized(QCustomPlot* plot);
+// Makes `plot` ignore being resized to nothing: QCustomPlot replots in its resizeEvent, and a
+// plot in a page never laid out gets a 0 × 0 resize when the window is grabbed (the
+// screenshots), which painted into null pixmaps. Every plot the workbench makes goes through it.
+void ignore_empty_resizes(QCustomPlot* plot);
+
+// A logarithmic axis (base 10) that shows all of [low, high] (0 < low <= high) with labels:
+// the range becomes whole decades around the data (a value on a power of ten a little inside),
+// and every power of ten in it is labelled, so at least two labels show.
+void set_log_axis(QCPAxis* axis, double low, double high);
+// A ticker for a log scale whose range stays [low, high] (a colour bar, whose colours span the
+// data): a label at every power of ten inside, and at 2 and 5 times them while fewer than three
+// labels would show (a range within one decade still gets several).
+QSharedPointer<QCPAxisTicker> log_ticker(double low, double high);
 
 // Makes `combo`'s popup wide enough for its longest item, kept so as items come and go, and its
 // tooltip the chosen item (add_control does this for every list of a plot view).

@@ -308,6 +308,8 @@ QVariant RunsTableModel::data(const QModelIndex& index, int role) const {
       if (column.kind != ColumnKind::Metric) return value;
       const lmk::CellSummary summary = cell_summary(index.row(), index.column());
       if (summary.n == 0) return number_text(value.toDouble());
+      if (!std::isfinite(summary.interval.half_width()))  // one query: no interval
+        return QStringLiteral("%1 (N %2)").arg(value.toDouble(), 0, 'f', 4).arg(summary.n);
       return QStringLiteral("%1 ± %2 (N %3)")
           .arg(value.toDouble(), 0, 'f', 4)
           .arg(summary.interval.half_width(), 0, 'f', 4)
@@ -322,11 +324,8 @@ QVariant RunsTableModel::data(const QModelIndex& index, int role) const {
         if (value.isNull()) return QVariant();
         const lmk::CellSummary summary = cell_summary(index.row(), index.column());
         if (summary.n == 0) return QString::number(value.toDouble(), 'g', 12);
-        return tr("%1 over %2 queries; 95 % interval %3 – %4")
-            .arg(QString::number(value.toDouble(), 'g', 12))
-            .arg(summary.n)
-            .arg(summary.interval.low, 0, 'f', 4)
-            .arg(summary.interval.high, 0, 'f', 4);
+        return tr("%1; %2").arg(QString::number(value.toDouble(), 'g', 12),
+                                QString::fromStdString(lmk::interval_text(summary, 4)));
       }
       if (index.column() == StatusColumn) {
         if (value.toString() == QLatin1String("RUNNING"))

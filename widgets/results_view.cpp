@@ -5,6 +5,8 @@
 #include <QCheckBox>
 #include <QClipboard>
 #include <QComboBox>
+#include <QFont>
+#include <QFontMetrics>
 #include <QHBoxLayout>
 #include <QHash>
 #include <QHeaderView>
@@ -36,6 +38,8 @@ namespace {
 const char* const kParamColumnsKey = "results/param_columns";
 // Columns sized to their contents stop here (paths); the full text is in the tooltip.
 constexpr int kMaxColumnWidth = 480;
+// The runs table's text columns (experiment, name, benchmark, host, error) stop here.
+constexpr int kMaxTextWidth = 220;
 
 QStringList default_param_columns() {
   return {QStringLiteral("pooling"), QStringLiteral("granularity"), QStringLiteral("max_length")};
@@ -57,16 +61,20 @@ ResultsView::ResultsView(QWidget* parent) : StoreView(parent) {
          "names — any run param works (the store has no tags; params are the attributes)"));
   filter_edit_->setToolTip(
       tr("Terms are AND-ed: key=value, key!=value, key<number (also <=, >, >=), or free text "
-         "matching the run or experiment name.\nKeys: any run param (train.pooling, "
-         "max_length, …; * matches any characters, e.g. *pooling) or id, name, kind, status, "
-         "experiment.\nValues: * matches any characters; put values with spaces in \"quotes\"."));
+         "matching the run or experiment name.\nKeys: any column by the name it shows (id, "
+         "experiment, name, kind, status, started, duration, host, device, error; benchmark and "
+         "split: a run with a result there) or any run param (train.pooling, max_length, …; * "
+         "matches any characters, e.g. *pooling).\nValues: * matches any characters; put values "
+         "with spaces in \"quotes\"."));
   experiment_combo_ = new QComboBox(this);
   experiment_combo_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   status_combo_ = new QComboBox(this);
+  status_combo_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   status_combo_->addItem(tr("Any status"), QString());
   for (const char* status : {"SCHEDULED", "RUNNING", "FINISHED", "FAILED", "KILLED"})
     status_combo_->addItem(QString::fromLatin1(status), QString::fromLatin1(status));
   metric_combo_ = new QComboBox(this);
+  metric_combo_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   metric_combo_->setToolTip(tr("The metric of the benchmark columns and the pivot"));
   auto* columns_button = new QToolButton(this);
   columns_button->setText(tr("Columns"));
@@ -144,8 +152,15 @@ ResultsView::ResultsView(QWidget* parent) : StoreView(parent) {
   runs_table_->horizontalHeader()->setSortIndicator(RunsTableModel::IdColumn, Qt::AscendingOrder);
   runs_table_->setSelectionBehavior(QAbstractItemView::SelectRows);
 
-  // Pivot.
+  // Pivot: a dense table of numbers, in a slightly smaller font so that a study's columns (with
+  // their names over lines, PivotModel::headerData) fit a laptop's screen.
   pivot_table_ = make_table(pivot_model_);
+  {
+    QFont compact = pivot_table_->font();
+    compact.setPointSizeF(compact.pointSizeF() * 0.9);
+    pivot_table_->setFont(compact);
+    pivot_table_->verticalHeader()->setDefaultSectionSize(QFontMetrics(compact).height() + 6);
+  }
   pivot_rows_combo_ = new QComboBox(this);
   pivot_rows_combo_->addItem(tr("Variant (run name)"), static_cast<int>(PivotRows::Variant));
   pivot_rows_combo_->addItem(tr("Pooling and granularity"),
@@ -334,6 +349,25 @@ void ResultsView::finish_loading(bool pivot_shown) {
   emit loaded();
 }
 
+void ResultsView::fit_run_columns(bool resized) {
+  QHeaderView* header = runs_table_->horizontalHeader();
+  // Names and paths elide past kMaxTextWidth (the whole text is in the tooltip).
+  for (int column = 0; column < runs_model_->columnCount() && resized; ++column)
+    if (runs_model_->column_kind(column) == RunsTableModel::ColumnKind::Text &&
+        runs_table_->columnWidth(column) > kMaxTextWidth)
+      runs_table_->setColumnWidth(column, kMaxTextWidth);
+  // The run's details (when, how long, where, why it failed) after the params and the scores,
+  // so the scores show without scrolling on a laptop's screen; the model keeps its order.
+  const std::initializer_list<int> details = {
+      RunsTableModel::StartedColumn, RunsTableModel::DurationColumn, RunsTableModel::HostColumn,
+      RunsTableModel::DeviceColumn, RunsTableModel::ErrorColumn};
+  if (header->count() <= RunsTableModel::ErrorColumn ||
+      header->visualIndex(RunsTableModel::StartedColumn) ==
+          header->count() - static_cast<int>(details.size()))
+    return;
+  for (int column : details) header->moveSection(header->visualIndex(column), header->count() - 1);
+}
+
 void ResultsView::widen_metric_columns() {
   for (int column = 0; column < runs_model_->columnCount(); ++column) {
     if (runs_model_->column_kind(column) != RunsTableModel::ColumnKind::Metric) continue;
@@ -442,10 +476,12 @@ void ResultsView::reload_runs(bool keep_scroll) {
   QStringList headers;
   for (int i = 0; i < runs_model_->columnCount(); ++i)
     headers << runs_model_->headerData(i, Qt::Horizontal).toString();
-  if (headers != shown_headers_) {
+  const bool resized = headers != shown_headers_;
+  if (resized) {
     shown_headers_ = headers;
     runs_table_->resizeColumnsToContents();
   }
+  fit_run_columns(resized);
   if (keep_scroll) {
     while (runs_model_->rowCount() < fetched && runs_model_->canFetchMore())
       runs_model_->fetchMore();

@@ -108,6 +108,9 @@ class ResultsView : public StoreView {
   void finish_loading(bool pivot_shown);
   // The metric columns wide enough for their intervals, once computed.
   void widen_metric_columns();
+  // After a reload: the text columns capped (when `resized` to their contents), the run's
+  // details shown after the scores.
+  void fit_run_columns(bool resized);
   void update_column_menu();
   RunFilter current_filter() const;
   QTableView* make_table(QAbstractItemModel* model);

@@ -29,7 +29,9 @@ void ResultsView::start_pivot() {
           ? tr("No evaluation results in this store yet")
           : tr("%1 of the eval runs the filter selects: mean ± half its 95 % interval over the "
                "queries; ▲ / ▼ against the baseline; * and bold: the best in the column, "
-               "significantly above every other row (else a tied best); hover a cell for its N, "
+               "significantly above every other row (else \"(tie)\": the highest, tied); hover a "
+               "cell "
+               "for its N, "
                "interval and runs")
                 .arg(metric));
   const QString baseline = pivot_baseline_;

@@ -164,10 +164,11 @@ QVariantList PoolingsEditor::value() const {
 ChecklistEditor::ChecklistEditor(const QString& name, const QStringList& choices,
                                  const QStringList& defaults, QWidget* parent)
     : QWidget(parent), choices_(choices), defaults_(defaults) {
-  // Three to a row: five in one row made the evaluation column too wide for a laptop.
+  // Two to a row: five in one row made the evaluation column too wide for a laptop, and three
+  // of the longer names (needle-multiquery) still did.
   auto* layout = new QGridLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
-  constexpr int kPerRow = 3;
+  constexpr int kPerRow = 2;
   for (const QString& choice : choices) {
     auto* box = new QCheckBox(choice);
     box->setObjectName(name + QChar('.') + choice);

@@ -369,13 +369,13 @@ void TrainingView::redraw() {
                                       : tr("time since the run started (%1)").arg(time_unit_));
   y->setLabel(metric());
   y->setScaleType(log ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
-  if (log)
-    y->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
-  else
-    y->setTicker(QSharedPointer<QCPAxisTicker>::create());
-  figure->rescaleAxes(true);
+  if (!log) y->setTicker(QSharedPointer<QCPAxisTicker>::create());
+  figure->rescaleAxes(true);  // on a log axis: the positive values' range
   x->scaleRange(1.04, x->range().center());
-  if (!log) y->scaleRange(1.08, y->range().center());
+  if (log)
+    set_log_axis(y, y->range().lower, y->range().upper);
+  else
+    y->scaleRange(1.08, y->range().center());
   figure->legend->setVisible(shown.size() <= 24);
   show_plot();
 }

@@ -8,6 +8,7 @@
 #include <QComboBox>
 #include <QDir>
 #include <QFile>
+#include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QProcess>
@@ -22,6 +23,7 @@
 #include "core/jobs/study.h"
 #include "tests/widgets/form_input.h"
 #include "widgets/designer_view.h"
+#include "widgets/job_launcher.h"
 #include "widgets/store_connection.h"
 
 using lmk::widgets::DesignerView;
@@ -90,6 +92,8 @@ class DesignerTest : public QObject {
   void round_trip_keeps_every_value();
   void round_trip_keeps_the_sweep();
   void edits_land_where_the_profile_reads_them();
+  void edits_of_shared_values_name_the_profiles_they_change();
+  void a_fixed_field_clears_the_error_and_an_invalid_form_is_not_saved_to_launch();
   void invalid_value_names_the_key();
   void saved_file_passes_the_dry_run();
   void model_shape_comes_from_a_hugging_face_folder();
@@ -191,10 +195,13 @@ void DesignerTest::edits_land_where_the_profile_reads_them() {
   QVERIFY(designer.open_file(source));
   const QString copy = dir_.filePath(QStringLiteral("edited.toml"));
   QVERIFY(designer.save_as(copy));
+  QString before;
+  QCOMPARE(dry_run(copy, QStringLiteral("full"), dir_.filePath(QStringLiteral("e.db")), &before),
+           0);
 
-  // micro overrides pretrain.steps: the override changes, [pretrain] does not.
+  // micro sets pretrain.steps itself: its value changes, [pretrain]'s does not.
   type_into(child<QLineEdit>(designer, QStringLiteral("pretrain.steps")), QStringLiteral("77"));
-  // micro does not override the learning rate: [pretrain] changes.
+  // micro reads the shared learning rate: the edit becomes micro's own value.
   type_into(child<QLineEdit>(designer, QStringLiteral("pretrain.learning_rate")),
             QStringLiteral("0.002"));
   child<QCheckBox>(designer, QStringLiteral("finetune.poolings.cls"))->click();
@@ -204,46 +211,79 @@ void DesignerTest::edits_land_where_the_profile_reads_them() {
   child<QCheckBox>(designer, QStringLiteral("eval.benchmarks.needle"))->click();
   type_into(child<QLineEdit>(designer, QStringLiteral("eval.lengths")),
             QStringLiteral("128, 1024"));
+  type_into(child<QLineEdit>(designer, QStringLiteral("study.dir")), QStringLiteral("elsewhere"));
   // Sources: names and folders, comma-separated, saved as a list.
   type_into(child<QLineEdit>(designer, QStringLiteral("study.corpus")),
             QStringLiteral("kernel-docs, my notes"));
-  // Emptying a field removes the key (its default applies).
-  type_into(child<QLineEdit>(designer, QStringLiteral("finetune.temperature")), QString());
+  // Emptying micro's own value removes it: micro reads the shared one again.
+  type_into(child<QLineEdit>(designer, QStringLiteral("finetune.batch_size")), QString());
   QVERIFY(designer.document().modified());
+  // Nothing said about other profiles: these edits are micro's alone.
+  QVERIFY(!child<QLabel>(designer, QStringLiteral("profile_note"))->isVisibleTo(&designer));
   QVERIFY(designer.save());
 
   const toml::table saved = parse(copy);
-  QCOMPARE(saved["profile"]["micro"]["pretrain"]["steps"].value_or(int64_t{0}), int64_t{77});
-  QCOMPARE(saved["pretrain"]["steps"].value_or(int64_t{0}),
-           original["pretrain"]["steps"].value_or(int64_t{-1}));
-  QCOMPARE(saved["pretrain"]["learning_rate"].value_or(0.0), 0.002);
-  QVERIFY(saved["profile"]["micro"]["pretrain"]["learning_rate"].node() == nullptr);
+  const auto micro = saved["profile"]["micro"];
+  QCOMPARE(micro["pretrain"]["steps"].value_or(int64_t{0}), int64_t{77});
+  QCOMPARE(micro["pretrain"]["learning_rate"].value_or(0.0), 0.002);
   std::vector<std::string> poolings;
-  for (const toml::node& p : *saved["finetune"]["poolings"].as_array())
+  for (const toml::node& p : *micro["finetune"]["poolings"].as_array())
     poolings.push_back(p.value_or(std::string()));
   QCOMPARE(poolings, (std::vector<std::string>{"mean", "lmk:fixed:16", "lmk:variable:32,64,128,256",
                                                "lmk:sentence"}));
-  QCOMPARE(saved["eval"]["benchmarks"].as_array()->size(), size_t{4});
-  // micro overrides the corpus: the edit went there.
-  const toml::array* sources = saved["profile"]["micro"]["study"]["corpus"].as_array();
+  QCOMPARE(micro["eval"]["benchmarks"].as_array()->size(), size_t{4});
+  QCOMPARE(micro["eval"]["lengths"][1].value_or(int64_t{0}), int64_t{1024});
+  QCOMPARE(micro["study"]["dir"].value_or(std::string()), std::string("elsewhere"));
+  const toml::array* sources = micro["study"]["corpus"].as_array();
   QVERIFY(sources != nullptr && sources->size() == 2);
   QCOMPARE(sources->get(0)->value_or(std::string()), std::string("kernel-docs"));
   QCOMPARE(sources->get(1)->value_or(std::string()), std::string("my notes"));
-  // micro overrides eval.lengths too.
-  QCOMPARE(saved["profile"]["micro"]["eval"]["lengths"][1].value_or(int64_t{0}), int64_t{1024});
-  QVERIFY(saved["finetune"]["temperature"].node() == nullptr);
-  // The keys nobody touched are as they were.
-  QCOMPARE(saved["model"]["hidden_size"].value_or(int64_t{0}),
-           original["model"]["hidden_size"].value_or(int64_t{-1}));
-  QCOMPARE(saved["profile"]["quick"]["pretrain"]["steps"].value_or(int64_t{0}),
-           original["profile"]["quick"]["pretrain"]["steps"].value_or(int64_t{-1}));
+  QVERIFY(micro["finetune"]["batch_size"].node() == nullptr);
+  // The shared values and every other profile are as they were: the whole file but micro's
+  // table means what it meant.
+  toml::table without_micro = saved, original_without_micro = original;
+  without_micro["profile"].as_table()->erase("micro");
+  original_without_micro["profile"].as_table()->erase("micro");
+  QVERIFY(without_micro == original_without_micro);
+  // So the full profile plans exactly the steps it planned before.
+  QString after;
+  QCOMPARE(dry_run(copy, QStringLiteral("full"), dir_.filePath(QStringLiteral("e.db")), &after), 0);
+  QCOMPARE(after, before);
 
-  // Another profile shows its own values; the base ones for keys it does not override.
+  // Another profile shows its own values; the shared ones for keys it does not set.
   designer.set_profile(QStringLiteral("full"));
   QCOMPARE(child<QLineEdit>(designer, QStringLiteral("pretrain.steps"))->text(),
            QString::number(original["pretrain"]["steps"].value_or(int64_t{0})));
   QCOMPARE(child<QLineEdit>(designer, QStringLiteral("pretrain.learning_rate"))->text(),
-           QStringLiteral("0.002"));
+           QString::number(original["pretrain"]["learning_rate"].value_or(0.0)));
+}
+
+// In the full profile (lmk's default) the form edits the shared values, which the other
+// profiles read unless they set their own: the designer says which, before anything is saved.
+void DesignerTest::edits_of_shared_values_name_the_profiles_they_change() {
+  DesignerView designer;
+  designer.show();
+  designer.set_profile(QStringLiteral("full"));
+  QVERIFY(designer.open_file(experiment("pooling-vs-length.toml")));
+  auto* note = child<QLabel>(designer, QStringLiteral("profile_note"));
+  // micro and quick both read the shared learning rate.
+  type_into(child<QLineEdit>(designer, QStringLiteral("pretrain.learning_rate")),
+            QStringLiteral("0.002"));
+  QVERIFY(note->isVisibleTo(&designer));
+  QVERIFY2(note->text().contains(QStringLiteral("micro, quick")), qPrintable(note->text()));
+  QCOMPARE(designer.document()
+               .value({QStringLiteral("pretrain"), QStringLiteral("learning_rate")})
+               .toDouble(),
+           0.002);
+  // micro sets its own pretraining steps; quick does too: only the full profile reads this.
+  type_into(child<QLineEdit>(designer, QStringLiteral("pretrain.steps")), QStringLiteral("700"));
+  QVERIFY(!note->isVisibleTo(&designer));
+  // Neither sets eval.granularity: both are named.
+  type_into(child<QLineEdit>(designer, QStringLiteral("eval.granularity")), QStringLiteral("64"));
+  QVERIFY2(note->text().contains(QStringLiteral("micro, quick")), qPrintable(note->text()));
+  // Switching to a profile clears the note; an edit there names nobody.
+  designer.set_profile(QStringLiteral("quick"));
+  QVERIFY(!note->isVisibleTo(&designer));
 }
 
 void DesignerTest::invalid_value_names_the_key() {
@@ -285,6 +325,46 @@ void DesignerTest::invalid_value_names_the_key() {
   QTRY_VERIFY_WITH_TIMEOUT(designer.marked_key() == QStringLiteral("sweep:pretrain.learning_rate"),
                            10000);
   QVERIFY(designer.validation_error().contains(QStringLiteral("learning_rate=-1")));
+}
+
+// The error line is about the form as it is: fixed, it goes (also a refused launch's line); and
+// a form lmk refuses is not saved to be launched.
+void DesignerTest::a_fixed_field_clears_the_error_and_an_invalid_form_is_not_saved_to_launch() {
+  const QString copy = dir_.filePath(QStringLiteral("launch.toml"));
+  QFile::remove(copy);
+  QVERIFY(QFile::copy(experiment("pooling-vs-length.toml"), copy));
+  QFile::setPermissions(copy, QFile::ReadOwner | QFile::WriteOwner);
+  const QByteArray on_disk = [&] {
+    QFile file(copy);
+    file.open(QIODevice::ReadOnly);
+    return file.readAll();
+  }();
+  DesignerView designer;
+  designer.show();
+  designer.set_profile(QStringLiteral("micro"));
+  QVERIFY(designer.open_file(copy));
+  QTRY_VERIFY_WITH_TIMEOUT(designer.validation_text().startsWith(QStringLiteral("✓")), 15000);
+  auto* batch = child<QLineEdit>(designer, QStringLiteral("finetune.batch_size"));
+  type_into(batch, QStringLiteral("8x"));
+  // Launch at once, before the check: it waits for the check, refuses, and saves nothing.
+  designer.launch(lmk::ExecutorKind::Local);
+  QTRY_VERIFY_WITH_TIMEOUT(designer.launch_text().startsWith(QStringLiteral("Not launched")),
+                           15000);
+  QVERIFY2(designer.launch_text().contains(QStringLiteral("finetune.batch_size")),
+           qPrintable(designer.launch_text()));
+  QVERIFY(!designer.launcher()->busy());
+  QFile file(copy);
+  QVERIFY(file.open(QIODevice::ReadOnly));
+  QCOMPARE(file.readAll(), on_disk);
+  QVERIFY(designer.document().modified());
+  // Fixed: the check passes, and neither line keeps the old message.
+  type_into(batch, QStringLiteral("8"));
+  QTRY_VERIFY_WITH_TIMEOUT(designer.validation_text().startsWith(QStringLiteral("✓")), 15000);
+  QVERIFY2(!designer.validation_text().contains(QStringLiteral("batch_size")),
+           qPrintable(designer.validation_text()));
+  QVERIFY(designer.validation_error().isEmpty());
+  QVERIFY2(designer.launch_text().isEmpty(), qPrintable(designer.launch_text()));
+  QVERIFY(batch->styleSheet().isEmpty());
 }
 
 void DesignerTest::saved_file_passes_the_dry_run() {

@@ -50,6 +50,23 @@ inline void copy_fixture_store(const QString& path) {
   QSqlDatabase::removeDatabase(target);
 }
 
+// Runs `statements` on the store at `path` through a connection of the test's own (a writer
+// beside the views' readers); the test stops when one fails.
+inline void exec_in_store(const QString& path, const QStringList& statements) {
+  const QString name = QStringLiteral("test-writer");
+  {
+    QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), name);
+    db.setDatabaseName(path);
+    if (!db.open()) qFatal("cannot open %s", qPrintable(path));
+    for (const QString& statement : statements) {
+      QSqlQuery query(db);
+      if (!query.exec(statement))
+        qFatal("%s: %s", qPrintable(statement), qPrintable(query.lastError().text()));
+    }
+  }
+  QSqlDatabase::removeDatabase(name);
+}
+
 // Adds experiment "second-study" to a copy: its eval runs again (same names and params, ids
 // + 100000), their results and attention profiles at half the stored values.
 inline void add_second_experiment(const QSqlDatabase& db) {

@@ -132,6 +132,7 @@ class JobsTest : public QObject {
   // pretraining would outlive the test. Cancel what is not over and wait for it to end.
   void cleanupTestCase() { stop_unfinished_jobs(); }
 
+  void a_queue_says_how_it_ended();
   void curves_continue_per_key();
   void model_keeps_the_selection_when_a_row_goes();
   void stores_without_jobs_show_the_empty_state();
@@ -148,6 +149,26 @@ class JobsTest : public QObject {
   std::unique_ptr<DesignerView> designer_;
   std::unique_ptr<QSignalSpy> queue_ended_;
 };
+
+// A local queue's log: lmk submit's lines on stderr, then the jobs and study tables on stdout.
+// Its end is said by the errors, else by the summary, never by the tables' footnote.
+void JobsTest::a_queue_says_how_it_ended() {
+  using lmk::widgets::JobLauncher;
+  const QString tables = QStringLiteral(
+      "run  step      status\n12   pretrain  KILLED\n\npooling  passages@128\ncls      0.41 ± "
+      "0.05\n(fine-tuned at 128 tokens, pretrained at 256; documents@L: windows of at least L "
+      "tokens)\n");
+  const QString summary = QStringLiteral(
+      "lmk submit: 9 jobs did not finish (lmk jobs --db /s/results.db --all shows why)");
+  QCOMPARE(JobLauncher::queue_end_text(QStringLiteral("lmk submit: 10 jobs (0 queued before)\n") +
+                                       summary + QStringLiteral("\n") + tables),
+           summary);
+  QCOMPARE(JobLauncher::queue_end_text(
+               QStringLiteral("lmk: error: study.dir: cannot create '/x'\n") + tables),
+           QStringLiteral("study.dir: cannot create '/x'"));
+  QCOMPARE(JobLauncher::queue_end_text(QStringLiteral("lmk submit: 3 jobs\nall done\n")),
+           QStringLiteral("all done"));
+}
 
 void JobsTest::wait_for_queue(QSignalSpy& ended, int count, int timeout_ms) {
   QTRY_VERIFY_WITH_TIMEOUT(ended.count() >= count, timeout_ms);
@@ -426,6 +447,11 @@ void JobsTest::cancel_kills_a_running_job_and_requeue_submits_it_again() {
                             10000);
   QVERIFY2(!monitor.message_text().isEmpty(), "the monitor says what the cancel did");
   wait_for_queue(*queue_ended_, 2, 60000);
+  // How the queue ended is lmk submit's summary, not the last line of the tables it prints.
+  const QString why = queue_ended_->at(1).at(2).toString();
+  QVERIFY2(why.contains(QStringLiteral("did not finish")), qPrintable(why));
+  QVERIFY2(designer_->launch_text().contains(QStringLiteral("did not finish")),
+           qPrintable(designer_->launch_text()));
   // What waited for the pretraining did not run.
   for (const auto& [id, job] : stored_jobs(db_))
     if (!before.count(id) && id != run) QCOMPARE(job.status, QStringLiteral("FAILED"));

@@ -10,6 +10,8 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QPushButton>
+#include <QResizeEvent>
 #include <QSignalSpy>
 #include <QSqlDatabase>
 #include <QSqlError>
@@ -21,6 +23,7 @@
 #include <QXmlStreamReader>
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -311,6 +314,20 @@ class PlotsTest : public QObject {
           }
     QCOMPARE(view.color_range(0).lower, smallest_positive);
     QCOMPARE(view.color_range(1).upper, largest);
+    // The log colour bar labels every decade of its range, and at least two values.
+    view.plot()->replot();
+    QCPAxis* bar = view.color_scale()->axis();
+    QVector<double> labelled;
+    for (double tick : bar->tickVector())
+      if (bar->range().contains(tick)) labelled << tick;
+    QVERIFY2(labelled.size() >= 2, qPrintable(QString::number(labelled.size())));
+    for (int k = -12; k <= 1; ++k) {
+      const double decade = std::pow(10.0, k);
+      if (decade < bar->range().lower || decade > bar->range().upper) continue;
+      QVERIFY2(std::any_of(labelled.begin(), labelled.end(),
+                           [&](double t) { return std::abs(t / decade - 1) < 1e-9; }),
+               qPrintable(QString("no label at %1").arg(decade)));
+    }
     int checked = 0;
     for (int panel = 0; panel < 2; ++panel)
       for (int r = 0; r < view.row_count(panel); ++r)
@@ -689,6 +706,7 @@ class PlotsTest : public QObject {
     QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
     QCOMPARE(view.dataset(), QString("needle"));  // the map's own subject first
     QCOMPARE(view.metric(), QString("ndcg_at_1"));
+    int single = 0;  // cells of one query
     for (const QString& dataset : {QString("needle"), QString("passkey")}) {
       if (view.dataset() != dataset) QVERIFY(loads(view, [&] { view.set_dataset(dataset); }));
       const QVector<lmk::widgets::MapRun>& runs = view.runs();
@@ -769,6 +787,11 @@ class PlotsTest : public QObject {
             QVERIFY2(hover.contains(QString("length %1 tokens").arg(lengths[r])) &&
                          hover.contains(QString("N = %1").arg(n)),
                      qPrintable(hover));
+            // One query has no interval, and the cell says so (it said "CI nan – nan").
+            QVERIFY2(!hover.contains("nan"), qPrintable(hover));
+            QCOMPARE(hover.contains("no interval from one query"), n == 1);
+            QCOMPARE(hover.contains("95 % CI"), n > 1);
+            single += n == 1;
             ++checked;
           }
         }
@@ -777,8 +800,45 @@ class PlotsTest : public QObject {
       // at a sentence boundary of real text, 6 of them in a 128-token micro document.
       QVERIFY2(checked >= 4 * 2 * 5, qPrintable(QString::number(checked)));
     }
+    QVERIFY(single > 0);  // the micro study has one query per length and depth
     QTemporaryDir dir;
     check_exports(view, dir.path(), "needle-map");
+  }
+
+  // A plot is redrawn only once it has a size: at 0 × 0 QCustomPlot paints into null pixmaps and
+  // Qt warns ("QPainter::begin: Paint device returned engine == 0") for each buffer.
+  void a_plot_without_a_size_is_not_drawn_into_null_pixmaps() {
+    static QStringList warnings;
+    warnings.clear();
+    const QtMessageHandler previous = qInstallMessageHandler(
+        [](QtMsgType, const QMessageLogContext&, const QString& text) { warnings << text; });
+    QCustomPlot plot;
+    plot.resize(0, 0);
+    plot.setViewport(plot.rect());  // as its resizeEvent would, before the view is laid out
+    plot.addGraph()->setData({0, 1}, {0, 1});
+    lmk::widgets::replot_when_sized(&plot);
+    QVERIFY2(warnings.filter("QPainter").isEmpty(), qPrintable(warnings.join('\n')));
+    plot.replot();  // what the views did
+    const bool warned = !warnings.filter("QPainter").isEmpty();
+    qInstallMessageHandler(previous);
+    QVERIFY2(warned, "a replot at 0 x 0 no longer warns: the check above proves nothing");
+    plot.resize(300, 200);
+    plot.setViewport(plot.rect());
+    warnings.clear();
+    lmk::widgets::replot_when_sized(&plot);
+    QVERIFY(warnings.filter("QPainter").isEmpty());
+    QVERIFY(!plot.toPixmap(300, 200).isNull());
+    // A plot in a page never laid out gets a 0 × 0 resize when the window is grabbed, and
+    // QCustomPlot replots in its resizeEvent: the workbench's plots ignore such a resize.
+    lmk::widgets::ignore_empty_resizes(&plot);
+    warnings.clear();
+    qInstallMessageHandler(
+        [](QtMsgType, const QMessageLogContext&, const QString& text) { warnings << text; });
+    QResizeEvent empty(QSize(0, 0), QSize(300, 200));
+    QCoreApplication::sendEvent(&plot, &empty);
+    qInstallMessageHandler(previous);
+    QVERIFY2(warnings.filter("QPainter").isEmpty(), qPrintable(warnings.join('\n')));
+    QCOMPARE(plot.viewport().size(), QSize(300, 200));
   }
 
   void plots_export_to_png_pdf_and_svg() {
@@ -873,6 +933,11 @@ class PlotsTest : public QObject {
                             2;
         }
         QCOMPARE(view.gaps(CurvesView::Panel::Position, name), expected);
+        // The band breaks where the line does (it does not bridge an empty bin).
+        if (view.band_layer(CurvesView::Panel::Position, name) != nullptr) {
+          QCOMPARE(view.gaps(CurvesView::Panel::Position, name, "high"), expected);
+          QCOMPARE(view.gaps(CurvesView::Panel::Position, name, "low"), expected);
+        }
         gaps += expected.size();
         ++names;
         if (QCPLayer* band = view.band_layer(CurvesView::Panel::Position, name))
@@ -910,12 +975,9 @@ class PlotsTest : public QObject {
         double sum = 0;
         for (const lmk::QueryScore& s : scores) sum += s.value;
         QVERIFY(std::abs(sum / scores.size() - points[i].y()) < 1e-12);
-        lmk::widgets::EvalPoint point;
-        point.run_id = run;
-        point.group_kind = "length";
-        point.group_value = length;
-        const lmk::CellSummary expected = lmk::summarize_scores(
-            scores, {view.resamples(), lmk::widgets::eval_point_seed(point), 0.95});
+        // The tables' function and seed: the point's interval is lmk compare's.
+        const lmk::CellSummary expected =
+            lmk::summarize_scores(scores, {view.resamples(), 0, 0.95});
         QCOMPARE(band[i].first, expected.interval.low);
         QCOMPARE(band[i].second, expected.interval.high);
         QVERIFY(band[i].first <= points[i].y() && points[i].y() <= band[i].second);
@@ -1056,6 +1118,17 @@ class PlotsTest : public QObject {
     QVERIFY2(refused.message().contains("/elsewhere/manpages-passages"),
              qPrintable(refused.message()));
     QVERIFY(refused.pair().pairs.isEmpty());
+    // Nothing to export: CSV… is off while no pair with shared queries is shown.
+    QVERIFY(view.findChild<QPushButton*>("compare_csv")->isEnabled());
+    QVERIFY(!refused.findChild<QPushButton*>("compare_csv")->isEnabled());
+
+    // Another store opened (File › Open recent) in a view showing a pair: the run ids of the
+    // old store name other runs there; the view starts from the new store's own first pair.
+    QVERIFY(loads(view, [&] { view.set_store(copy); }));
+    QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
+    QVERIFY(!view.pair().pairs.isEmpty());
+    QVERIFY(!(view.run_a() == cls && view.run_b() == lmk));
+    QVERIFY(view.findChild<QPushButton*>("compare_csv")->isEnabled());
   }
 
   void an_empty_store_shows_what_to_do() {

@@ -11,6 +11,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QProcess>
 #include <QSet>
 #include <QSettings>
 #include <QSignalSpy>
@@ -29,6 +30,7 @@
 #include "core/store/export.h"
 #include "core/store/results_store.h"
 #include "tests/widgets/fixture_store.h"
+#include "widgets/plot_export.h"
 #include "widgets/results_model.h"
 #include "widgets/results_view.h"
 #include "widgets/store_connection.h"
@@ -129,7 +131,7 @@ QVector<QStringList> read_csv(const QAbstractItemModel& model, const QString& pa
   const QVector<QStringList> rows = parse_csv(QString::fromUtf8(file.readAll()));
   if (rows.size() != model.rowCount() + 1) return {};
   for (int c = 0; c < model.columnCount(); ++c)
-    if (rows[0].value(c) != model.headerData(c, Qt::Horizontal).toString()) return {};
+    if (rows[0].value(c) != lmk::widgets::header_text(model, c)) return {};
   for (const QStringList& row : rows)
     if (row.size() != model.columnCount()) return {};
   return rows;
@@ -401,6 +403,15 @@ class ResultsTest : public QObject {
         {"name=lmk-*/manpages-*", "r.name GLOB 'lmk-*/manpages-*'"},
         {"kind=eval status=finished", "r.kind = 'eval' AND r.status = 'FINISHED'"},
         {"PASSKEY", "instr(lower(r.name), 'passkey') > 0 OR instr(lower(e.name), 'passkey') > 0"},
+        // The table's own columns by the names they show (benchmark was read as a param: 0 runs).
+        {"benchmark=needle", "r.id IN (SELECT run_id FROM eval_results WHERE dataset = 'needle')"},
+        {"benchmark!=needle",
+         "r.id NOT IN (SELECT run_id FROM eval_results WHERE dataset = 'needle')"},
+        {"benchmark=*-documents",
+         "r.id IN (SELECT run_id FROM eval_results WHERE dataset GLOB '*-documents')"},
+        {"split=test", "r.id IN (SELECT run_id FROM eval_results WHERE split = 'test')"},
+        {"device=cpu", "r.device = 'cpu'"},
+        {"duration>=0", "(julianday(r.ended_at) - julianday(r.started_at)) * 86400.0 >= 0"},
         // Values are bound, never pasted into SQL: this matches nothing and breaks nothing.
         {"pooling=\"cls' OR '1'='1\"", "0"},
     };
@@ -552,7 +563,7 @@ class ResultsTest : public QObject {
         const bool is_highest = pivot->table().rows[row] == highest;
         QCOMPARE(text.endsWith(" *"), is_highest && beats_all);
         QCOMPARE(index.data(Qt::FontRole).value<QFont>().bold(), is_highest && beats_all);
-        QCOMPARE(text.endsWith(" (tied best)"), is_highest && !beats_all);
+        QCOMPARE(text.endsWith(" (tie)"), is_highest && !beats_all);
         // mean ± half the width of its interval, from the row's per-query results.
         const lmk::CellSummary& cell = comparison.cells[static_cast<size_t>(row)][c];
         if (!comparison.present[static_cast<size_t>(row)][c]) continue;
@@ -585,6 +596,62 @@ class ResultsTest : public QObject {
     // The pivot follows the filter.
     wait_pivot(view, [&] { view.set_filter_text("pooling=mean"); });
     QCOMPARE(pivot->table().rows, QStringList{"mean"});
+  }
+
+  // One interval per cell: the pivot's cell and lmk compare's for the same run and group of
+  // queries are the same numbers (the same function over the same queries in the same order,
+  // whatever each calls the cell), at every length of a multi-part dataset.
+  void pivot_cells_are_lmk_compares() {
+    QTemporaryDir dir;
+    const QString path = copy_fixture(dir);
+    ResultsView view;
+    load(view, path);
+    const QSqlDatabase db = direct(path);
+    wait_pivot(view, [&] { view.set_pivot_rows(PivotRows::Variant); });
+    const lmk::widgets::PivotTable& table = view.pivot_model()->table();
+    int compared = 0;
+    for (const QString dataset : {"manpages-documents", "passkey"}) {
+      // The rows with a run of the dataset, in pivot order, and their newest runs.
+      QVector<int> rows;
+      QStringList ids;
+      for (int r = 0; r < table.rows.size(); ++r) {
+        const QVariant id = sql_value(db,
+                                      "SELECT MAX(id) FROM runs WHERE name = ? AND kind = 'eval' "
+                                      "AND status = 'FINISHED'",
+                                      {table.rows[r] + "/" + dataset});
+        if (id.isNull()) continue;
+        rows << r;
+        ids << id.toString();
+      }
+      QVERIFY2(rows.size() >= 2, qPrintable(dataset));
+      QProcess lmk;
+      lmk.start(lmk::widgets::lmk_program(),
+                QStringList{"compare", "--db", path} + ids +
+                    QStringList{"--group", "length", "--format", "csv", "--metric", "ndcg_at_10"});
+      QVERIFY(lmk.waitForFinished(60000));
+      QVERIFY2(lmk.exitCode() == 0, lmk.readAllStandardError().constData());
+      const QVector<QStringList> csv = parse_csv(QString::fromUtf8(lmk.readAllStandardOutput()));
+      const QStringList header = csv.value(0);
+      for (const QStringList& line : csv) {
+        if (line.value(0) != "cell") continue;
+        const int row = rows.value(line[header.indexOf("row_key")].at(0).unicode() - 'a', -1);
+        const QString group = line[header.indexOf("column")].section("length=", 1);
+        const int column = table.columns.indexOf(dataset + "@" + group);
+        QVERIFY2(row >= 0 && column >= 0, qPrintable(line.join(",")));
+        const lmk::CellSummary& cell = table.comparison.cells[row][column];
+        const QString where = table.rows[row] + " " + table.columns[column];
+        QCOMPARE(QString::number(cell.n), line[header.indexOf("n")]);
+        QVERIFY2(cell.interval.low == line[header.indexOf("ci_low")].toDouble() &&
+                     cell.interval.high == line[header.indexOf("ci_high")].toDouble(),
+                 qPrintable(where + QString(": pivot %1 – %2, lmk compare %3 – %4")
+                                        .arg(cell.interval.low, 0, 'g', 17)
+                                        .arg(cell.interval.high, 0, 'g', 17)
+                                        .arg(line[header.indexOf("ci_low")],
+                                             line[header.indexOf("ci_high")])));
+        ++compared;
+      }
+    }
+    QVERIFY(compared >= 8);
   }
 
   // The eval runs again in a second experiment, same names, half the values: every mode keeps

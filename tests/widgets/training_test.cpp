@@ -14,6 +14,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/store/results_store.h"
@@ -149,6 +150,46 @@ class TrainingTest : public QObject {
     QCOMPARE(view.plot()->graphCount(), 2);
     QCOMPARE(view.smoothed_curve(store.train), view.raw_curve(store.train));
     QVERIFY(view.point_text(store.train, 0).contains("step 10"));
+  }
+
+  // A log axis shows all the data, off its edges, and labels every decade it spans (a learning
+  // rate decaying to 1.67e-5 fell below the axis, which had a single label).
+  void a_log_axis_covers_the_data_and_labels_its_decades() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("results.db");
+    {
+      lmk::ResultsStore results(path.toStdString());
+      const qint64 run =
+          results.create_run(results.get_or_create_experiment("lr"), {"finetune/cls", "train"});
+      int step = 0;
+      for (double lr : {5e-5, 4.17e-5, 3.33e-5, 2.5e-5, 1.67e-5})
+        results.log_metrics(run, ++step, {{"loss", 1.0 / step}, {"lr", lr}});
+      results.set_run_status(run, lmk::RunStatus::Finished);
+    }
+    TrainingView view;
+    view.resize(1000, 600);
+    view.show();
+    load(view, path);
+    wait_loaded(view, [&] { view.set_metric("lr"); });
+    view.set_smoothing(0);
+    view.set_log_y(true);
+    view.plot()->replot();
+    QCPAxis* y = view.plot()->yAxis;
+    QCOMPARE(y->scaleType(), QCPAxis::stLogarithmic);
+    QVERIFY2(y->range().lower < 1.67e-5 && y->range().upper > 5e-5,
+             qPrintable(QString("%1 – %2").arg(y->range().lower).arg(y->range().upper)));
+    // Off the edges: the lowest point is drawn above the axis rect's bottom.
+    QVERIFY(y->coordToPixel(1.67e-5) < y->axisRect()->bottom() - 2);
+    QVERIFY(y->coordToPixel(5e-5) > y->axisRect()->top() + 2);
+    QVector<double> labelled;
+    for (double tick : y->tickVector())
+      if (y->range().contains(tick)) labelled << tick;
+    QVERIFY2(labelled.size() >= 2, qPrintable(QString::number(labelled.size())));
+    for (double decade = 1e-5; decade <= y->range().upper * (1 + 1e-9); decade *= 10)
+      if (decade >= y->range().lower * (1 - 1e-9))
+        QVERIFY2(std::any_of(labelled.begin(), labelled.end(),
+                             [&](double t) { return std::abs(t / decade - 1) < 1e-9; }),
+                 qPrintable(QString("no label at %1").arg(decade)));
   }
 
   void unticking_a_run_or_clicking_its_legend_item_hides_it() {
