@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "app/commands.h"
+#include "app/device_option.h"
 #include "core/data/dataset_dir.h"
 #include "core/data/formats.h"
 #include "core/dist/distributed.h"
@@ -222,7 +223,7 @@ Runner add_eval_command(CLI::App& app) {
   cmd->add_option("--bins", args->bins, "attention profile bins")
       ->capture_default_str()
       ->check(whole(1, 1000000));
-  cmd->add_option("--device", args->device, "cpu | cuda | cuda:N")->capture_default_str();
+  add_device_option(cmd, args->device, "cpu | cuda | cuda:N")->capture_default_str();
   return [args] { return run_eval(*args); };
 }
 

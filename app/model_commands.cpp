@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "app/commands.h"
+#include "app/device_option.h"
 #include "app/shape_options.h"
 #include "core/data/jsonl.h"
 #include "core/embed/embed.h"
@@ -426,7 +427,7 @@ Runner add_attention_command(CLI::App& app) {
                   "store the mean over the documents in this results database (no CSV on stdout)");
   cmd->add_option("--experiment", args->experiment, "experiment name in the database")
       ->capture_default_str();
-  cmd->add_option("--device", args->device, "cpu | cuda | cuda:N (bf16 autocast on CUDA)")
+  add_device_option(cmd, args->device, "cpu | cuda | cuda:N (bf16 autocast on CUDA)")
       ->capture_default_str();
   cmd->add_option("--out", args->out, "CSV file (default: stdout)");
   cmd->add_option("--max-length", args->max_length,
@@ -455,7 +456,7 @@ Runner add_encode_command(CLI::App& app) {
   cmd->add_option("--batch-size", args->batch_size, "texts per batch")
       ->capture_default_str()
       ->check(whole(1, 1000000));
-  cmd->add_option("--device", args->device, "cpu | cuda | cuda:N (bf16 autocast on CUDA)")
+  add_device_option(cmd, args->device, "cpu | cuda | cuda:N (bf16 autocast on CUDA)")
       ->capture_default_str();
   cmd->add_flag("--no-normalize", args->no_normalize, "do not L2-normalize");
   return [args] { return run_encode(*args); };

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "app/commands.h"
+#include "app/device_option.h"
 #include "core/model/config.h"
 #include "core/train/contrastive.h"
 #include "core/train/loop.h"
@@ -91,10 +92,10 @@ Runner add_training_command(CLI::App& app, const char* name, const char* descrip
       ->excludes(resume)
       ->excludes(overwrite);
   cmd->add_flag("--progress-json", args->progress_json, "one JSON event per logged step on stdout");
-  cmd->add_option("--device", args->device,
-                  "cpu | cuda | cuda:N, over [train] device (default cpu); under torchrun / srun "
-                  "cuda is cuda:LOCAL_RANK (NCCL binds it; another cuda:N is refused); bf16 "
-                  "autocast on CUDA");
+  add_device_option(cmd, args->device,
+                    "cpu | cuda | cuda:N, over [train] device (default cpu); under torchrun / "
+                    "srun cuda is cuda:LOCAL_RANK (NCCL binds it; another cuda:N is refused); "
+                    "bf16 autocast on CUDA");
   return [args, run] {
     install_stop_signals();
     return run(*args);

@@ -10,6 +10,7 @@
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/functions/utils.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
@@ -46,6 +47,18 @@ struct DistributedContext::Impl {
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<c10d::Backend> group;  // Gloo or NCCL: the collectives used here
   at::Device device = at::kCPU;  // where sum() puts its numbers (NCCL reduces on the GPU)
+
+  // The group ends before the store it talks through (members go in reverse order, but an
+  // NCCL group left to its destructor aborts its communicators at exit, with a warning).
+  ~Impl() {
+    if (!group) return;
+    try {
+      group->shutdown();
+    } catch (const std::exception&) {
+      // A peer already gone: nothing left to end cleanly.
+    }
+    group.reset();
+  }
 };
 
 namespace {
@@ -193,16 +206,22 @@ DistributedContext DistributedContext::join(const DistributedEnv& env, bool cuda
   }
 
   const auto collective_timeout = milliseconds_of(env.collective_timeout_s);
+  // The group's own keys apart from the rendezvous' ("lmk/arrived"), as torch's
+  // init_process_group keeps each group under a prefix.
+  const auto group_store = c10::make_intrusive<c10d::PrefixStore>("lmk/group/", impl->store);
   try {
     if (cuda_module) {
       cuda_module->set_device(env.local_rank);
       impl->group =
-          cuda_module->nccl_group(impl->store, env.rank, env.world_size, collective_timeout);
+          cuda_module->nccl_group(group_store, env.rank, env.world_size, collective_timeout);
       impl->device = at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank));
+      // Bound to this process's GPU, as init_process_group(device_id=...) binds it: NCCL's
+      // barriers and its lazy communicators then use it instead of guessing one.
+      impl->group->setBoundDeviceId(impl->device);
     } else {
       auto options = c10d::ProcessGroupGloo::Options::create(collective_timeout);
       options->devices = gloo_devices(env);
-      impl->group = c10::make_intrusive<c10d::ProcessGroupGloo>(impl->store, env.rank,
+      impl->group = c10::make_intrusive<c10d::ProcessGroupGloo>(group_store, env.rank,
                                                                 env.world_size, options);
     }
   } catch (const InputError&) {

@@ -2,9 +2,14 @@
 
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
+#include <ATen/detail/CUDAHooksInterface.h>
+
+#include <optional>
+#include <stdexcept>
 
 #include "core/tokenize/batching.h"
 #include "core/util/cuda_module.h"
+#include "core/util/device_name.h"
 #include "core/util/error.h"
 
 namespace lmk {
@@ -20,24 +25,20 @@ c10::Device parse_device(const std::string& name, const std::string& where) {
   // A FieldError: a command line names its --device for the field "device" (app/field_option.h)
   // and keeps any other `where` (an option or key the caller named) as it is.
   const auto bad_value = [&](const std::string& message) { return FieldError(where, message); };
-  const std::string bad = "'" + name + "' is not a device (cpu, cuda or cuda:N)";
-  if (name == "cpu") return c10::Device(c10::kCPU);
-  const std::string prefix = "cuda";
-  if (name.rfind(prefix, 0) != 0) throw bad_value(bad);
-  int index = -1;
-  if (name.size() > prefix.size()) {
-    const std::string rest = name.substr(prefix.size());
-    size_t used = 0;
-    try {
-      if (rest.size() > 1 && rest[0] == ':') index = std::stoi(rest.substr(1), &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != rest.size() - 1 || index < 0) throw bad_value(bad);
-  }
+  const std::optional<DeviceName> device = read_device_name(name);  // the studies' reading too
+  if (!device) throw bad_value(bad_device_message(name));
+  if (!device->cuda) return c10::Device(c10::kCPU);
+  const int index = device->index;
   // The CUDA module brings libtorch_cuda.so, which registers CUDA with ATen: loaded before
   // anything asks ATen about CUDA (ATen caches its first answer).
   const CudaModule& cuda = load_cuda_module(where);
+  // A call that asked ATen for its accelerator before the module was loaded (at::manual_seed
+  // does) left ATen with the stub hooks for good: every later use of CUDA would fail with
+  // "Cannot initialize CUDA without ATen_cuda library". Said here, where it can be fixed.
+  if (!at::detail::getCUDAHooks().isBuilt())
+    throw std::logic_error(
+        "ATen looked for CUDA before the CUDA module was loaded, and keeps the answer for the "
+        "life of the process: resolve the device (prepare_device) before any ATen call");
   std::string why;
   const int count = cuda.device_count(&why);
   if (count == 0) throw bad_value("'" + name + "': no CUDA device is visible here (" + why + ")");
@@ -47,15 +48,32 @@ c10::Device parse_device(const std::string& name, const std::string& where) {
   return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index));
 }
 
-BfloatAutocast::BfloatAutocast(bool enable) : enabled_(enable) {
+void prepare_device(const std::string& name) {
+  if (name.rfind("cuda", 0) != 0 || !cuda_module_built()) return;
+  try {
+    load_cuda_module("device");
+  } catch (const InputError&) {
+    // parse_device says why, where the device is resolved.
+  }
+}
+
+BfloatAutocast::BfloatAutocast(bool enable, c10::DeviceType device)
+    : enabled_(enable), device_(device) {
   if (!enabled_) return;
-  previous_ = at::autocast::is_autocast_enabled(at::kCUDA);
-  at::autocast::set_autocast_dtype(at::kCUDA, at::kBFloat16);
-  at::autocast::set_autocast_enabled(at::kCUDA, true);
+  previous_ = at::autocast::is_autocast_enabled(device_);
+  previous_dtype_ = at::autocast::get_autocast_dtype(device_);
+  at::autocast::set_autocast_dtype(device_, at::kBFloat16);
+  at::autocast::set_autocast_enabled(device_, true);
+  at::autocast::increment_nesting();
 }
 
 BfloatAutocast::~BfloatAutocast() {
-  if (enabled_) at::autocast::set_autocast_enabled(at::kCUDA, previous_);
+  if (!enabled_) return;
+  // The cache holds a bf16 copy of every fp32 weight cast in the region (autocast_mode.cpp,
+  // cached_cast): kept past the region, the next step would compute with these weights.
+  if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+  at::autocast::set_autocast_enabled(device_, previous_);
+  at::autocast::set_autocast_dtype(device_, previous_dtype_);
 }
 
 bool PoolingPlan::reads_positions() const {

@@ -44,18 +44,27 @@ std::pair<at::Tensor, at::Tensor> batch_tensors(const Batch& batch);
 // as it is) when the value is malformed, when CUDA is asked for and this LibTorch build has
 // none, or when cuda:N names a device this machine does not have.
 c10::Device parse_device(const std::string& name, const std::string& where = "device");
+// What every command does with a device name before any ATen call (a command line's --device:
+// at parse time; a config's device: when read): a CUDA device loads the CUDA module, which
+// registers CUDA with ATen. ATen caches its first answer about CUDA (at::manual_seed asks), so
+// later would be too late. A module that cannot load is left to parse_device to report.
+void prepare_device(const std::string& name);
 
-// bf16 autocast of CUDA ops while it lives, when `enable` (this CPU has no fast bf16 path: the
-// CPU stays in fp32); the previous autocast state comes back at its end.
+// bf16 autocast of `device`'s ops while it lives, when `enable` (training and encoding enable it
+// on CUDA; the CPU stays in fp32), as torch.autocast does it: the nesting counted, and autocast's
+// cache of bf16 copies of the weights cleared when the outermost guard ends (a step's optimizer
+// update must reach the next step's forward), the previous state and dtype restored.
 class BfloatAutocast {
  public:
-  explicit BfloatAutocast(bool enable);
+  explicit BfloatAutocast(bool enable, c10::DeviceType device = c10::kCUDA);
   ~BfloatAutocast();
   BfloatAutocast(const BfloatAutocast&) = delete;
   BfloatAutocast& operator=(const BfloatAutocast&) = delete;
 
  private:
   bool enabled_ = false, previous_ = false;
+  c10::DeviceType device_ = c10::kCUDA;
+  c10::ScalarType previous_dtype_ = c10::kBFloat16;
 };
 
 // How a pooling turns texts into an embedding: decided once, here, for every caller.

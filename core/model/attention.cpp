@@ -122,7 +122,10 @@ at::Tensor blocked_attention_ops(const at::Tensor& q, const at::Tensor& k, const
     const at::Tensor qb = q.narrow(2, start, end - start);
     const at::Tensor kb = k.narrow(2, key_start, key_end - key_start);
     const at::Tensor vb = v.narrow(2, key_start, key_end - key_start);
-    at::Tensor scores = at::matmul(qb, kb.transpose(-1, -2)).mul_(scale);  // [B, heads, bq, bk]
+    // In fp32 (bf16 cannot hold the finite "minus infinity" below: masked_fill throws), as
+    // attention_probabilities computes them; the probabilities meet v in its dtype.
+    at::Tensor scores =
+        at::matmul(qb, kb.transpose(-1, -2)).to(at::kFloat).mul_(scale);  // [B, heads, bq, bk]
     at::Tensor allowed = keys_allowed.narrow(3, key_start, key_end - key_start);
     if (half_window >= 0 || causal) {
       const at::Tensor qi = at::arange(start, end, q.options().dtype(at::kLong)).view({-1, 1});
@@ -133,7 +136,8 @@ at::Tensor blocked_attention_ops(const at::Tensor& q, const at::Tensor& k, const
     }
     // In place: autograd keeps only the mask for it (matmul saved its inputs, not its output).
     scores.masked_fill_(allowed.logical_not(), masked);
-    out.narrow(2, start, end - start).copy_(at::matmul(at::softmax(scores, -1), vb));
+    out.narrow(2, start, end - start)
+        .copy_(at::matmul(at::softmax(scores, -1).to(vb.scalar_type()), vb));
   }
   return out;
 }
@@ -231,6 +235,20 @@ void set_fused_attention_backward(bool fused) {
   fused_backward = fused;
 }
 
+at::Tensor masked_sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                       const at::Tensor& key_mask) {
+  // A row with no key at all (an empty text in a batch) would give NaN (a softmax over nothing)
+  // and NaN in a backward reaches every weight: such a row sees its first key instead (its
+  // output is padding, never read).
+  at::Tensor keys = key_mask.to(at::kBool);
+  const at::Tensor none = keys.any(-1).logical_not();
+  if (none.any().item<bool>()) {
+    keys = keys.clone();
+    keys.select(1, 0).logical_or_(none);
+  }
+  return at::scaled_dot_product_attention(q, k, v, keys.view({q.size(0), 1, 1, q.size(2)}));
+}
+
 at::Tensor blockwise_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                const at::Tensor& key_mask, int64_t half_window, int64_t block,
                                bool causal) {
@@ -243,8 +261,7 @@ at::Tensor blockwise_attention(const at::Tensor& q, const at::Tensor& k, const a
     // efficient kernel takes the key mask; memory linear in L). Unpadded batches take
     // varlen_attention instead. (It takes a key mask or causality, not both: causal padded
     // batches go through the tensor ops, exactly.)
-    return at::scaled_dot_product_attention(
-        q, k, v, key_mask.to(at::kBool).view({q.size(0), 1, 1, q.size(2)}));
+    return masked_sdpa(q, k, v, key_mask);
   }
   if (!fused) return blocked_attention_ops(q, k, v, key_mask, half_window, block, causal);
   FusedInputs inputs;

@@ -49,6 +49,12 @@ at::Tensor apply_rope(const at::Tensor& x, const RopeTables& tables);
 // The same, building the tables for positions 0..L-1 with base theta.
 at::Tensor apply_rope(const at::Tensor& x, double theta);
 
+// LibTorch's scaled_dot_product_attention with a key mask ([B, L], true = attend): what a global
+// layer on CUDA runs over a padded batch. A row whose mask allows no key attends to its first
+// key instead of giving NaN (its output is padding).
+at::Tensor masked_sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                       const at::Tensor& key_mask);
+
 // Exact attention, never forming an [L, L] matrix. q, k, v: [B, heads, L, d]; key_mask [B, L]
 // (true = attend); half_window < 0: global, else position i attends only to |i - j| <=
 // half_window; causal: position i attends only to j <= i as well (a decoder). Float32 on the CPU

@@ -37,7 +37,7 @@ void Encoder::initialize_weight(const std::string& name) {
   const double init_std = init_std_.at(name);
   if (init_std > 0) {
     // Truncated at ±2σ, as ModernBERT's initialization (cutoff factor 2).
-    t.normal_(0.0, init_std).clamp_(-2 * init_std, 2 * init_std);
+    t.normal_(0.0, init_std, init_generator_).clamp_(-2 * init_std, 2 * init_std);
   } else if (init_std == 0) {
     t.zero_();
   } else {
@@ -48,7 +48,10 @@ void Encoder::initialize_weight(const std::string& name) {
 Encoder::Encoder(EncoderConfig config, uint64_t seed, bool initialize)
     : initialize_(initialize), config_(std::move(config)) {
   config_.validate("encoder config");
-  at::manual_seed(seed);
+  // The initialization draws from a generator of its own (the stream at::manual_seed(seed) would
+  // give the global one): building a model changes no global state, and asks ATen nothing about
+  // CUDA (at::manual_seed also seeds every accelerator, which fixes ATen's CUDA hooks for good).
+  init_generator_ = at::make_generator<at::CPUGeneratorImpl>(seed);
   // The tensors a handle holds stay the registered parameters: loading copies into them,
   // Module::to and optimizers change them in place.
   const WeightBuilder builder(
@@ -148,6 +151,14 @@ at::Tensor Encoder::merged_weight(const std::string& name) const {
 
 namespace {
 
+// Queries and keys in the values' dtype: under bf16 autocast Qwen3's query / key RMSNorms
+// (fp32 weights) leave q and k in fp32 while v is bf16, and FlashAttention refuses mixed dtypes
+// (the route is chosen on q). torch's autocast casts SDPA's three inputs to bf16 alike.
+void same_dtype(at::Tensor& q, at::Tensor& k, const at::Tensor& v) {
+  if (q.scalar_type() != v.scalar_type()) q = q.to(v.scalar_type());
+  if (k.scalar_type() != v.scalar_type()) k = k.to(v.scalar_type());
+}
+
 // Grouped-query attention: key / value heads [.., kv heads, ..] (dimension 1, padded or
 // unpadded) repeated so that query head h reads head h / groups, as transformers' repeat_kv.
 at::Tensor repeat_kv(const at::Tensor& t, int64_t groups) {
@@ -166,6 +177,7 @@ at::Tensor Encoder::attend(const at::Tensor& q, const at::Tensor& k, const at::T
   };  // [B, n, L, d]
   at::Tensor qh = heads_first(q, heads), kh = heads_first(k, kv_heads),
              vh = heads_first(v, kv_heads);
+  same_dtype(qh, kh, vh);
   if (config_.rotates()) {
     const double theta = config_.layer_rope_theta(layer);
     auto tables = rope.find(theta);
@@ -200,6 +212,7 @@ at::Tensor Encoder::attend_unpadded(const at::Tensor& q, const at::Tensor& k, co
                 d = config_.head_dim();
   at::Tensor qh = q.reshape({total, heads, d}), kh = k.reshape({total, kv_heads, d}),
              vh = v.reshape({total, kv_heads, d});
+  same_dtype(qh, kh, vh);
   if (config_.rotates()) {
     const double theta = config_.layer_rope_theta(layer);
     auto tables = rope.find(theta);

@@ -6,6 +6,7 @@
 // checkpoints load by name; each architecture resolves its typed per-layer handles once, at
 // construction.
 
+#include <ATen/core/Generator.h>
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
 
@@ -95,6 +96,7 @@ class Encoder : public torch::nn::Module {
                              std::map<double, RopeTables>& rope) const;
 
   bool initialize_ = true;
+  at::Generator init_generator_;  // the initialization's draws (seeded by the constructor)
   EncoderConfig config_;
   std::map<std::string, at::Tensor> weights_;
   std::vector<std::string> head_names_;

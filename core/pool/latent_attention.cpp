@@ -1,6 +1,7 @@
 #include "core/pool/latent_attention.h"
 
 #include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
 
 #include <algorithm>
 #include <cmath>
@@ -18,10 +19,12 @@ LatentAttention::LatentAttention(int64_t hidden_size, int64_t latents, int64_t h
         "latent attention: hidden size must be a positive multiple of the heads, latents > 0");
   }
   if (ffn_size <= 0) ffn_size = 4 * hidden_size;
-  at::manual_seed(seed);
+  // A generator of its own (the stream at::manual_seed(seed) would give the global one): no
+  // global state changes, and nothing asks ATen about CUDA (encoder.cpp says why that matters).
+  const at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(seed);
   const double std = 0.02;
   auto add = [&](const std::string& name, std::vector<int64_t> shape, bool zero) {
-    at::Tensor t = zero ? at::zeros(shape) : at::empty(shape).normal_(0.0, std);
+    at::Tensor t = zero ? at::zeros(shape) : at::empty(shape).normal_(0.0, std, generator);
     std::string registered = name;
     std::replace(registered.begin(), registered.end(), '.', '_');
     weights_[name] = register_parameter(registered, t);

@@ -38,3 +38,31 @@ library_kind() {
   case "$path" in "$bundle"/*) echo bundle; return ;; esac
   echo carried
 }
+
+# The newest GLIBC_ and GLIBCXX_ symbol versions the bundle's ELFs ask for: "GLIBC_2.34 GLIBCXX_3.4.30".
+abi_needed() {
+  local bundle=$1 f
+  for f in "$bundle"/lmk "$bundle"/lmk-engine "$bundle"/*.so*; do
+    [ -f "$f" ] && objdump -T "$f" 2> /dev/null
+  done | grep -oE '\b(GLIBC|GLIBCXX)_[0-9.]+' | sort -u -V |
+    awk -F_ '{ newest[$1] = $0 } END { print newest["GLIBC"], newest["GLIBCXX"] }'
+}
+
+# Whether this machine's C and C++ runtimes provide the versions abi_needed printed: "ok ..." or
+# "missing ...", naming the libraries read.
+abi_provided() {
+  local needed=$1 libc libstdcxx version missing=""
+  libc=$(ldconfig -p 2> /dev/null | awk '/libc\.so\.6 .*x86-64/ { print $NF; exit }')
+  libstdcxx=$(ldconfig -p 2> /dev/null | awk '/libstdc\+\+\.so\.6 .*x86-64/ { print $NF; exit }')
+  for version in $needed; do
+    case "$version" in
+      GLIBCXX_*) grep -qa "$version" "${libstdcxx:-/nonexistent}" 2> /dev/null || missing+=" $version" ;;
+      GLIBC_*) grep -qa "$version" "${libc:-/nonexistent}" 2> /dev/null || missing+=" $version" ;;
+    esac
+  done
+  if [ -z "$missing" ]; then
+    echo "ok: $needed in ${libc:-?} and ${libstdcxx:-?}"
+  else
+    echo "missing:$missing (of $needed; ${libc:-no libc.so.6}, ${libstdcxx:-no libstdc++.so.6})"
+  fi
+}

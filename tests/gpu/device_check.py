@@ -49,6 +49,7 @@ def imports(_):
 def facts(args):
     import torch
     import transformers
+    result(f"python {sys.executable}")
     result(f"torch {torch.__version__}, CUDA {torch.version.cuda}, cxx11 ABI "
            f"{torch._C._GLIBCXX_USE_CXX11_ABI}, transformers {transformers.__version__}")
     manifest = os.path.join(args.bundle or "", "MANIFEST")
@@ -60,7 +61,12 @@ def facts(args):
         print("FAIL torch sees no CUDA device")
         return 1
     p = torch.cuda.get_device_properties(0)
-    result(f"GPU {p.name}, {p.total_memory / 2**30:.0f} GiB, {torch.cuda.device_count()} device(s)")
+    count = torch.cuda.device_count()
+    result(f"GPU {p.name}, {p.total_memory / 2**30:.0f} GiB, {count} device(s)")
+    if count < 2:
+        # NCCL needs a GPU per rank (two ranks on one device are refused): lmk's NCCL group
+        # (bound device, prefix store, shutdown) is not checked here.
+        result("NCCL: not tested (one GPU; two ranks on one device are refused)")
     subprocess.run(["nvidia-smi"], check=False)
     if not torch._C._GLIBCXX_USE_CXX11_ABI:
         print("NOTE this wheel uses the pre-C++11 ABI: linking lmk against the system's C++ "
@@ -75,7 +81,18 @@ def make_hf_model(arch, folder, tok_path):
     import torch
     from transformers import BertConfig, BertForMaskedLM, ModernBertConfig, ModernBertForMaskedLM
     torch.manual_seed(0)
-    if arch == "gte":
+    if arch in ("qwen3", "llama"):
+        # Decoders (causal): head size 32, grouped-query attention 4 / 2. Qwen3's per-head
+        # query / key RMSNorms run in fp32: under autocast its q and k must meet v's dtype
+        # before FlashAttention (the first-run bug this checks).
+        from transformers import LlamaConfig, LlamaForCausalLM, Qwen3Config, Qwen3ForCausalLM
+        shape = dict(vocab_size=1005, hidden_size=128, intermediate_size=192,
+                     num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                     max_position_embeddings=1024, pad_token_id=0, bos_token_id=2,
+                     eos_token_id=3, attn_implementation="eager")
+        model = (Qwen3ForCausalLM(Qwen3Config(head_dim=32, **shape)) if arch == "qwen3"
+                 else LlamaForCausalLM(LlamaConfig(**shape)))
+    elif arch == "gte":
         from transformers import GteConfig, GteForMaskedLM  # transformers >= 5.2x
         config = GteConfig(vocab_size=1005, hidden_size=64, intermediate_size=96,
                            num_hidden_layers=2, num_attention_heads=4, pad_token_id=0,
@@ -101,8 +118,8 @@ def make_hf_model(arch, folder, tok_path):
 
 
 def reference(model, tok, texts, pooling, device, bf16):
-    """transformers' last hidden states pooled as lmk pools (CLS: position 0; mean: every
-    position of the input, special tokens included)."""
+    """transformers' last hidden states pooled as lmk pools (CLS: position 0; last: the final
+    position; mean: every position of the input, special tokens included)."""
     import torch
     base = model.base_model.to(device)
     out = []
@@ -110,7 +127,8 @@ def reference(model, tok, texts, pooling, device, bf16):
         for text in texts:
             ids = torch.tensor([tok.encode(text).ids], device=device)
             h = base(input_ids=ids).last_hidden_state[0].float()
-            out.append((h[0] if pooling == "cls" else h.mean(0)).cpu().numpy())
+            pooled = h[0] if pooling == "cls" else h[-1] if pooling == "last" else h.mean(0)
+            out.append(pooled.cpu().numpy())
     return np.stack(out).astype(np.float64)
 
 
@@ -127,7 +145,7 @@ def parity(args):
         for t in texts:
             f.write(json.dumps({"text": t}) + "\n")
     failed = 0
-    for arch in ("modernbert", "bert", "gte"):
+    for arch in ("modernbert", "bert", "gte", "qwen3", "llama"):
         folder = os.path.join(args.work, arch)
         try:
             model = make_hf_model(arch, folder, tok_path)
@@ -135,11 +153,15 @@ def parity(args):
             print(f"SKIP parity {arch}: {e}", flush=True)
             continue
         for device, bf16, limit in (("cpu", False, 1e-4), ("cuda", True, 3e-2)):
-            for pooling in ("cls", "mean"):
+            for pooling in (("last", "mean") if arch in ("qwen3", "llama") else ("cls", "mean")):
                 npy = os.path.join(args.work, f"{arch}-{pooling}-{device}.npy")
                 run([args.lmk, "encode", "--model", folder, "--pooling", pooling,
                      "--no-normalize", "--device", device, "--input", docs, "--out", npy])
                 ours = read_npy(npy)
+                if np.isnan(ours).any():  # a padded row attending to nothing (masked SDPA)
+                    failed += 1
+                    result(f"parity {arch} {pooling} {device}: NaN in lmk's embeddings FAIL")
+                    continue
                 want = reference(model, tok, texts, pooling, device, bf16)
                 diff = np.abs(ours - want).max()
                 value = diff if not bf16 else diff / np.abs(want).max()
@@ -171,6 +193,25 @@ def losses_of(out_dir):
         return json.load(f)["losses"]
 
 
+def safetensors_of(folder, name):
+    """The tensors of a safetensors file of `folder`, as float32 numpy arrays."""
+    from safetensors.numpy import load_file
+    return {k: v.astype(np.float32) for k, v in load_file(os.path.join(folder, name)).items()}
+
+
+def lora_run(args, steps, out):
+    """`steps` LoRA steps (rank 4, no weight decay: an adapter moves only by its gradients)."""
+    config = os.path.join(args.work, f"lora-{steps}.toml")
+    with open(config, "w") as f:
+        f.write('[model]\ninit = "init"\n[data]\ntrain = "pairs.jsonl"\n[train]\n'
+                'pooling = "mean"\nbatch_size = 16\nnegatives = 1\nlearning_rate = 3e-3\n'
+                f'weight_decay = 0\nmax_steps = {steps}\nseed = 5\ndevice = "cuda"\n'
+                f'[lora]\nrank = 4\nalpha = 8\n[output]\ndir = "{out}"\n')
+    run([args.lmk, "train", "--config", config, "--overwrite"], cwd=args.work)
+    return safetensors_of(os.path.join(args.work, out, "last-adapter"),
+                          "adapter_model.safetensors")
+
+
 def train(args):
     os.makedirs(args.work, exist_ok=True)
     tok_path = os.path.join(args.work, "tokenizer.json")
@@ -191,7 +232,7 @@ def train(args):
                 'pooling = "lmk"\ntrain_landmarks = "variable:8,16"\neval_landmarks = "fixed:16"\n'
                 "batch_size = 16\nnegatives = 1\nlearning_rate = 3e-3\nwarmup_ratio = 0.1\n"
                 'temperature = 0.05\nmax_steps = 100\nlog_every = 1\ndevice = "cuda"\n'
-                '[output]\ndir = "out"\n')
+                'recompute_layers = true\ncheckpoint_every = 1000\n[output]\ndir = "out"\n')
     proc = run([args.lmk, "train", "--config", config, "--progress-json", "--overwrite"],
                cwd=args.work, capture_output=True)
     rates = [json.loads(line).get("tokens_per_s", 0) for line in proc.stdout.splitlines()
@@ -199,9 +240,33 @@ def train(args):
     losses = losses_of(os.path.join(args.work, "out"))
     first, last = np.mean(losses[:10]), np.mean(losses[-10:])
     ok = len(losses) == 100 and last < first
-    result(f"train cuda bf16: {len(losses)} steps, loss {first:.3f} -> {last:.3f}, "
-           f"{rates[-1] if rates else 0:.0f} tokens/s at the end {'ok' if ok else 'FAIL'}")
-    return 0 if ok else 1
+    result(f"train cuda bf16, recompute_layers: {len(losses)} steps, loss {first:.3f} -> "
+           f"{last:.3f}, {rates[-1] if rates else 0:.0f} tokens/s at the end "
+           f"{'ok' if ok else 'FAIL'}")
+    failed = not ok
+    # The linear layers learned, not only embeddings and norms: every attention / MLP weight of
+    # the saved model moved from its initialization.
+    start = safetensors_of(init, "model.safetensors")
+    end = safetensors_of(os.path.join(args.work, "out", "last"), "model.safetensors")
+    linear = [k for k in start if k.endswith(".weight") and start[k].ndim == 2
+              and "layers." in k and "norm" not in k]
+    still = [k for k in linear if np.array_equal(start[k], end.get(k, start[k]))]
+    ok = bool(linear) and not still
+    failed += not ok
+    result(f"train cuda bf16: {len(linear) - len(still)} of {len(linear)} linear weights moved "
+           f"{'ok' if ok else 'FAIL (unchanged: ' + ', '.join(still[:4]) + ')'}")
+    # LoRA: B is 0 at the start, so A gets a gradient only once a forward sees the updated B.
+    # With autocast's cache kept across steps every forward saw step 1's B = 0: A never moved.
+    one, many = lora_run(args, 1, "lora-1"), lora_run(args, 20, "lora-20")
+    a_keys = [k for k in many if "lora_A" in k]
+    b_keys = [k for k in many if "lora_B" in k]
+    a_moved = sum(not np.array_equal(one[k], many[k]) for k in a_keys)
+    b_nonzero = sum(bool(np.any(many[k] != 0)) for k in b_keys)
+    ok = a_keys and a_moved == len(a_keys) and b_nonzero == len(b_keys)
+    failed += not ok
+    result(f"train cuda bf16 LoRA r4, 20 steps: {b_nonzero} of {len(b_keys)} B non-zero, "
+           f"{a_moved} of {len(a_keys)} A moved after step 1 {'ok' if ok else 'FAIL'}")
+    return 1 if failed else 0
 
 
 def pretrain(args):

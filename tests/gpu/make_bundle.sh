@@ -50,6 +50,8 @@ done
   echo "# GPU device bundle, made $(date -u +%Y-%m-%dT%H:%M:%SZ) by tests/gpu/make_bundle.sh"
   echo "# source $(git -C "$ROOT" rev-parse --short HEAD 2> /dev/null || echo unknown)," \
     "torch $("$PY" -c 'import torch; print(torch.__version__)')"
+  # The GPU machine's C and C++ runtimes must be at least this new (device_check.sh compares).
+  echo "# needs $(abi_needed "$OUT")"
   echo "# file  bytes  sha256  from"
   for f in "$OUT"/*; do
     name=$(basename "$f")

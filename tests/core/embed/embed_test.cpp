@@ -2,18 +2,29 @@
 
 #include <gtest/gtest.h>
 
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Context.h>
+#include <ATen/autocast_mode.h>
 #include <ATen/detail/CUDAHooksInterface.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+
+#include "core/model/encoder.h"
 #include "core/pool/latent_attention.h"
+#include "core/util/cuda_module.h"
 #include "core/util/error.h"
+#include "tests/support/small_encoder_config.h"
 
 namespace lmk {
 namespace {
 
 TEST(DeviceTest, ParsesCpuAndRejectsWhatIsNotADevice) {
   EXPECT_TRUE(parse_device("cpu").is_cpu());
-  for (const char* bad : {"", "gpu", "cuda:", "cuda:x", "cuda:-1", "cuda:0x", "cudax"}) {
+  for (const char* bad :
+       {"", "gpu", "cuda:", "cuda:x", "cuda:-1", "cuda:0x", "cudax", "cuda:+1", "cuda: 1"}) {
     try {
       parse_device(bad);
       ADD_FAILURE() << bad;
@@ -25,6 +36,7 @@ TEST(DeviceTest, ParsesCpuAndRejectsWhatIsNotADevice) {
 }
 
 TEST(DeviceTest, ErrorsNameTheOptionTheDeviceCameFrom) {
+  prepare_device("cuda");  // as a command does, before it asks ATen about CUDA (at::hasCUDA)
   try {
     parse_device("gpu", "[train] device");
     ADD_FAILURE() << "gpu";
@@ -43,6 +55,7 @@ TEST(DeviceTest, ErrorsNameTheOptionTheDeviceCameFrom) {
 }
 
 TEST(DeviceTest, CudaNeedsALibTorchBuiltWithIt) {
+  prepare_device("cuda");  // as a command does, before it asks ATen about CUDA (at::hasCUDA)
   if (at::hasCUDA()) {
     EXPECT_TRUE(parse_device("cuda:0").is_cuda());
     EXPECT_EQ(parse_device("cuda:0").index(), 0);
@@ -54,6 +67,100 @@ TEST(DeviceTest, CudaNeedsALibTorchBuiltWithIt) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("no CUDA"), std::string::npos) << e.what();
   }
+}
+
+// Building a model asks ATen nothing about CUDA: lmk encode built its Encoder (whose
+// at::manual_seed asked ATen for its accelerator, fixing the stub CUDA hooks for the life of the
+// process) before it loaded the CUDA module, so CUDA could never be used. In a fresh process (a
+// death test re-executes this binary): the models first, then what a command does with its
+// device; ATen's CUDA hooks must be the real ones.
+TEST(DeviceTest, BuildingAModelLeavesAtensCudaHooksToTheModule) {
+  if (!cuda_module_built()) GTEST_SKIP() << "a CPU build (-DLMK_WITH_CUDA=OFF): no CUDA module";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        const Encoder encoder(testing::small_config(Architecture::ModernBert), 7);
+        const LatentAttention latent(16, 4, 2, 0, 7);
+        prepare_device("cuda");
+        const bool real = at::detail::getCUDAHooks().isBuilt();
+        std::fprintf(stderr, "ATen's CUDA hooks: %s\n", real ? "the module's" : "the stub");
+        std::_Exit(real ? 0 : 3);  // no static destructors
+      },
+      ::testing::ExitedWithCode(0), "CUDA hooks: the module's");
+  // The check parse_device makes: a process that asked too early gets a clear error.
+  EXPECT_EXIT(
+      {
+        at::manual_seed(1);  // asks ATen for its accelerator: the stub is kept
+        try {
+          parse_device("cuda");
+        } catch (const std::logic_error& e) {
+          std::fprintf(stderr, "logic_error: %s\n", e.what());
+          std::_Exit(std::string(e.what()).find("before the CUDA module") != std::string::npos ? 0
+                                                                                               : 4);
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "other error: %s\n", e.what());
+          std::_Exit(5);
+        }
+        std::_Exit(6);
+      },
+      ::testing::ExitedWithCode(0), "before the CUDA module");
+}
+
+// The initialization draws from its own generator the stream the global one gave after
+// at::manual_seed(seed): a model made before this change is made again bit for bit, and
+// building one leaves the global generator alone.
+TEST(DeviceTest, AModelsInitializationIsItsSeedsAlone) {
+  at::manual_seed(7);
+  const at::Tensor global = at::empty({1000}).normal_(0.0, 0.02);
+  const at::Generator own = at::make_generator<at::CPUGeneratorImpl>(7);
+  EXPECT_TRUE(at::equal(global, at::empty({1000}).normal_(0.0, 0.02, own)));
+  at::manual_seed(99);
+  const at::Tensor before = at::empty({8}).normal_();
+  at::manual_seed(99);
+  const Encoder a(testing::small_config(Architecture::ModernBert), 7);
+  EXPECT_TRUE(at::equal(at::empty({8}).normal_(), before)) << "the global generator moved";
+  const Encoder b(testing::small_config(Architecture::ModernBert), 7);
+  const auto others = b.named_parameters();
+  for (const auto& item : a.named_parameters())
+    EXPECT_TRUE(at::equal(item.value(), others[item.key()])) << item.key();
+}
+
+// bf16 autocast as torch.autocast: the cache of bf16 copies of the weights is cleared when the
+// guard ends, so the next step computes with the weights the optimizer updated (it kept step 1's
+// copies: only embeddings and norms learned, LoRA's B stayed 0 in every forward). CPU autocast
+// has the same cache.
+TEST(BfloatAutocastTest, TheNextStepSeesTheUpdatedWeights) {
+  at::Tensor weight = at::ones({4, 4}).requires_grad_(true);
+  const at::Tensor x = at::ones({2, 4});
+  at::Tensor first, second;
+  {
+    const BfloatAutocast autocast(true, c10::kCPU);
+    first = at::linear(x, weight);
+    EXPECT_EQ(first.scalar_type(), at::kBFloat16);
+  }
+  {
+    const at::NoGradGuard no_grad;
+    weight.zero_();  // the optimizer's step
+  }
+  {
+    const BfloatAutocast autocast(true, c10::kCPU);
+    second = at::linear(x, weight);
+  }
+  EXPECT_EQ(first.sum().item<float>(), 32.0f);
+  EXPECT_EQ(second.sum().item<float>(), 0.0f) << "the forward used the old weights' bf16 copy";
+  EXPECT_FALSE(at::autocast::is_autocast_enabled(c10::kCPU));
+  // Nested guards: the cache lives until the outermost ends; the dtype comes back.
+  at::autocast::set_autocast_dtype(c10::kCPU, at::kHalf);
+  {
+    const BfloatAutocast outer(true, c10::kCPU);
+    {
+      const BfloatAutocast inner(true, c10::kCPU);
+      EXPECT_EQ(at::autocast::get_autocast_dtype(c10::kCPU), at::kBFloat16);
+    }
+    EXPECT_TRUE(at::autocast::is_autocast_enabled(c10::kCPU));
+  }
+  EXPECT_EQ(at::autocast::get_autocast_dtype(c10::kCPU), at::kHalf);
+  at::autocast::set_autocast_dtype(c10::kCPU, at::kBFloat16);
 }
 
 // The pooling policy in one place: the layout each pooling reads, its options and what it records.

@@ -255,5 +255,39 @@ TEST(AttentionTest, CausalAttentionOnEveryPathIsTheLowerTriangularFormula) {
   }
 }
 
+// The tensor-op path in bf16 (a CUDA run under autocast: local layers, padded causal batches,
+// head sizes FlashAttention does not take): it threw ("value cannot be converted to type
+// BFloat16 without overflow": the float "minus infinity" of masked scores). Scores are now fp32;
+// the result is the dense formula within bf16's precision, causal or not, global or banded.
+TEST(AttentionTest, TheTensorOpPathRunsInBfloat16) {
+  const auto [q, k, v, mask] = random_heads(31, 2, 70, 50);
+  for (const bool causal : {false, true})
+    for (int64_t half_window : {-1, 6}) {
+      const at::Tensor dense = dense_attention(q, k, v, mask, half_window, causal).first;
+      const at::Tensor half =
+          blockwise_attention(q.to(at::kBFloat16), k.to(at::kBFloat16), v.to(at::kBFloat16), mask,
+                              half_window, 16, causal);
+      EXPECT_EQ(half.scalar_type(), at::kBFloat16);
+      EXPECT_TRUE(at::allclose(half[0].to(at::kFloat), dense[0], 3e-2, 3e-2))
+          << "window " << half_window << " causal " << causal << " max diff "
+          << (half[0].to(at::kFloat) - dense[0]).abs().max().item<float>();
+      EXPECT_FALSE(at::isnan(half).any().item<bool>());
+    }
+}
+
+// LibTorch's masked SDPA kernels differ on a row whose mask allows no key (a padded batch row
+// of an empty text): the CPU's gives zeros in 2.11, CUDA's memory-efficient kernel has given
+// NaN. masked_sdpa (a global layer on CUDA over a padded batch) lets such a row see its first key
+// instead, so every kernel gets a defined row (its output is padding, never read).
+TEST(AttentionTest, AMaskedRowWithoutKeysSeesItsFirstKey) {
+  auto [q, k, v, mask] = random_heads(32, 2, 12, 0);  // row 1: no key at all
+  const at::Tensor out = masked_sdpa(q, k, v, mask);
+  EXPECT_FALSE(at::isnan(out).any().item<bool>());
+  EXPECT_TRUE(at::allclose(out[0], dense_attention(q, k, v, mask, -1).first[0], 1e-5, 1e-5));
+  // Row 1 attends to key 0 alone: every query's output is v's first row.
+  EXPECT_TRUE(at::allclose(out[1], v[1].narrow(1, 0, 1).expand_as(v[1]), 1e-5, 1e-6));
+  EXPECT_TRUE(mask[1].logical_not().all().item<bool>()) << "the caller's mask is left alone";
+}
+
 }  // namespace
 }  // namespace lmk

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
+#include <ATen/autocast_mode.h>
 #include <ATen/core/grad_mode.h>
 #include <torch/csrc/autograd/function.h>
 
@@ -103,6 +104,37 @@ TEST(RecomputeTest, AnInputWithoutGradientStillTrainsTheParameters) {
   EXPECT_TRUE(at::allclose(w1, piece.w1.grad(), 1e-5, 1e-6));
   EXPECT_TRUE(at::allclose(w2, piece.w2.grad(), 1e-5, 1e-6));
   EXPECT_FALSE(x.grad().defined());
+}
+
+// Under bf16 autocast (CUDA's, or here the CPU's, which works alike) the forward runs inside the
+// guard and the backward after it, on autograd's thread: the re-run piece must compute as the
+// forward did (it ran in fp32: other gradients than those of the forward that gave the loss).
+TEST(RecomputeTest, TheRerunKeepsTheForwardsAutocast) {
+  at::manual_seed(5);
+  Piece piece;
+  const at::Tensor x0 = at::randn({3, 6, 4}), upstream = at::randn({3, 6, 4});
+  std::vector<std::vector<at::Tensor>> grads(2);
+  for (int recompute = 0; recompute < 2; ++recompute) {
+    const at::Tensor x = x0.clone().requires_grad_();
+    at::Tensor y;
+    at::autocast::set_autocast_dtype(c10::kCPU, at::kBFloat16);
+    at::autocast::set_autocast_enabled(c10::kCPU, true);
+    at::autocast::increment_nesting();
+    y = recompute == 1 ? recompute_in_backward(x, piece.run()) : piece(x);
+    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+    at::autocast::set_autocast_enabled(c10::kCPU, false);
+    EXPECT_EQ(y.scalar_type(), at::kBFloat16);
+    (y.to(at::kFloat) * upstream).sum().backward();
+    for (const at::Tensor& t : {x, piece.w1, piece.w2}) {
+      grads[recompute].push_back(t.grad().clone());
+      t.mutable_grad().zero_();
+    }
+  }
+  EXPECT_FALSE(at::autocast::is_autocast_enabled(c10::kCPU));
+  for (size_t i = 0; i < grads[0].size(); ++i)
+    EXPECT_TRUE(at::allclose(grads[0][i], grads[1][i], 1e-6, 1e-7))
+        << "gradient " << i << " max diff "
+        << (grads[0][i] - grads[1][i]).abs().max().item<float>();
 }
 
 }  // namespace
