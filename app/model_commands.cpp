@@ -11,6 +11,7 @@
 #include "app/commands.h"
 #include "app/device_option.h"
 #include "app/shape_options.h"
+#include "core/data/formats.h"
 #include "core/data/jsonl.h"
 #include "core/embed/embed.h"
 #include "core/embed/model_folder.h"
@@ -150,13 +151,16 @@ int run_inspect(const std::string& dir) {
 
 // Reads docs.jsonl (plain or gzip; blank lines skipped): "text" (with "title" in front when
 // present) and an id from "_id" / "id" / "doc_id" / "docid" / "query_id", else the record's index.
-void read_documents(const std::string& path, std::vector<std::string>& texts,
-                    std::vector<std::string>& ids) {
+// Reads docs.jsonl: each line's text (with its title: document_input, as lmk eval reads a
+// corpus) and id. Returns how many texts are empty: they are embedded as the empty text, as
+// sentence-transformers embeds "", and counted, not refused (one empty line stopped a file).
+size_t read_documents(const std::string& path, std::vector<std::string>& texts,
+                      std::vector<std::string>& ids) {
+  size_t empty = 0;
   for_each_jsonl(path, [&](json& j, const std::string& where) {
-    std::string text = json_util::get<std::string>(j, "text", where);
-    const std::string title = json_util::optional<std::string>(j, "title", where, "");
-    if (!title.empty()) text = title + " " + text;
-    if (text.empty()) throw input_error(where, "empty text");
+    std::string text = document_input(json_util::optional<std::string>(j, "title", where, ""),
+                                      json_util::get<std::string>(j, "text", where));
+    empty += text.empty();
     std::string id = std::to_string(texts.size());
     for (const char* key : {"_id", "id", "doc_id", "docid", "query_id"}) {
       if (j.contains(key)) {
@@ -169,6 +173,15 @@ void read_documents(const std::string& path, std::vector<std::string>& texts,
     return true;
   });
   if (texts.empty()) throw input_error(path, "no texts");
+  return empty;
+}
+
+// Says how many of a file's texts were empty (embedded as the empty text).
+void report_empty_texts(const char* command, size_t empty, size_t total) {
+  if (empty > 0)
+    std::cerr << command << ": " << empty << " of " << total
+              << " texts are empty: embedded as the empty text (the tokenizer's template alone, "
+                 "as sentence-transformers embeds \"\")\n";
 }
 
 struct EncodeArgs {
@@ -218,7 +231,8 @@ int run_encode(const EncodeArgs& args) {
   const auto tokenizer = load_tokenizer(args.model);
   const EncodeOptions options = encode_options(args, model);
   std::vector<std::string> texts, ids;
-  read_documents(args.input, texts, ids);
+  const size_t empty = read_documents(args.input, texts, ids);
+  report_empty_texts("lmk encode", empty, texts.size());
   Progress progress("lmk encode", texts.size(), "texts");
   const at::Tensor embeddings =
       encode_texts(model, *tokenizer, texts, options, [&](size_t done) { progress.update(done); });
@@ -294,7 +308,7 @@ int run_attention(const EncodeArgs& args) {
   const EncodeOptions options = encode_options(args, model);
   if (args.bins <= 0) throw input_error("--bins", "must be > 0");
   std::vector<std::string> texts, ids;
-  read_documents(args.input, texts, ids);
+  report_empty_texts("lmk attention", read_documents(args.input, texts, ids), texts.size());
   AttentionProfileOptions profile_options;
   profile_options.per_head = args.per_head;
   profile_options.layers = parse_layers(args.layers, model.encoder->config().num_layers);

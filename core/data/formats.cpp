@@ -11,6 +11,10 @@
 #include "core/util/json_util.h"
 
 namespace lmk {
+
+std::string document_input(const std::string& title, std::string text) {
+  return title.empty() ? std::move(text) : title + " " + text;
+}
 namespace {
 
 namespace fs = std::filesystem;

@@ -24,6 +24,13 @@ struct Document {
   nlohmann::json extra = nlohmann::json::object();  // other fields, kept (context_length, ...)
 };
 
+// The text a model reads of a document (lmk eval's corpus, lmk encode's input, attention
+// profiles): its title, a space and its text, or its text when it has no title. It may be empty
+// (no title, no text): then the model reads the tokenizer's template alone, as
+// sentence-transformers embeds "" -- one empty line never stops a long job; the commands count
+// such texts and say how many they embedded.
+std::string document_input(const std::string& title, std::string text);
+
 struct Query {
   std::string id, text;
   nlohmann::json extra = nlohmann::json::object();

@@ -109,15 +109,14 @@ PoolingPlan plan_pooling(Pooling pooling, int granularity, const PoolingSettings
   const int g = granularity > 0 ? granularity : kDefaultGranularity;
   switch (pooling) {
     case Pooling::Landmark:
-      plan.landmarks = granularity > 0 ? LandmarkSpec::parse("fixed:" + std::to_string(granularity),
-                                                             "granularity")
+      plan.landmarks = granularity > 0 ? LandmarkSpec::of(LandmarkMode::Fixed, granularity)
                                        : folder.landmarks.eval;
       plan.train_landmarks = folder.landmarks.train;
       if (plan.landmarks.mode == LandmarkMode::Fixed)
         plan.granularity = plan.landmarks.granularities.at(0);
       break;
     case Pooling::MultiCls:
-      plan.landmarks = LandmarkSpec::parse("multicls:" + std::to_string(g), "granularity");
+      plan.landmarks = LandmarkSpec::of(LandmarkMode::MultiCls, g);
       plan.train_landmarks = plan.landmarks;
       plan.granularity = g;
       break;

@@ -93,7 +93,7 @@ DatasetEvaluation evaluate_retrieval_dataset(const LoadedModel& model, const Tok
     std::vector<std::string> profile_texts;
     for (size_t d = 0; d < std::min(evaluation.attention_docs, data.corpus.size()); ++d) {
       const Document& doc = data.corpus[d];
-      profile_texts.push_back(doc.title.empty() ? doc.text : doc.title + " " + doc.text);
+      profile_texts.push_back(document_input(doc.title, doc.text));
     }
     const SplitEvaluation result = evaluate_retrieval(model, tokenizer, std::move(data), options);
     short_targets += result.short_targets;
@@ -147,6 +147,11 @@ DatasetEvaluation evaluate_retrieval_dataset(const LoadedModel& model, const Tok
                                               " left out: target shorter than " +
                                               std::to_string(options.min_target_length) + " tokens)"
                                         : std::string())
+           << (result.empty_documents + result.empty_queries > 0
+                   ? " (" + std::to_string(result.empty_documents) + " documents and " +
+                         std::to_string(result.empty_queries) +
+                         " queries without text, embedded as the empty text)"
+                   : std::string())
            << ", " << dataset.main_score << " " << format_metric(overall_value(dataset.main_score))
            << ", ndcg_at_10 " << format_metric(overall_value("ndcg_at_10")) << ", recall_at_10 "
            << format_metric(overall_value("recall_at_10")) << "\n";

@@ -110,16 +110,17 @@ SplitEvaluation evaluate_retrieval(const LoadedModel& model, const Tokenizer& to
   out.queries = split.queries.size();
   std::vector<std::string> document_texts, document_ids, query_texts, query_ids;
   for (Document& d : split.corpus) {
-    document_texts.push_back(d.title.empty() && options.document_prefix.empty()
-                                 ? std::move(d.text)
-                                 : options.document_prefix + d.title +
-                                       (d.title.empty() ? "" : " ") + d.text);
+    std::string input = document_input(d.title, std::move(d.text));
+    out.empty_documents += input.empty();
+    document_texts.push_back(options.document_prefix.empty() ? std::move(input)
+                                                              : options.document_prefix + input);
     d.text.clear();
     d.text.shrink_to_fit();
     document_ids.push_back(std::move(d.id));
   }
   std::map<std::string, std::string> bucket_of_query;
   for (const Query& q : split.queries) {
+    out.empty_queries += q.text.empty();
     query_texts.push_back(options.query_prefix + q.text);
     query_ids.push_back(q.id);
     QueryFacts& facts = out.facts[q.id];

@@ -55,6 +55,9 @@ struct SplitEvaluation {
   RunResults run;  // each query's ranking (max(largest k, run_depth) documents)
   RetrievalTiming timing;
   size_t documents = 0, queries = 0;
+  // Documents with neither title nor text, and empty queries: embedded as the empty text
+  // (document_input), counted so the report says so.
+  size_t empty_documents = 0, empty_queries = 0;
   // Queries left out: target shorter than min_target_length (when that is every query, metrics
   // is empty: no query was scored).
   size_t short_targets = 0;

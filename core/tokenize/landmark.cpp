@@ -1,5 +1,7 @@
 #include "core/tokenize/landmark.h"
 
+#include <stdexcept>
+
 #include <algorithm>
 #include <charconv>
 
@@ -67,6 +69,15 @@ LandmarkSpec LandmarkSpec::parse(std::string_view text, const std::string& where
                       "unknown landmark mode '" + std::string(text) +
                           "' (none | fixed:G | variable:G1,G2,.. | sentence[:G] | multicls[:G])");
   }
+  return spec;
+}
+
+LandmarkSpec LandmarkSpec::of(LandmarkMode mode, int granularity) {
+  if ((mode != LandmarkMode::Fixed && mode != LandmarkMode::MultiCls) || granularity <= 0)
+    throw std::invalid_argument("LandmarkSpec::of: a fixed or multicls layout with g > 0");
+  LandmarkSpec spec;
+  spec.mode = mode;
+  spec.granularities = {granularity};
   return spec;
 }
 

@@ -27,6 +27,9 @@ struct LandmarkSpec {
   // throws InputError naming `where` (the field by default; the option, file field or key it
   // came from when the caller knows it) on anything else or on g <= 0.
   static LandmarkSpec parse(std::string_view text, const std::string& where = "landmarks");
+  // A layout of one granularity (Fixed or MultiCls; g > 0, the caller's check): what parse
+  // gives of "fixed:G" / "multicls:G", without the detour through text.
+  static LandmarkSpec of(LandmarkMode mode, int granularity);
   // The text form parse accepts.
   std::string to_string() const;
 };

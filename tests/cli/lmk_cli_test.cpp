@@ -1,6 +1,8 @@
 // Runs the real lmk binary: outputs of `lmk tokenize`, exit code 2 with a message naming the
 // file / line / field on bad input, and the second-BLAS warning.
 #include <gtest/gtest.h>
+
+#include <cmath>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -332,6 +334,20 @@ TEST_F(LmkCliTest, ModelInitInspectAndEncode) {
     EXPECT_NEAR(norm, 1.0, 1e-4) << "L2-normalized";
   }
   EXPECT_EQ(read_file((dir_.path() / "lmk.ids.txt").string()), "a\nb\n2\n");
+  // An empty text does not stop the file (sentence-transformers embeds ""): it is embedded as the
+  // tokenizer's template alone, like lmk eval's documents without title and text, and counted.
+  const std::string with_empty = dir_.write(
+      "empty.jsonl", "{\"_id\": \"a\", \"text\": \"w1 w2\"}\n{\"_id\": \"e\", \"text\": \"\"}\n"
+                     "{\"_id\": \"t\", \"title\": \"w7\", \"text\": \"\"}\n");
+  const std::string empty_out = (dir_.path() / "empty.npy").string();
+  r = run_lmk("encode --model " + model + " --pooling cls --input " + with_empty + " --out " +
+              empty_out);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("lmk encode: 1 of 3 texts are empty"), std::string::npos) << r.output;
+  int64_t empty_rows = 0, empty_cols = 0;
+  const auto empty_data = read_npy_float32(empty_out, empty_rows, empty_cols);
+  EXPECT_EQ(empty_rows, 3);
+  for (float v : empty_data) EXPECT_TRUE(std::isfinite(v));
   // Attention of the pooling tokens over positions: one row per document and bin, summing to 1.
   for (const char* pooling : {"cls", "lmk"}) {
     r = run_lmk("attention --model " + model + " --pooling " + pooling +

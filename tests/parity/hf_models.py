@@ -718,6 +718,7 @@ def minilm(args):
     if len(texts) < 200:
         raise RuntimeError(f"only {len(texts)} texts in {args.texts_from}")
     texts += [" ".join(texts[i:i + 12]) for i in range(0, 60, 12)]  # whole pages: long ones
+    texts.append("")  # an empty text: sentence-transformers embeds it, and so does lmk
     counter = Tokenizer.from_file(os.path.join(folder, "tokenizer.json"))
     counter.no_padding()
     counter.no_truncation()

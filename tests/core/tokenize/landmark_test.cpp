@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
 #include <set>
 
 #include "core/util/error.h"
@@ -204,6 +206,20 @@ TEST(LandmarkSpecTest, ParsesEveryModeAndRoundTrips) {
   const LandmarkSettings defaults;
   EXPECT_EQ(defaults.train.to_string(), "variable:32,64,128,256");
   EXPECT_EQ(defaults.eval.to_string(), "fixed:32");
+}
+
+// A layout of one granularity is what parse gives of its text.
+TEST(LandmarkSpecTest, OfOneGranularityIsWhatItsTextParsesTo) {
+  for (const int g : {1, 16, 32, 4096}) {
+    const LandmarkSpec fixed = LandmarkSpec::of(LandmarkMode::Fixed, g);
+    const LandmarkSpec parsed = LandmarkSpec::parse("fixed:" + std::to_string(g));
+    EXPECT_EQ(fixed.mode, parsed.mode);
+    EXPECT_EQ(fixed.granularities, parsed.granularities);
+    EXPECT_EQ(LandmarkSpec::of(LandmarkMode::MultiCls, g).to_string(),
+              "multicls:" + std::to_string(g));
+  }
+  EXPECT_THROW(LandmarkSpec::of(LandmarkMode::Fixed, 0), std::invalid_argument);
+  EXPECT_THROW(LandmarkSpec::of(LandmarkMode::Variable, 32), std::invalid_argument);
 }
 
 TEST(LandmarkSpecTest, RejectsBadSpecsWithAClearMessage) {
