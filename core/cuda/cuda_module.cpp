@@ -1,11 +1,11 @@
-// liblmk_cuda.so: lmk's CUDA code, loaded by core/util/cuda_module.cpp when a command asks for
+// liblmk_cuda.so: lmk's CUDA code, loaded by core/util/cuda_loader.cpp when a command asks for
 // a CUDA device. It links libtorch_cuda.so (whose loading registers CUDA with ATen) and c10d's
 // NCCL process group; nothing else in lmk does.
 #include <c10/cuda/CUDAFunctions.h>
 #include <cuda_runtime_api.h>
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 
-#include "core/util/cuda_module.h"
+#include "core/util/cuda_loader.h"
 
 namespace {
 

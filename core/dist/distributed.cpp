@@ -2,7 +2,7 @@
 
 // LibTorch's c10d headers compile the Gloo process group only when asked; libtorch_cpu.so
 // exports ProcessGroupGloo and TCPStore. NCCL lives in libtorch_cuda.so: it comes from the CUDA
-// module (core/util/cuda_module.h), loaded when a group on CUDA is asked for.
+// module (core/util/cuda_loader.h), loaded when a group on CUDA is asked for.
 #ifndef USE_C10D_GLOO
 #define USE_C10D_GLOO
 #endif
@@ -20,7 +20,7 @@
 #include <cstdint>
 
 #include "core/embed/embed.h"
-#include "core/util/cuda_module.h"
+#include "core/util/cuda_loader.h"
 #include "core/util/error.h"
 #include "core/util/runtime.h"
 

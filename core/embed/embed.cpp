@@ -8,7 +8,7 @@
 #include <stdexcept>
 
 #include "core/tokenize/batching.h"
-#include "core/util/cuda_module.h"
+#include "core/util/cuda_loader.h"
 #include "core/util/device_name.h"
 #include "core/util/error.h"
 

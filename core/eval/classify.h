@@ -1,13 +1,13 @@
 #pragma once
 
 // Document classification with a frozen encoder: embeddings of the train texts fit a linear
-// classifier (core/eval/classification.h), which labels the test texts; accuracy and macro-F1.
+// classifier (core/eval/linear_classifier.h), which labels the test texts; accuracy and macro-F1.
 
 #include <string>
 #include <vector>
 
 #include "core/embed/embed.h"
-#include "core/eval/classification.h"
+#include "core/eval/linear_classifier.h"
 
 namespace lmk {
 

@@ -5,7 +5,8 @@
 // tensors under Hugging Face's names and keeps typed per-layer handles resolved once, at
 // construction; the shared pieces (linear and norm layers, BERT-style embeddings) live in
 // architecture.cpp, and the attention core every architecture calls (heads, RoPE, capture,
-// blockwise attention) in the Encoder. Internal to core/model: only encoder.cpp includes it.
+// blockwise attention) in the Encoder. Internal to core/model: the Encoder, the architecture
+// files and their tests include it; nothing outside core/model does.
 
 #include <ATen/core/Tensor.h>
 

@@ -11,7 +11,7 @@
 #include "core/model/encoder.h"
 #include "core/train/loop.h"
 #include "core/train/losses.h"
-#include "core/util/cuda_module.h"
+#include "core/util/cuda_loader.h"
 #include "core/util/error.h"
 #include "tests/support/free_port.h"
 #include "tests/support/launcher_env_tests.h"

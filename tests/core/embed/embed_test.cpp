@@ -14,7 +14,7 @@
 
 #include "core/model/encoder.h"
 #include "core/pool/latent_attention.h"
-#include "core/util/cuda_module.h"
+#include "core/util/cuda_loader.h"
 #include "core/util/error.h"
 #include "tests/support/small_encoder_config.h"
 

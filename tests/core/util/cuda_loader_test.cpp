@@ -1,6 +1,6 @@
-// The CUDA module (core/util/cuda_module.h): loaded on demand, it says why it cannot serve, and
+// The CUDA module (core/util/cuda_loader.h): loaded on demand, it says why it cannot serve, and
 // loading it (libtorch_cuda.so registers CUDA with ATen) changes nothing computed on the CPU.
-#include "core/util/cuda_module.h"
+#include "core/util/cuda_loader.h"
 
 #include <gtest/gtest.h>
 

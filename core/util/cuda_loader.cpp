@@ -1,4 +1,4 @@
-#include "core/util/cuda_module.h"
+#include "core/util/cuda_loader.h"
 
 #include <dlfcn.h>
 

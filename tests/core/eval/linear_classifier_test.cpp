@@ -1,4 +1,4 @@
-#include "core/eval/classification.h"
+#include "core/eval/linear_classifier.h"
 
 #include <gtest/gtest.h>
 
