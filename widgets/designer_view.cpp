@@ -261,6 +261,7 @@ bool DesignerView::open_file(const QString& path) {
     return false;
   }
   document_ = document;
+  profile_note_->hide();  // about the document that was open
   QSettings().setValue(QLatin1String(kFileKey), document_.path());
   for (const QString& name : document_.profiles())
     if (profile_->findText(name) < 0) profile_->addItem(name);

@@ -171,7 +171,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     QSettings().setValue(QStringLiteral("window/tab"), index);
     // A view the store changed under while it was hidden reads it again when shown.
     auto* view = qobject_cast<StoreView*>(tabs_->widget(index));
-    if (view != nullptr && stale_.remove(view)) refresh_visible_view();
+    if (view != nullptr && stale_.contains(view)) refresh_visible_view();  // it un-stales it
   });
   statusBar()->showMessage(tr("No results store open — File → Open, or design a study"));
 }
