@@ -16,6 +16,7 @@
 #include "core/embed/model_folder.h"
 #include "core/eval/dataset_evaluation.h"
 #include "core/store/export.h"
+#include "core/store/recorded_run.h"
 #include "core/store/results_store.h"
 #include "core/util/error.h"
 #include "core/util/file.h"
@@ -108,27 +109,22 @@ int run_eval(const EvalArgs& args) {
     options.show_progress = false;
     std::cout.setstate(std::ios::failbit);  // the results are rank 0's to print
   }
-  // The run is recorded first, so a failure is stored as FAILED with its message.
+  // The run is recorded first, so a failure is stored as FAILED with its message (rank 0's
+  // store, files and run; the others record nothing).
   std::optional<ResultsStore> store;
-  int64_t run_id = 0;
-  if (!dist.is_main()) {
-    // Rank 0's store, files and run.
-  } else if (adopted_run) {
+  std::optional<RecordedRun> recorded;
+  if (dist.is_main() && !args.db.empty()) {
     store.emplace(args.db);
-    adopt_run(*store, *adopted_run, "eval", config);
-    run_id = *adopted_run;
-  } else if (!args.db.empty()) {
-    store.emplace(args.db);
-    NewRun run;
-    run.kind = "eval";
-    run.name = args.run_name.empty() ? default_name : args.run_name;
-    run.config = config;
-    run_id = store->create_run(store->get_or_create_experiment(args.experiment), run);
+    RunStart start;
+    start.fresh.kind = "eval";
+    start.fresh.name = args.run_name.empty() ? default_name : args.run_name;
+    start.fresh.config = config;
+    start.experiment = args.experiment;
+    start.device = device;
+    start.adopted = adopted_run;
+    recorded.emplace(*store, start);
   }
-  if (store) {
-    store->set_run_info(run_id, host_name(), device, code_revision());
-    store->set_run_status(run_id, RunStatus::Running);
-  }
+  const int64_t run_id = recorded ? recorded->id() : 0;
   try {
     DatasetEvaluationOptions evaluation;
     evaluation.retrieval = options;
@@ -171,11 +167,11 @@ int run_eval(const EvalArgs& args) {
       std::vector<std::pair<std::string, double>> timings = outcome.timings;
       timings.emplace_back("evaluation_time", seconds);
       store->log_metrics(run_id, 0, timings);
-      store->set_run_status(run_id, RunStatus::Finished);
+      recorded->finish();
       std::cerr << "lmk eval: run " << run_id << " stored in " << args.db << "\n";
     }
   } catch (const std::exception& e) {
-    if (store) store->set_run_status(run_id, RunStatus::Failed, e.what());
+    if (recorded) recorded->fail(e.what());
     throw;
   }
   return 0;

@@ -18,6 +18,7 @@
 #include "core/eval/attention_explorer.h"
 #include "core/eval/attention_profile.h"
 #include "core/eval/document_attention.h"
+#include "core/store/recorded_run.h"
 #include "core/store/results_store.h"
 #include "core/tokenize/tokenizer.h"
 #include "core/util/error.h"
@@ -346,20 +347,22 @@ int run_attention(const EncodeArgs& args) {
       }
     }
     ResultsStore store(args.db);
-    NewRun run;
-    run.kind = "attention";
-    run.name = fs::path(args.model).lexically_normal().filename().string() + "-" +
-               pooling_name(options.pooling) + "-" + dataset;
-    run.config = {{"model", fs::absolute(args.model).lexically_normal().string()},
-                  {"input", fs::absolute(args.input).lexically_normal().string()},
-                  {"layers", args.layers},
-                  {"per_head", args.per_head},
-                  {"max_length", args.max_length}};
-    run.config.update(plan_pooling(options, model).record());
-    const int64_t run_id = store.create_run(store.get_or_create_experiment(args.experiment), run);
-    store.add_attention_profile(run_id, rows);
-    store.set_run_status(run_id, RunStatus::Finished);
-    std::cerr << "lmk: attention profiles stored as run " << run_id << " in " << args.db << "\n";
+    RunStart start;
+    start.fresh.kind = "attention";
+    start.fresh.name = fs::path(args.model).lexically_normal().filename().string() + "-" +
+                       pooling_name(options.pooling) + "-" + dataset;
+    start.fresh.config = {{"model", fs::absolute(args.model).lexically_normal().string()},
+                          {"input", fs::absolute(args.input).lexically_normal().string()},
+                          {"layers", args.layers},
+                          {"per_head", args.per_head},
+                          {"max_length", args.max_length}};
+    start.fresh.config.update(plan_pooling(options, model).record());
+    start.experiment = args.experiment;
+    start.device = args.device;
+    RecordedRun run(store, start);
+    store.add_attention_profile(run.id(), rows);
+    run.finish();
+    std::cerr << "lmk: attention profiles stored as run " << run.id() << " in " << args.db << "\n";
   }
   if (args.out.empty() || args.out == "-") {
     if (args.db.empty()) std::fwrite(csv.data(), 1, csv.size(), stdout);

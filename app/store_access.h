@@ -15,7 +15,8 @@ namespace lmk::cli {
 // Shown for a parameter a run does not have, or a result it lacks.
 inline constexpr const char* kAbsent = "-";
 
-// Opens a store for reading: it must exist (a typo must not create an empty file).
+// Opens a store for reading: it must exist (a typo must not create an empty file). Runs of this
+// host whose process died without recording how are ended first (ResultsStore::end_lost_runs).
 ResultsStore open_for_reading(const std::string& db);
 
 // Bold is for a terminal, unless NO_COLOR is set to something (no-color.org).

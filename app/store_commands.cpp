@@ -28,7 +28,14 @@
 namespace lmk::cli {
 
 ResultsStore open_for_reading(const std::string& db) {
-  return ResultsStore(db, ResultsStore::OpenMode::Existing);
+  ResultsStore store(db, ResultsStore::OpenMode::Existing);
+  // A run whose process died without recording how is shown as what it is (FAILED, saying so),
+  // not RUNNING for ever. A store this process cannot write is still read.
+  try {
+    store.end_lost_runs();
+  } catch (const std::exception&) {
+  }
+  return store;
 }
 
 bool stdout_is_terminal() {

@@ -37,6 +37,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "core/store/results_store.h"
 #include "core/store/schema.h"
 #include "widgets/attention_view.h"
 #include "widgets/compare_view.h"
@@ -107,6 +108,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   recent_menu_ = file->addMenu(tr("Open &recent"));
   file->addAction(tr("&Refresh"), QKeySequence::Refresh, this, [this] {
     stale_.clear();
+    end_lost_runs();
     for (StoreView* view : views_) view->refresh();
   });
   file->addAction(tr("&Export current view…"), QKeySequence(tr("Ctrl+E")), this,
@@ -190,6 +192,7 @@ void MainWindow::open_store(const QString& db_path) {
     db_path_.clear();
   }
   stale_.clear();
+  end_lost_runs();
   for (StoreView* view : views_) view->set_store(db_path_);
   if (!watcher_->files().isEmpty()) watcher_->removePaths(watcher_->files());
   if (!watcher_->directories().isEmpty()) watcher_->removePaths(watcher_->directories());
@@ -205,6 +208,21 @@ void MainWindow::open_store(const QString& db_path) {
   while (recent.size() > kMaxRecent) recent.removeLast();
   settings.setValue(kRecentKey, recent);
   update_recent_menu();
+}
+
+void MainWindow::end_lost_runs() {
+  if (db_path_.isEmpty()) return;
+  // Runs of this host whose process died without recording how are shown FAILED, saying so, as
+  // lmk results and lmk jobs show them (ResultsStore::end_lost_runs), not RUNNING for ever.
+  try {
+    ResultsStore store(QFile::encodeName(db_path_).toStdString(), ResultsStore::OpenMode::Existing);
+    if (const size_t ended = store.end_lost_runs())
+      statusBar()->showMessage(
+          tr("%n run(s) whose process ended without recording how are now FAILED", "", ended),
+          10000);
+  } catch (const std::exception&) {
+    // A store this window cannot write is still shown as it is.
+  }
 }
 
 void MainWindow::watch_store_files() {

@@ -64,6 +64,9 @@ class MainWindow : public QMainWindow {
  private:
   // Watches the store, its -wal file and its folder for changes by running jobs.
   void watch_store_files();
+  // Ends the open store's runs of this host whose process died without recording how
+  // (on opening the store and on F5).
+  void end_lost_runs();
   // Refreshes the visible view, unless a refresh this window started is still loading: then once
   // that one has shown its data (a refresh that replaced a slow load every 2 s would show nothing
   // for as long as a run writes).

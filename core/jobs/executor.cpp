@@ -213,6 +213,8 @@ std::unique_ptr<Executor> executor_for(const JobRecord& job) {
 
 std::vector<int64_t> refresh_jobs(ResultsStore& store,
                                   const std::function<void(const std::string&)>& warn) {
+  // Runs of this host whose process died without recording how (not only jobs' runs).
+  store.end_lost_runs();
   // One refresh per executor and study folder (Slurm: one batched poll with that folder's
   // client options).
   std::set<std::pair<std::string, std::string>> seen;

@@ -50,25 +50,6 @@ std::optional<int> read_exit_file(const JobRecord& job) {
 
 }  // namespace
 
-std::string process_start_time(int64_t pid) {
-  std::string stat;
-  try {
-    stat = read_file("/proc/" + std::to_string(pid) + "/stat");
-  } catch (const std::exception&) {
-    return "";
-  }
-  // Fields after the command name (which may hold spaces) start after the last ')'.
-  const size_t close = stat.rfind(')');
-  if (close == std::string::npos) return "";
-  std::istringstream fields(stat.substr(close + 2));
-  std::string field;
-  for (int i = 3; i <= 22 && fields >> field; ++i) {
-    if (i == 3 && field == "Z") return "";  // a zombie has ended
-    if (i == 22) return field;
-  }
-  return "";
-}
-
 bool local_job_alive(const JobRecord& job) {
   if (job.external_id.empty()) return false;
   const int64_t pid = std::atoll(job.external_id.c_str());

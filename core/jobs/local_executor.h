@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/jobs/executor.h"
+#include "core/util/process.h"  // process_start_time
 
 namespace lmk {
 
@@ -38,8 +39,6 @@ size_t run_local_queue(const StudyPlan& plan, ResultsStore& store, const StudyFo
 std::optional<int> local_job_exit(const JobRecord& job);
 // Whether a local job's process is alive (pid and start time as recorded).
 bool local_job_alive(const JobRecord& job);
-// The start time of a process (field 22 of /proc/PID/stat), "" when there is none.
-std::string process_start_time(int64_t pid);
 
 class LocalExecutor : public Executor {
  public:

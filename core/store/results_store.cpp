@@ -1,6 +1,7 @@
 #include "core/store/results_store.h"
 
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -17,6 +18,8 @@
 #include "core/store/sqlite_statement.h"
 #include "core/util/error.h"
 #include "core/util/json_util.h"
+#include "core/util/process.h"
+#include "core/util/runtime.h"
 
 namespace lmk {
 
@@ -42,8 +45,8 @@ void flatten_into(const json& value, const std::string& key,
 
 const char* const kRunColumns =
     "SELECT r.id, r.experiment_id, e.name, r.name, r.kind, r.config, r.status, r.created_at, "
-    "r.started_at, r.ended_at, r.host, r.device, r.code_revision, r.parent_run_id, r.error_text "
-    "FROM runs r JOIN experiments e ON e.id = r.experiment_id ";
+    "r.started_at, r.ended_at, r.host, r.device, r.code_revision, r.parent_run_id, r.error_text, "
+    "r.pid, r.process_start FROM runs r JOIN experiments e ON e.id = r.experiment_id ";
 
 RunRecord read_run(const Statement& row, const std::string& path) {
   RunRecord run;
@@ -64,6 +67,8 @@ RunRecord read_run(const Statement& row, const std::string& path) {
   run.code_revision = row.text(12);
   if (!row.is_null(13)) run.parent_run_id = row.integer(13);
   run.error_text = row.text(14);
+  run.pid = row.integer(15);
+  run.process_start = row.text(16);
   return run;
 }
 
@@ -233,6 +238,53 @@ void ResultsStore::set_run_info(int64_t run_id, const std::string& host, const s
         .bind(run_id, host, device, code_revision)
         .run();
   });
+}
+
+void ResultsStore::start_run(int64_t run_id, const std::string& device,
+                             const std::string& code_revision) {
+  const int64_t pid = ::getpid();
+  const std::string started = process_start_time(pid);
+  write_run_transaction(db_.get(), path_, run_id, [&] {
+    Statement(db_.get(), path_,
+              "UPDATE runs SET host = ?2, device = ?3, code_revision = ?4, pid = ?5, "
+              "process_start = ?6 WHERE id = ?1")
+        .bind(run_id, host_name(), device, code_revision, pid, started)
+        .run();
+  });
+  set_run_status(run_id, RunStatus::Running);
+}
+
+size_t ResultsStore::end_lost_runs() {
+  const std::string host = host_name();
+  std::vector<RunRecord> lost;
+  {
+    Statement running(
+        db_.get(), path_,
+        std::string(kRunColumns) + "WHERE r.status = 'RUNNING' AND r.pid > 0 AND r.host = ?1");
+    running.bind(host);
+    while (running.next()) {
+      RunRecord run = read_run(running, path_);
+      if (process_start_time(run.pid) != run.process_start) lost.push_back(std::move(run));
+    }
+  }
+  size_t ended = 0;
+  for (const RunRecord& run : lost) {
+    // Conditional: the run may have ended (or started again elsewhere) since it was read.
+    write_run_transaction(db_.get(), path_, run.id, [&] {
+      Statement end(db_.get(), path_,
+                    "UPDATE runs SET status = 'FAILED', ended_at = strftime('%Y-%m-%dT%H:%M:%fZ', "
+                    "'now'), error_text = ?2 WHERE id = ?1 AND status = 'RUNNING' AND pid = ?3 "
+                    "AND process_start = ?4");
+      end.bind(run.id,
+               "its process (pid " + std::to_string(run.pid) + " on " + host +
+                   ") ended without recording how: killed (SIGKILL, out of memory) or unable "
+                   "to write this store",
+               run.pid, run.process_start)
+          .run();
+      ended += sqlite3_changes(db_.get()) > 0;
+    });
+  }
+  return ended;
 }
 
 void ResultsStore::log_metrics(int64_t run_id, int64_t step,

@@ -75,6 +75,9 @@ struct RunRecord {
   std::string host, device, code_revision;
   std::optional<int64_t> parent_run_id;
   std::string error_text;
+  // The process that runs it on `host` (start_run): its pid (0: not recorded) and start time.
+  int64_t pid = 0;
+  std::string process_start;
 };
 
 // Which runs list_runs returns; empty fields match anything, all given conditions must hold.
@@ -268,6 +271,14 @@ class ResultsStore {
   // Records where the run executes.
   void set_run_info(int64_t run_id, const std::string& host, const std::string& device,
                     const std::string& code_revision);
+  // What a command does as it starts its run's work: RUNNING, with this host, this process (pid
+  // and start time), the device and the code revision, in one transaction.
+  void start_run(int64_t run_id, const std::string& device, const std::string& code_revision);
+  // Ends as FAILED every RUNNING run of this host whose recorded process is gone (or is another
+  // process under its pid): it ended without recording how (SIGKILL, out of memory, a store it
+  // could not write), and would otherwise stay RUNNING for ever. Returns how many; lmk results
+  // and every poll of the jobs (lmk jobs, the workbench's monitor) call it.
+  size_t end_lost_runs();
 
   // Appends one step of metrics and updates each key's latest value (the highest step).
   void log_metrics(int64_t run_id, int64_t step,

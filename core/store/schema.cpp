@@ -174,11 +174,19 @@ FROM eval_queries q JOIN query_metrics m ON m.query = q.id
 GROUP BY q.run_id, q.dataset, q.split, m.metric;
 )sql";
 
+// Version 6: the process that runs a run (its pid and start time on runs.host), recorded when the
+// command marks it RUNNING, so that a run whose process ended without recording how (SIGKILL,
+// out of memory, a store it could not write) is told from a live one (end_lost_runs).
+const char* const kVersion6 = R"sql(
+ALTER TABLE runs ADD COLUMN pid INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN process_start TEXT NOT NULL DEFAULT '';
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& migrations() {
-  static const std::vector<Migration> all = {
-      {1, kVersion1}, {2, kVersion2}, {3, kVersion3}, {4, kVersion4}, {5, kVersion5}};
+  static const std::vector<Migration> all = {{1, kVersion1}, {2, kVersion2}, {3, kVersion3},
+                                             {4, kVersion4}, {5, kVersion5}, {6, kVersion6}};
   return all;
 }
 

@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "core/embed/embed.h"
+#include "core/store/recorded_run.h"
 #include "core/store/results_store.h"
 #include "core/train/losses.h"
 #include "core/util/error.h"
@@ -187,6 +188,7 @@ struct TrainingLoop::Impl {
   std::vector<at::Tensor> parameters;
   std::unique_ptr<torch::optim::AdamW> optimizer;
   std::optional<ResultsStore> store;  // rank 0's only
+  std::optional<RecordedRun> run;     // its run (declared after the store: it ends first)
   int64_t run_id = 0;
 };
 
@@ -255,32 +257,18 @@ TrainingLoop::TrainingLoop(LoopOptions options, LoadedModel& model, bool resume,
   if (!dist_.is_main()) return;  // the others write nothing
   if (!options_.db.empty()) {
     impl_->store.emplace(options_.db);
-    bool continued = false;
-    if (adopted_run) {
-      // The job system's run, also when resuming: a requeued job keeps its run.
-      adopt_run(*impl_->store, *adopted_run, options_.kind, options_.config);
-      impl_->run_id = *adopted_run;
-      continued = true;
-    } else if (resume && state.contains("run_id")) {
-      // The run the checkpoint belongs to, unless the store no longer holds it (a new file).
-      try {
-        impl_->run_id = impl_->store->get_run(state["run_id"].get<int64_t>()).id;
-        continued = true;
-      } catch (const InputError&) {
-      }
-    }
-    if (!continued) {
-      NewRun run;
-      run.kind = options_.kind;
-      run.name = options_.run_name.empty() ? fs::path(options_.out_dir).filename().string()
-                                           : options_.run_name;
-      run.config = options_.config;
-      impl_->run_id = impl_->store->create_run(
-          impl_->store->get_or_create_experiment(options_.experiment), run);
-    }
-    impl_->store->set_run_info(impl_->run_id, host_name(), model_device(model_).str(),
-                               code_revision());
-    impl_->store->set_run_status(impl_->run_id, RunStatus::Running);
+    RunStart start;
+    start.fresh.kind = options_.kind;
+    start.fresh.name = options_.run_name.empty() ? fs::path(options_.out_dir).filename().string()
+                                                 : options_.run_name;
+    start.fresh.config = options_.config;
+    start.experiment = options_.experiment;
+    start.device = model_device(model_).str();
+    // The job system's run, also when resuming: a requeued job keeps its run.
+    start.adopted = adopted_run;
+    if (resume && state.contains("run_id")) start.resumed = state["run_id"].get<int64_t>();
+    impl_->run.emplace(*impl_->store, start);
+    impl_->run_id = impl_->run->id();
   }
   fs::create_directories(options_.out_dir);
 }
@@ -329,7 +317,7 @@ void TrainingLoop::stop(bool save) {
   } else {
     message += ", before the first step; nothing to continue from";
   }
-  if (impl_->store) impl_->store->set_run_status(impl_->run_id, RunStatus::Killed, message);
+  if (impl_->run) impl_->run->stop(message);
   dist_.barrier();  // the others end when rank 0 has saved
   throw Stopped(message);
 }
@@ -430,14 +418,14 @@ void TrainingLoop::run(const std::function<double(int64_t step)>& step_gradients
     }
     if (progress) progress->finish();
     save_model("last");
-    if (impl_->store) impl_->store->set_run_status(impl_->run_id, RunStatus::Finished);
+    if (impl_->run) impl_->run->finish();
     // The others end when rank 0 has written everything (a launcher that sees them all exit
     // finds the run complete).
     dist_.barrier();
   } catch (const Stopped&) {
     throw;  // KILLED, with its checkpoint
   } catch (const std::exception& e) {
-    if (impl_->store) impl_->store->set_run_status(impl_->run_id, RunStatus::Failed, e.what());
+    if (impl_->run) impl_->run->fail(e.what());
     throw;
   }
 }

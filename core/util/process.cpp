@@ -16,10 +16,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <sstream>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 #include "core/util/error.h"
+#include "core/util/file.h"
 
 extern char** environ;
 
@@ -124,9 +127,9 @@ int spawn(const ChildSpec& spec, int out_fd, int err_fd, pid_t& pid) {
   }
   posix_spawnattr_setflags(&attr, flags);
   const bool search = spec.argv.front().find('/') == std::string::npos;
-  const int error =
-      search ? ::posix_spawnp(&pid, args[0], &actions, &attr, args.data(), envp.data())
-             : ::posix_spawn(&pid, args[0], &actions, &attr, args.data(), envp.data());
+  const int error = search
+                        ? ::posix_spawnp(&pid, args[0], &actions, &attr, args.data(), envp.data())
+                        : ::posix_spawn(&pid, args[0], &actions, &attr, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   return error;
@@ -160,8 +163,8 @@ pid_t start_child(const ChildSpec& spec) {
   return pid;
 }
 
-ChildResult run_child(const ChildSpec& spec, double timeout_s,
-                      const std::function<void()>& on_wait, double wait_step_s) {
+ChildResult run_child(const ChildSpec& spec, double timeout_s, const std::function<void()>& on_wait,
+                      double wait_step_s) {
   if (spec.argv.empty()) throw std::logic_error("run_child: no program");
   ChildResult result;
   const bool capture = spec.log_path.empty();
@@ -252,6 +255,25 @@ ChildResult run_child(const ChildSpec& spec, double timeout_s,
     if (reaped == pid) result.code = exit_code_of(status);
   }
   return result;
+}
+
+std::string process_start_time(int64_t pid) {
+  std::string stat;
+  try {
+    stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+  } catch (const std::exception&) {
+    return "";
+  }
+  // Fields after the command name (which may hold spaces) start after the last ')'.
+  const size_t close = stat.rfind(')');
+  if (close == std::string::npos) return "";
+  std::istringstream fields(stat.substr(close + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i) {
+    if (i == 3 && field == "Z") return "";  // a zombie has ended
+    if (i == 22) return field;
+  }
+  return "";
 }
 
 }  // namespace lmk

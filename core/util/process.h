@@ -58,6 +58,10 @@ ChildResult run_child(const ChildSpec& spec,
 // The exit code a shell would show for a waitpid status: the exit status, or 128 + signal.
 int exit_code_of(int wait_status);
 
+// The start time of a process (field 22 of /proc/PID/stat), "" when there is none (or it is a
+// zombie): with its pid, what tells a process from a later one that reuses the pid.
+std::string process_start_time(int64_t pid);
+
 // Appends text to a log file (created 0644 when missing): a line the caller adds to a child's
 // log (a header, why the child did not start). False when the file cannot be opened.
 bool append_to_log(const std::string& path, const std::string& text);

@@ -198,6 +198,51 @@ TEST_F(TrainCliTest, ResumesAfterSigkillToTheSameWeights) {
       << "resumed weights equal the uninterrupted run's";
 }
 
+// A training killed outright (SIGKILL: no handler, no destructor) cannot record how it ended;
+// its run stayed RUNNING for ever. It recorded its process when it started, so the next reader
+// on this host (lmk results, lmk jobs) ends it FAILED and says why.
+TEST_F(TrainCliTest, ARunKilledOutrightIsShownFailedByTheNextReader) {
+  const std::string db = path("killed.db");
+  const std::string cfg = dir_.write(
+      "killed-db.toml", read_file(config("killed-db-base.toml", "killed-db", 200, 1000)) +
+                            "db = \"" + db + "\"\nexperiment = \"e\"\n");
+  const pid_t child = testing::start_lmk({"train", "--config", cfg}, {}, "/dev/null", "/dev/null");
+  ASSERT_GE(child, 0);
+  bool killed = false;
+  for (int i = 0; i < 6000 && !killed; ++i) {
+    std::error_code ec;
+    if (fs::exists(db, ec)) {
+      try {
+        const ResultsStore store(db, ResultsStore::OpenMode::Existing);
+        const std::vector<RunRecord> runs = store.list_runs();
+        if (!runs.empty() && runs[0].status == RunStatus::Running &&
+            !store.metric_series(runs[0].id, "loss").empty()) {
+          ::kill(child, SIGKILL);
+          killed = true;
+        }
+      } catch (const std::exception&) {
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_TRUE(killed) << "the run never logged a loss";
+  ASSERT_EQ(testing::wait_lmk(child), 128 + SIGKILL);
+  {
+    const ResultsStore store(db, ResultsStore::OpenMode::Existing);
+    ASSERT_EQ(store.list_runs()[0].status, RunStatus::Running) << "nothing wrote it since";
+    EXPECT_EQ(store.list_runs()[0].pid, child);
+  }
+  const Result r = run_lmk("results --db " + db);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("FAILED"), std::string::npos) << r.output;
+  const ResultsStore store(db, ResultsStore::OpenMode::Existing);
+  const RunRecord run = store.list_runs()[0];
+  EXPECT_EQ(run.status, RunStatus::Failed);
+  EXPECT_NE(run.error_text.find("pid " + std::to_string(child)), std::string::npos)
+      << run.error_text;
+  EXPECT_NE(run.error_text.find("ended without recording how"), std::string::npos);
+}
+
 TEST_F(TrainCliTest, StopsOnSigtermWithACheckpointAndAutoResumes) {
   // 60 steps take a few seconds; no periodic checkpoints: the stop writes one.
   const std::string cfg = config("stop.toml", "stop", 60, 0);

@@ -28,7 +28,9 @@
 #include <QTreeWidgetItemIterator>
 #include <QtTest>
 
+#include "core/store/results_store.h"
 #include "core/store/schema.h"
+#include "core/util/runtime.h"
 #include "tests/widgets/fixture_store.h"
 #include "widgets/main_window.h"
 #include "widgets/pivot_model.h"
@@ -235,6 +237,28 @@ class MainWindowTest : public QObject {
     QVERIFY2(training->message().isEmpty(), qPrintable(training->message()));
   }
 
+  // A run of this host whose process ended without recording how (SIGKILL) is shown FAILED
+  // when the store is opened, as lmk results shows it, not RUNNING for ever.
+  void a_run_whose_process_died_is_shown_failed() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("results.db");
+    lmk::widgets::testing::copy_fixture_store(path);
+    { const lmk::ResultsStore upgraded(path.toStdString()); }  // the schema with runs.pid
+    // This process's pid with another start time: a process that reused the pid is not it.
+    lmk::widgets::testing::exec_in_store(
+        path, {QString("UPDATE runs SET status = 'RUNNING', host = '%1', pid = %2, "
+                       "process_start = 'not this one' WHERE id = 1")
+                   .arg(QString::fromStdString(lmk::host_name()))
+                   .arg(QCoreApplication::applicationPid())});
+    MainWindow window;
+    window.open_store(path);
+    const lmk::ResultsStore store(path.toStdString(), lmk::ResultsStore::OpenMode::Existing);
+    const lmk::RunRecord run = store.get_run(1);
+    QCOMPARE(run.status, lmk::RunStatus::Failed);
+    QVERIFY2(QString::fromStdString(run.error_text).contains("ended without recording how"),
+             run.error_text.c_str());
+  }
+
   // F1 opens the user guide at the current view's section, with the guide's contents beside it.
   void the_user_guide_opens_at_the_current_views_section() {
     MainWindow window;
@@ -373,6 +397,14 @@ class MainWindowTest : public QObject {
                              "dataset = 'passkey' AND metric = 'ndcg_at_1' AND group_kind = 'all'")
                          .arg(run)));
       QCOMPARE(q.numRowsAffected(), 1);
+      // A version-4 file has none of what versions 5 and 6 added: the process columns go.
+      QVERIFY(
+          q.exec("SELECT name FROM pragma_table_info('runs') WHERE name IN ('pid', "
+                 "'process_start')"));
+      QStringList added;
+      while (q.next()) added << q.value(0).toString();
+      for (const QString& column : added)
+        QVERIFY2(q.exec("ALTER TABLE runs DROP COLUMN " + column), qPrintable(column));
       QVERIFY(q.exec("PRAGMA user_version = 4"));
       db.close();
     }

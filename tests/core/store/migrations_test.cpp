@@ -15,6 +15,7 @@
 #include "core/store/schema.h"
 #include "core/util/error.h"
 #include "core/util/file.h"
+#include "core/util/runtime.h"
 #include "tests/support/store_tests.h"
 #include "tests/support/test_tokenizers.h"
 
@@ -141,6 +142,29 @@ TEST(ResultsStoreTest, AVersion4StoreGetsScoresPooledOverTheParts) {
   EXPECT_DOUBLE_EQ(value(1, "length", "512"), 0.0);
   EXPECT_DOUBLE_EQ(value(2, "all", ""), 0.75) << "one named part: its score, now stored";
   EXPECT_DOUBLE_EQ(value(3, "all", ""), 0.4) << "no per-query rows: what was stored stays";
+}
+
+// A version-5 store's runs gain the process columns: a RUNNING run recorded before them has no
+// process (pid 0), so no reader can tell it lost and none ends it.
+TEST(ResultsStoreTest, AVersion5StoreGetsTheRunsProcess) {
+  TempDir dir;
+  const std::string path = (dir.path() / "v5.db").string();
+  std::string sql = "BEGIN;";
+  for (const auto& migration : store_schema::migrations())
+    if (migration.version <= 5) sql += migration.sql;
+  sql += "PRAGMA application_id = " + std::to_string(store_schema::kApplicationId) +
+         "; PRAGMA user_version = 5;"
+         "INSERT INTO experiments (name) VALUES ('old');"
+         "INSERT INTO runs (experiment_id, name, kind, status, host) VALUES (1, 'r', 'eval', "
+         "'RUNNING', '" +
+         host_name() + "');";
+  execute_sql(path, sql + "COMMIT;");
+  ResultsStore store(path, ResultsStore::OpenMode::Existing);
+  EXPECT_EQ(store.schema_version(), store_schema::current_version());
+  EXPECT_EQ(store.get_run(1).pid, 0);
+  EXPECT_EQ(store.get_run(1).process_start, "");
+  EXPECT_EQ(store.end_lost_runs(), 0u);
+  EXPECT_EQ(store.get_run(1).status, RunStatus::Running);
 }
 
 TEST(ResultsStoreTest, RejectsFilesThatAreNotResultStoresAndLeavesThemUntouched) {
