@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "core/data/jsonl.h"
-#include "core/eval/qrels.h"  // Qrels: query id -> document id -> graded relevance
+#include "core/data/qrels.h"  // Qrels: query id -> document id -> graded relevance
 
 namespace lmk {
 

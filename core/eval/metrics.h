@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/eval/qrels.h"
+#include "core/data/qrels.h"
 
 namespace lmk {
 

@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/jobs/lmk_commands.h"
 #include "core/pool/pooling_kind.h"
 #include "core/tokenize/landmark.h"
 #include "core/util/error.h"
@@ -21,18 +22,6 @@ namespace lmk {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string join(const std::vector<int64_t>& values, const char* separator = ",") {
-  std::string out;
-  for (int64_t v : values) out += (out.empty() ? "" : separator) + std::to_string(v);
-  return out;
-}
-
-std::string number_text(double v) {
-  std::ostringstream out;
-  out << std::setprecision(10) << v;
-  return out.str();
-}
 
 // FNV-1a, 64 bits, as 16 hex digits: the identity of a step's inputs.
 std::string hash_text(const std::string& text) {
@@ -66,29 +55,83 @@ std::string file_stamps(const std::string& path) {
   return text;
 }
 
-// One cell's steps. Placeholders: @OUT@ is the step's own folder (DIR/ID/KEY, known once its
-// key is), @RUN@ the name of the run it records (known once the cells are merged); neither
-// enters the key, so a step's key is the same in every cell that has it.
-std::vector<StudyStep> plan_cell(const StudyConfig& c, const std::string& experiment) {
-  const fs::path dir(c.dir);
-  const std::string seed = std::to_string(c.seed);
-  std::vector<StudyStep> steps;
-  std::map<std::string, std::string> dirs;  // step id -> its folder
-  auto out = [&](const std::string& id) { return dirs.at(id); };
-  auto add = [&](StudyStep step) {
+// One cell's steps, planned by stage: the corpora and the tokenizer, the datasets and training
+// pairs, the start of fine-tuning (a model folder of your own, or init and pretraining), the
+// fine-tunes, the evaluations. Each step is a typed lmk command (core/jobs/lmk_commands.h)
+// whose arguments and files are written when it is added. Placeholders: @OUT@ is the step's
+// own folder (DIR/ID/KEY, known once its key is), @RUN@ the name of the run it records (known
+// once the cells are merged); neither enters the key, so a step's key is the same in every cell
+// that has it.
+class CellPlanner {
+ public:
+  CellPlanner(const StudyConfig& c, const std::string& experiment)
+      : c_(c), experiment_(experiment) {}
+
+  std::vector<StudyStep> plan() {
+    plan_sources();
+    plan_tokenizer();
+    plan_datasets();
+    plan_synthetic_pairs();
+    plan_generated_tasks();
+    plan_start();
+    plan_finetunes();
+    plan_evaluations();
+    return std::move(steps_);
+  }
+
+ private:
+  using Ids = std::vector<std::string>;
+
+  const StudyConfig& c_;
+  const std::string& experiment_;
+  std::vector<StudyStep> steps_;
+  std::map<std::string, std::string> dirs_;  // step id -> its folder
+  // The sources' folders: a built-in one is rendered by a step of its own.
+  std::map<std::string, std::string> folder_;  // source -> folder
+  std::map<std::string, Ids> source_dep_;      // source -> its render step
+  Ids folders_, render_deps_;
+  std::string tokenizer_;  // the tokenizer file (or the model folder of [model] init)
+  Ids tokenizer_dep_;
+  // Fine-tuning data: training files of your own, or the sources' (and synthetic) pairs.
+  Ids pair_files_, pair_deps_;
+  std::string start_;  // the model fine-tuning starts from
+  Ids start_dep_;
+
+  std::string out(const std::string& id) const { return dirs_.at(id); }
+  bool benchmark(const std::string& b) const {
+    return std::find(c_.benchmarks.begin(), c_.benchmarks.end(), b) != c_.benchmarks.end();
+  }
+  static Ids with(Ids a, const Ids& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+  }
+
+  // Writes the step's arguments and files from its command, keys it and fills in @OUT@.
+  void add(const std::string& id, LmkCommand command, Ids outputs, Ids deps,
+           std::string store_run = "", Ids inputs = {}, std::string store_histogram = "") {
+    StudyStep step;
+    step.id = id;
+    step.args = lmk_argv(command);
+    step.files = lmk_command_files(command);
+    step.outputs = std::move(outputs);
+    step.store_run = std::move(store_run);
+    step.deps = std::move(deps);
+    step.store_histogram = std::move(store_histogram);
+    step.inputs = std::move(inputs);
+    step.command = std::move(command);
     std::string text;
     for (const std::string& a : step.args) text += a + '\x1f';
     for (const auto& [file, content] : step.files) text += file + '\x1e' + content + '\x1f';
     for (const std::string& o : step.outputs) text += o + '\x1c';
     for (const std::string& input : step.inputs) text += file_stamps(input) + '\x1b';
     for (const std::string& dep : step.deps) {
-      const auto it =
-          std::find_if(steps.begin(), steps.end(), [&](const StudyStep& s) { return s.id == dep; });
-      if (it == steps.end()) throw std::logic_error("study step " + step.id + " before " + dep);
+      const auto it = std::find_if(steps_.begin(), steps_.end(),
+                                   [&](const StudyStep& s) { return s.id == dep; });
+      if (it == steps_.end()) throw std::logic_error("study step " + step.id + " before " + dep);
       text += it->key + '\x1d';
     }
     step.key = hash_text(text);
-    step.dir = (dir / step.id / step.key.substr(0, 12)).string();
+    step.dir = (fs::path(c_.dir) / step.id / step.key.substr(0, 12)).string();
     auto fill = [&](std::string& value) {
       for (size_t at; (at = value.find("@OUT@")) != std::string::npos;)
         value.replace(at, 5, step.dir);
@@ -99,324 +142,307 @@ std::vector<StudyStep> plan_cell(const StudyConfig& c, const std::string& experi
       fill(content);
     }
     for (std::string& o : step.outputs) fill(o);
-    const std::string& command = step.args.front();
-    step.kind = command == "train" || command == "pretrain" || command == "eval" ? command : "step";
-    dirs[step.id] = step.dir;
-    steps.push_back(std::move(step));
-  };
+    const std::string& name = step.args.front();
+    step.kind = name == "train" || name == "pretrain" || name == "eval" ? name : "step";
+    dirs_[step.id] = step.dir;
+    steps_.push_back(std::move(step));
+  }
 
-  auto benchmark = [&](const std::string& b) {
-    return std::find(c.benchmarks.begin(), c.benchmarks.end(), b) != c.benchmarks.end();
-  };
-  // The sources' folders: a built-in one is rendered by a step of its own.
-  std::map<std::string, std::string> folder;                   // source -> folder
-  std::map<std::string, std::vector<std::string>> source_dep;  // source -> its render step
-  std::vector<std::string> folders, render_deps;
-  for (const StudySource& source : c.sources) {
-    if (source.builtin.empty()) {
-      folder[source.name] = source.folder;
-    } else {
-      const std::string id = "corpus/" + source.name;
-      add({id,
-           source.builtin == "manpages"
-               ? std::vector<std::string>{"data", "manpages", "--out", "@OUT@", "--limit",
-                                          std::to_string(c.corpus_limit)}
-               : std::vector<std::string>{"data", "docs", "--source", source.builtin, "--out",
-                                          "@OUT@", "--limit", std::to_string(c.corpus_limit)},
-           {},
-           {"@OUT@"},
-           "",
-           {}});
-      folder[source.name] = out(id);
-      source_dep[source.name] = {id};
-      render_deps.push_back(id);
+  // Built-in sources rendered as .txt folders; folders of your own as they are.
+  void plan_sources() {
+    for (const StudySource& source : c_.sources) {
+      if (source.builtin.empty()) {
+        folder_[source.name] = source.folder;
+      } else {
+        const std::string id = "corpus/" + source.name;
+        add(id, RenderCorpusRequest{source.builtin, "@OUT@", c_.corpus_limit}, {"@OUT@"}, {});
+        folder_[source.name] = out(id);
+        source_dep_[source.name] = {id};
+        render_deps_.push_back(id);
+      }
+      folders_.push_back(folder_[source.name]);
     }
-    folders.push_back(folder[source.name]);
   }
+
   // The tokenizer: trained on every source, or the model folder's.
-  std::string tokenizer = c.init;
-  std::vector<std::string> tokenizer_dep;
-  if (c.init.empty()) {
-    std::vector<std::string> args = {"tokenizer-train"};
-    for (const std::string& f : folders) args.insert(args.end(), {"--input", f});
-    args.insert(args.end(),
-                {"--vocab-size", std::to_string(c.vocab_size), "--out", "@OUT@/tokenizer.model"});
-    add({"tokenizer", args, {}, {"@OUT@/tokenizer.model"}, "", render_deps});
-    tokenizer = out("tokenizer") + "/tokenizer.model";
-    tokenizer_dep = {"tokenizer"};
+  void plan_tokenizer() {
+    tokenizer_ = c_.init;
+    if (!c_.init.empty()) return;
+    add("tokenizer", TokenizerTrainRequest{folders_, c_.vocab_size, "@OUT@/tokenizer.model"},
+        {"@OUT@/tokenizer.model"}, render_deps_);
+    tokenizer_ = out("tokenizer") + "/tokenizer.model";
+    tokenizer_dep_ = {"tokenizer"};
   }
-  auto with = [](std::vector<std::string> a, const std::vector<std::string>& b) {
-    a.insert(a.end(), b.begin(), b.end());
-    return a;
-  };
+
   // Per source: evaluation datasets from its dev and test documents (passages; windows of each
   // length), training pairs from its train documents, its length histogram (paper, Figure 2).
   // Training files of your own replace the sources' pairs.
-  std::vector<std::string> pair_files = c.train_files, pair_deps;
-  for (const StudySource& source : c.sources) {
-    const std::string& f = folder[source.name];
-    if (benchmark("passages") || benchmark("documents")) {
-      StudyStep step{"data/" + source.name,
-                     {"data", "corpus", "--source", f, "--out", "@OUT@", "--seed", seed, "--name",
-                      source.name, "--splits", "dev,test", "--stratified", "--queries-per-document",
-                      std::to_string(c.queries_per_document)},
-                     {},
-                     {"@OUT@/passages/dataset.json"},
-                     "",
-                     source_dep[source.name]};
-      if (benchmark("documents")) {
-        step.args.insert(
-            step.args.end(),
-            {"--lengths", join(c.lengths), "--tokenizer", tokenizer, "--windows-per-document",
-             std::to_string(c.windows_per_document), "--max-windows", std::to_string(c.windows)});
-        step.outputs.push_back("@OUT@/documents/dataset.json");
-        step.deps = with(step.deps, tokenizer_dep);
+  void plan_datasets() {
+    pair_files_ = c_.train_files;
+    for (const StudySource& source : c_.sources) {
+      const std::string& f = folder_[source.name];
+      if (benchmark("passages") || benchmark("documents")) {
+        CorpusDataRequest data;
+        data.source = f;
+        data.out = "@OUT@";
+        data.seed = c_.seed;
+        data.name = source.name;
+        data.queries_per_document = c_.queries_per_document;
+        Ids outputs = {"@OUT@/passages/dataset.json"}, deps = source_dep_[source.name];
+        if (benchmark("documents")) {
+          data.lengths = c_.lengths;
+          data.tokenizer = tokenizer_;
+          data.windows_per_document = c_.windows_per_document;
+          data.max_windows = c_.windows;
+          outputs.push_back("@OUT@/documents/dataset.json");
+          deps = with(deps, tokenizer_dep_);
+        }
+        add("data/" + source.name, data, outputs, deps);
       }
-      add(step);
-    }
-    if (c.train_files.empty()) {
-      add({"pairs/" + source.name,
-           {"data", "pairs", "--source", f, "--out", "@OUT@/pairs.jsonl", "--seed", seed,
-            "--negatives", std::to_string(c.negatives), "--examples-per-document",
-            std::to_string(c.examples_per_document)},
-           {},
-           {"@OUT@/pairs.jsonl"},
-           "",
-           source_dep[source.name]});
-      pair_files.push_back(out("pairs/" + source.name) + "/pairs.jsonl");
-      pair_deps.push_back("pairs/" + source.name);
-    }
-    StudyStep stats{"stats/" + source.name,
-                    {"data", "stats", f, "--tokenizer", tokenizer, "--db", c.db, "--name",
-                     source.name + "-documents"},
-                    {},
-                    {},
-                    "",
-                    with(tokenizer_dep, source_dep[source.name])};
-    stats.store_histogram = source.name + "-documents";
-    add(stats);
-  }
-  // Synthetic in-domain fine-tuning pairs (a separate experiment: the study's tables say so).
-  if (c.synthetic_pairs > 0) {
-    for (const std::string task : {"passkey", "needle"}) {
-      StudyStep step{
-          "pairs/synthetic-" + task,
-          {"data", task, "--tokenizer", tokenizer, "--pairs-out", "@OUT@/pairs.jsonl", "--lengths",
-           std::to_string(c.passage_length), "--queries", std::to_string(c.synthetic_pairs),
-           "--documents", std::to_string(c.synthetic_pairs), "--negatives",
-           std::to_string(std::max<int64_t>(1, c.negatives)), "--seed", std::to_string(c.seed + 1)},
-          {},
-          {"@OUT@/pairs.jsonl"},
-          "",
-          tokenizer_dep};
-      if (std::string(task) == "needle") {
-        step.args.insert(step.args.end(), {"--haystack", folders.front()});
-        step.deps = with(step.deps, source_dep[c.sources.front().name]);
+      if (c_.train_files.empty()) {
+        const std::string id = "pairs/" + source.name;
+        add(id,
+            PairsRequest{f, "@OUT@/pairs.jsonl", c_.seed, c_.negatives, c_.examples_per_document},
+            {"@OUT@/pairs.jsonl"}, source_dep_[source.name]);
+        pair_files_.push_back(out(id) + "/pairs.jsonl");
+        pair_deps_.push_back(id);
       }
-      add(step);
-      pair_files.push_back(out(step.id) + "/pairs.jsonl");
-      pair_deps.push_back(step.id);
+      add("stats/" + source.name, StatsRequest{f, tokenizer_, c_.db, source.name + "-documents"},
+          {}, with(tokenizer_dep_, source_dep_[source.name]), "", {}, source.name + "-documents");
     }
-  }
-  if (benchmark("code")) {
-    add({"data/code",
-         {"data", "code", "--out", "@OUT@", "--seed", seed, "--splits", "dev,test"},
-         {},
-         {"@OUT@/dataset.json"},
-         "",
-         {}});
-  }
-  std::string depth_list;
-  for (double d : c.depths) depth_list += (depth_list.empty() ? "" : ",") + number_text(d);
-  // The generated tasks (passkey, the needles, RULER's word tasks): documents of each needle
-  // length, measured with the study's tokenizer.
-  for (const std::string& task : synthetic_benchmarks()) {
-    if (!benchmark(task)) continue;
-    const std::string command = task.rfind("needle", 0) == 0 ? "needle" : task;
-    StudyStep step{"data/" + task,
-                   {"data", command, "--tokenizer", tokenizer, "--out", "@OUT@", "--lengths",
-                    join(c.needle_lengths), "--queries", std::to_string(c.queries), "--documents",
-                    std::to_string(c.documents), "--seed", seed},
-                   {},
-                   {"@OUT@"},
-                   "",
-                   tokenizer_dep};
-    if (task != "fwe") step.args.insert(step.args.end(), {"--depths", depth_list});
-    if (command == "needle") {
-      // The haystack: natural text of the first source.
-      const int64_t keys =
-          task == "needle-multiquery" ? std::max(c.needle_keys, c.needle_queries) : c.needle_keys;
-      step.args.insert(step.args.end(),
-                       {"--haystack", folders.front(), "--keys", std::to_string(keys)});
-      step.deps = with(step.deps, source_dep[c.sources.front().name]);
-    }
-    if (task == "needle-multivalue")
-      step.args.insert(step.args.end(), {"--values", std::to_string(c.needle_values)});
-    if (task == "needle-multiquery")
-      step.args.insert(step.args.end(),
-                       {"--queries-per-document", std::to_string(c.needle_queries)});
-    // The dataset's name in the store, where it is not the command's.
-    if (task != command) step.args.insert(step.args.end(), {"--name", task});
-    add(step);
   }
 
-  auto quoted = [](const std::string& text) {  // a TOML basic string
-    std::string q = "\"";
-    for (char ch : text) q += ch == '"' || ch == '\\' ? std::string("\\") + ch : std::string(1, ch);
-    return q + "\"";
-  };
-  auto schedule = [&](int64_t steps_cap, int64_t epochs) {
-    return "epochs = " + std::to_string(epochs) + "\n" +
-           (steps_cap > 0 ? "max_steps = " + std::to_string(steps_cap) + "\n" : std::string());
-  };
-  auto quoted_list = [&](const std::vector<std::string>& items) {
-    std::string list = "[";
-    for (const std::string& item : items) list += (list.size() > 1 ? ", " : "") + quoted(item);
-    return list + "]";
-  };
-  const std::string output = "db = " + quoted(c.db) + "\nexperiment = " + quoted(experiment) + "\n";
-  // [train] device of the training configs; absent on the CPU, so a CPU study's steps (and
-  // their keys) are what they were.
-  const std::string device_line = c.device == "cpu" ? "" : "device = " + quoted(c.device) + "\n";
-  // The start of fine-tuning: the model folder of [model] init, else a model initialized here
-  // and MLM-pretrained on every source.
-  std::string start = c.init;
-  std::vector<std::string> start_dep;
-  if (c.init.empty()) {
-    std::vector<std::string> init_args = {"model",       "init",    "--preset",  c.preset,
-                                          "--tokenizer", tokenizer, "--out",     "@OUT@",
-                                          "--seed",      seed,      "--pooling", "cls"};
-    auto shape = [&](const char* flag, int64_t value, int64_t unset) {
-      if (value != unset) init_args.insert(init_args.end(), {flag, std::to_string(value)});
-    };
-    // Written only when not ModernBERT, so that an encoder study's steps keep their keys.
-    if (c.architecture != "modernbert")
-      init_args.insert(init_args.end(), {"--architecture", c.architecture});
-    shape("--hidden-size", c.hidden_size, 0);
-    shape("--layers", c.layers, 0);
-    shape("--heads", c.heads, 0);
-    shape("--intermediate-size", c.intermediate_size, 0);
-    shape("--local-window", c.local_window, -1);
-    if (c.rope_theta > 0)
-      init_args.insert(init_args.end(), {"--rope-theta", number_text(c.rope_theta)});
-    if (!c.rope) init_args.push_back("--no-rope");
-    shape("--kv-heads", c.kv_heads, 0);
-    if (c.bidirectional) init_args.push_back("--bidirectional");
-    add({"init", init_args, {}, {"@OUT@/config.json"}, "", tokenizer_dep});
-    add({"pretrain",
-         {"pretrain", "--config", "@OUT@.toml", "--auto-resume"},
-         {{"@OUT@.toml",
-           "# written by lmk study (its folder is this step's inputs)\n[model]\ninit = " +
-               quoted(out("init")) + "\n[data]\ntrain = " + quoted_list(folders) +
-               "\n[train]\nmax_length = " + std::to_string(c.pretrain_length) +
-               "\nbatch_size = " + std::to_string(c.pretrain_batch) + "\nlearning_rate = " +
-               number_text(c.pretrain_lr) + "\n" + schedule(c.pretrain_steps, c.pretrain_epochs) +
-               "seed = " + seed + "\ncheckpoint_every = 100\nlog_every = 10\n" + device_line +
-               "[output]\ndir = \"@OUT@\"\n" + output + "run_name = \"@RUN@\"\n"}},
-         {"@OUT@/last/config.json"},
-         "pretrain",
-         with({"init"}, render_deps)});
-    start = out("pretrain") + "/last";
-    start_dep = {"pretrain"};
-  }
-  for (const StudyVariant& v : c.variants) {
-    std::string train = "[train]\npooling = " + quoted(v.pooling) + "\n";
-    if (!v.train_landmarks.empty()) {
-      // The layout the saved model encodes with by default: its training's first granularity.
-      // (The evaluations below pass theirs; keeping [eval] granularity out of the fine-tuning
-      // lets a sweep over it share the fine-tuned models.)
-      const std::string first =
-          std::to_string(v.first_granularity > 0 ? v.first_granularity : c.granularity);
-      train += "train_landmarks = " + quoted(v.train_landmarks) +
-               "\neval_landmarks = " + quoted("fixed:" + first) + "\n";
-    }
-    train += "query_max_length = " + std::to_string(c.query_length) +
-             "\npassage_max_length = " + std::to_string(c.passage_length) +
-             "\nbatch_size = " + std::to_string(c.finetune_batch) +
-             "\nnegatives = " + std::to_string(c.negatives) +
-             "\nlearning_rate = " + number_text(c.finetune_lr) +
-             "\ntemperature = " + number_text(c.temperature) + "\n" +
-             schedule(c.finetune_steps, c.finetune_epochs) + "seed = " + seed +
-             "\ncheckpoint_every = 100\nlog_every = 10\n" + device_line;
-    // Written only when set, so that a study without them keeps its steps' keys.
-    if (c.warmup_ratio > 0) train += "warmup_ratio = " + number_text(c.warmup_ratio) + "\n";
-    if (c.recompute_layers) train += "recompute_layers = true\n";
-    if (c.lora_rank > 0) {
-      train += "[lora]\nrank = " + std::to_string(c.lora_rank) +
-               "\nalpha = " + number_text(c.lora_alpha) +
-               "\ndropout = " + number_text(c.lora_dropout) +
-               "\ntarget_modules = " + quoted_list(c.lora_targets) + "\n";
-    }
-    const std::string stream = c.stream ? "stream = true\n" : "";
-    StudyStep finetune{
-        "finetune/" + v.label,
-        {"train", "--config", "@OUT@.toml", "--auto-resume"},
-        {{"@OUT@.toml",
-          "# written by lmk study (its folder is this step's inputs)\n[model]\ninit = " +
-              quoted(start) + "\n[data]\ntrain = " + quoted_list(pair_files) + "\n" + stream +
-              train + "[output]\ndir = \"@OUT@\"\n" + output + "run_name = \"@RUN@\"\n"}},
-        {"@OUT@/last/config.json"},
-        "finetune/" + v.label,
-        with(start_dep, pair_deps)};
-    finetune.inputs = c.train_files;
-    add(finetune);
-  }
-  for (const StudyVariant& v : c.variants) {
-    const std::string model = out("finetune/" + v.label) + "/last";
-    // Only a pooling whose encoding reads the granularity is chosen on dev among its values.
-    const bool reads = reads_granularity(parse_pooling(v.pooling, "pooling"));
-    auto eval_step = [&](const std::string& name, const std::string& dataset, int64_t max_length,
-                         int64_t attention_docs, const std::string& data_dep,
-                         const std::string& split) {
-      const std::string suffix = split.empty() ? "" : ":" + split;
-      StudyStep step{"eval/" + v.label + "/" + name + suffix,
-                     {"eval", "--model", model, "--dataset", dataset, "--pooling", v.pooling,
-                      "--db", c.db, "--experiment", experiment, "--run-name", "@RUN@",
-                      "--attention-docs", std::to_string(split.empty() ? attention_docs : 0),
-                      "--query-max-length", std::to_string(c.query_length)},
-                     {},
-                     {},
-                     v.label + "/" + name + suffix,
-                     {"finetune/" + v.label}};
-      if (!data_dep.empty()) step.deps.push_back(data_dep);
-      if (data_dep.empty()) step.inputs = {dataset};  // a dataset of your own
-      if (reads)
-        step.args.insert(step.args.end(), {"--granularity", std::to_string(c.granularity)});
-      if (max_length > 0)
-        step.args.insert(step.args.end(), {"--max-length", std::to_string(max_length)});
-      if (!split.empty()) step.args.insert(step.args.end(), {"--split", split});
-      if (c.device != "cpu") step.args.insert(step.args.end(), {"--device", c.device});
-      add(step);
-    };
-    // Test, and dev where the granularity is chosen on it.
-    std::vector<std::string> splits = {""};
-    if (c.select == "dev" && reads) splits.push_back("dev");
-    for (const std::string& split : splits) {
-      for (const StudySource& source : c.sources) {
-        // The source's data step exists only for these benchmarks.
-        if (benchmark("passages"))
-          eval_step(source.name + "-passages", out("data/" + source.name) + "/passages",
-                    c.passage_length, 0, "data/" + source.name, split);
-        // Windows are read whole: every target holds its length, no evidence is cut off.
-        if (benchmark("documents"))
-          eval_step(source.name + "-documents", out("data/" + source.name) + "/documents", 0,
-                    c.attention_docs, "data/" + source.name, split);
+  // Synthetic in-domain fine-tuning pairs (a separate experiment: the study's tables say so).
+  void plan_synthetic_pairs() {
+    if (c_.synthetic_pairs <= 0) return;
+    for (const std::string task : {"passkey", "needle"}) {
+      SyntheticDataRequest data;
+      data.task = task;
+      data.tokenizer = tokenizer_;
+      data.pairs_out = "@OUT@/pairs.jsonl";
+      data.lengths = {c_.passage_length};
+      data.queries = data.documents = c_.synthetic_pairs;
+      data.negatives = std::max<int64_t>(1, c_.negatives);
+      data.seed = c_.seed + 1;  // not the evaluation's documents
+      Ids deps = tokenizer_dep_;
+      if (task == "needle") {
+        data.haystack = folders_.front();
+        deps = with(deps, source_dep_[c_.sources.front().name]);
       }
-      if (benchmark("code"))
-        eval_step("code", out("data/code"), c.pretrain_length, 0, "data/code", split);
+      const std::string id = "pairs/synthetic-" + task;
+      add(id, data, {"@OUT@/pairs.jsonl"}, deps);
+      pair_files_.push_back(out(id) + "/pairs.jsonl");
+      pair_deps_.push_back(id);
     }
-    for (const std::string& task : synthetic_benchmarks()) {
-      if (benchmark(task))
-        eval_step(task, out("data/" + task), 0, c.attention_docs, "data/" + task, "");
-    }
-    // Datasets of your own, on their default split.
-    for (size_t i = 0; i < c.datasets.size(); ++i)
-      eval_step(fs::path(c.datasets[i]).filename().string(), c.datasets[i],
-                c.dataset_max_lengths[c.dataset_max_lengths.size() == 1 ? 0 : i], c.attention_docs,
-                "", "");
   }
-  return steps;
-}
+
+  // The code dataset and the generated tasks (passkey, the needles, RULER's word tasks):
+  // documents of each needle length, measured with the study's tokenizer.
+  void plan_generated_tasks() {
+    if (benchmark("code"))
+      add("data/code", CodeDataRequest{"@OUT@", "dev,test", c_.seed}, {"@OUT@/dataset.json"}, {});
+    for (const std::string& task : synthetic_benchmarks()) {
+      if (!benchmark(task)) continue;
+      SyntheticDataRequest data;
+      data.task = task.rfind("needle", 0) == 0 ? "needle" : task;
+      data.tokenizer = tokenizer_;
+      data.out = "@OUT@";
+      data.lengths = c_.needle_lengths;
+      data.queries = c_.queries;
+      data.documents = c_.documents;
+      data.seed = c_.seed;
+      if (task != "fwe") data.depths = c_.depths;
+      Ids deps = tokenizer_dep_;
+      if (data.task == "needle") {
+        // The haystack: natural text of the first source.
+        data.haystack = folders_.front();
+        data.keys = task == "needle-multiquery" ? std::max(c_.needle_keys, c_.needle_queries)
+                                                : c_.needle_keys;
+        deps = with(deps, source_dep_[c_.sources.front().name]);
+      }
+      if (task == "needle-multivalue") data.values = c_.needle_values;
+      if (task == "needle-multiquery") data.queries_per_document = c_.needle_queries;
+      // The dataset's name in the store, where it is not the command's.
+      if (task != data.task) data.name = task;
+      add("data/" + task, data, {"@OUT@"}, deps);
+    }
+  }
+
+  // The [output] keys of a training config, and its device where not the CPU (absent on the
+  // CPU, so that a CPU study's steps, and their keys, are what they were).
+  void set_output(TrainingSettings& s, Ids& keys) const {
+    s.out_dir = "@OUT@";
+    s.db = c_.db;
+    s.experiment = experiment_;
+    s.run_name = "@RUN@";
+    keys.insert(keys.end(), {"output.dir", "output.db", "output.experiment", "output.run_name"});
+  }
+  // [train] epochs, max_steps (when capped), seed, checkpoint_every, log_every and device.
+  void set_schedule(TrainingSettings& s, Ids& keys, int64_t max_steps, int64_t epochs) const {
+    s.epochs = epochs;
+    s.max_steps = max_steps;
+    s.seed = static_cast<uint64_t>(c_.seed);
+    s.checkpoint_every = 100;
+    s.log_every = 10;
+    s.device = c_.device;
+    keys.push_back("train.epochs");
+    if (max_steps > 0) keys.push_back("train.max_steps");
+    keys.insert(keys.end(), {"train.seed", "train.checkpoint_every", "train.log_every"});
+    if (c_.device != "cpu") keys.push_back("train.device");
+  }
+
+  // The start of fine-tuning: the model folder of [model] init, else a model initialized here
+  // and pretrained on every source.
+  void plan_start() {
+    start_ = c_.init;
+    if (!c_.init.empty()) return;
+    ModelInitRequest init;
+    init.preset = c_.preset;
+    init.tokenizer = tokenizer_;
+    init.out = "@OUT@";
+    init.seed = c_.seed;
+    // Written only when not ModernBERT, so that an encoder study's steps keep their keys.
+    if (c_.architecture != "modernbert") init.architecture = c_.architecture;
+    init.hidden_size = c_.hidden_size;
+    init.layers = c_.layers;
+    init.heads = c_.heads;
+    init.intermediate_size = c_.intermediate_size;
+    init.local_window = c_.local_window;
+    init.rope_theta = c_.rope_theta;
+    init.no_rope = !c_.rope;
+    init.kv_heads = c_.kv_heads;
+    init.bidirectional = c_.bidirectional;
+    add("init", init, {"@OUT@/config.json"}, tokenizer_dep_);
+
+    PretrainRequest pretrain;
+    pretrain.config_file = "@OUT@.toml";
+    PretrainConfig& p = pretrain.config;
+    p.init_model = out("init");
+    p.train = folders_;
+    p.max_length = c_.pretrain_length;
+    p.batch_size = c_.pretrain_batch;
+    p.learning_rate = c_.pretrain_lr;
+    pretrain.keys = {"model.init", "data.train", "train.max_length", "train.batch_size",
+                     "train.learning_rate"};
+    set_schedule(p, pretrain.keys, c_.pretrain_steps, c_.pretrain_epochs);
+    set_output(p, pretrain.keys);
+    add("pretrain", pretrain, {"@OUT@/last/config.json"}, with({"init"}, render_deps_), "pretrain");
+    start_ = out("pretrain") + "/last";
+    start_dep_ = {"pretrain"};
+  }
+
+  // Every pooling fine-tuned from the same start on the same pairs.
+  void plan_finetunes() {
+    for (const StudyVariant& v : c_.variants) {
+      FinetuneRequest finetune;
+      finetune.config_file = "@OUT@.toml";
+      ContrastiveConfig& t = finetune.config;
+      Ids& keys = finetune.keys;
+      t.init_model = start_;
+      t.train_files = pair_files_;
+      t.stream = c_.stream;
+      keys = {"model.init", "data.train"};
+      if (c_.stream) keys.push_back("data.stream");
+      t.pooling = v.pooling;
+      keys.push_back("train.pooling");
+      if (!v.train_landmarks.empty()) {
+        // The layout the saved model encodes with by default: its training's first granularity.
+        // (The evaluations below pass theirs; keeping [eval] granularity out of the fine-tuning
+        // lets a sweep over it share the fine-tuned models.)
+        t.train_landmarks = v.train_landmarks;
+        t.eval_landmarks =
+            LandmarkSpec::of(
+                LandmarkMode::Fixed,
+                static_cast<int>(v.first_granularity > 0 ? v.first_granularity : c_.granularity))
+                .to_string();
+        keys.insert(keys.end(), {"train.train_landmarks", "train.eval_landmarks"});
+      }
+      t.query_max_length = c_.query_length;
+      t.passage_max_length = c_.passage_length;
+      t.batch_size = c_.finetune_batch;
+      t.negatives = c_.negatives;
+      t.learning_rate = c_.finetune_lr;
+      t.temperature = c_.temperature;
+      keys.insert(keys.end(),
+                  {"train.query_max_length", "train.passage_max_length", "train.batch_size",
+                   "train.negatives", "train.learning_rate", "train.temperature"});
+      set_schedule(t, keys, c_.finetune_steps, c_.finetune_epochs);
+      // Written only when set, so that a study without them keeps its steps' keys.
+      if (c_.warmup_ratio > 0) {
+        t.warmup_ratio = c_.warmup_ratio;
+        keys.push_back("train.warmup_ratio");
+      }
+      t.recompute_layers = c_.recompute_layers;
+      if (c_.recompute_layers) keys.push_back("train.recompute_layers");
+      if (c_.lora_rank > 0) {
+        t.lora_rank = c_.lora_rank;
+        t.lora_alpha = c_.lora_alpha;
+        t.lora_dropout = c_.lora_dropout;
+        t.lora_targets = c_.lora_targets;
+        keys.insert(keys.end(), {"lora.rank", "lora.alpha", "lora.dropout", "lora.target_modules"});
+      }
+      set_output(t, keys);
+      add("finetune/" + v.label, finetune, {"@OUT@/last/config.json"}, with(start_dep_, pair_deps_),
+          "finetune/" + v.label, c_.train_files);
+    }
+  }
+
+  // Every fine-tuned model on every benchmark: test, and dev where the granularity is chosen on
+  // it; datasets of your own on their default split.
+  void plan_evaluations() {
+    for (const StudyVariant& v : c_.variants) {
+      // Only a pooling whose encoding reads the granularity is chosen on dev among its values.
+      const bool reads = reads_granularity(parse_pooling(v.pooling, "pooling"));
+      auto eval_step = [&](const std::string& name, const std::string& dataset, int64_t max_length,
+                           int64_t attention_docs, const std::string& data_dep,
+                           const std::string& split) {
+        const std::string suffix = split.empty() ? "" : ":" + split;
+        EvalRequest eval;
+        eval.model = out("finetune/" + v.label) + "/last";
+        eval.dataset = dataset;
+        eval.pooling = v.pooling;
+        eval.db = c_.db;
+        eval.experiment = experiment_;
+        eval.run_name = "@RUN@";
+        eval.attention_docs = split.empty() ? attention_docs : 0;
+        eval.query_max_length = c_.query_length;
+        if (reads) eval.granularity = c_.granularity;
+        eval.max_length = max_length;
+        eval.split = split;
+        eval.device = c_.device;
+        Ids deps = {"finetune/" + v.label};
+        if (!data_dep.empty()) deps.push_back(data_dep);
+        // A dataset of your own: its files' stamps enter the key.
+        add("eval/" + v.label + "/" + name + suffix, eval, {}, deps, v.label + "/" + name + suffix,
+            data_dep.empty() ? Ids{dataset} : Ids{});
+      };
+      Ids splits = {""};
+      if (c_.select == "dev" && reads) splits.push_back("dev");
+      for (const std::string& split : splits) {
+        for (const StudySource& source : c_.sources) {
+          // The source's data step exists only for these benchmarks.
+          if (benchmark("passages"))
+            eval_step(source.name + "-passages", out("data/" + source.name) + "/passages",
+                      c_.passage_length, 0, "data/" + source.name, split);
+          // Windows are read whole: every target holds its length, no evidence is cut off.
+          if (benchmark("documents"))
+            eval_step(source.name + "-documents", out("data/" + source.name) + "/documents", 0,
+                      c_.attention_docs, "data/" + source.name, split);
+        }
+        if (benchmark("code"))
+          eval_step("code", out("data/code"), c_.pretrain_length, 0, "data/code", split);
+      }
+      for (const std::string& task : synthetic_benchmarks()) {
+        if (benchmark(task))
+          eval_step(task, out("data/" + task), 0, c_.attention_docs, "data/" + task, "");
+      }
+      for (size_t i = 0; i < c_.datasets.size(); ++i)
+        eval_step(fs::path(c_.datasets[i]).filename().string(), c_.datasets[i],
+                  c_.dataset_max_lengths[c_.dataset_max_lengths.size() == 1 ? 0 : i],
+                  c_.attention_docs, "", "");
+    }
+  }
+};
 
 }  // namespace
 
@@ -433,7 +459,7 @@ StudyPlan plan_study(const std::vector<StudyConfig>& cells) {
   std::vector<std::map<std::string, std::string>> cell_ids(cells.size());  // cell id -> key
   std::vector<std::string> base_ids, base_runs;  // per merged step: id and run name in a cell
   for (size_t ci = 0; ci < cells.size(); ++ci) {
-    for (StudyStep& step : plan_cell(cells[ci], plan.experiment)) {
+    for (StudyStep& step : CellPlanner(cells[ci], plan.experiment).plan()) {
       cell_ids[ci][step.id] = step.key;
       const auto found = by_key.find(step.key);
       if (found != by_key.end()) {

@@ -18,10 +18,12 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "core/jobs/lmk_commands.h"
 #include "core/jobs/slurm.h"
 #include "core/util/paper_defaults.h"
 #include "core/util/settings.h"
@@ -173,8 +175,9 @@ StudyConfig read_study_config(const std::string& path, const std::string& profil
 
 struct StudyStep {
   std::string id;                 // "pretrain", "finetune/lmk-var", "eval/cls/passkey", ...
-  std::vector<std::string> args;  // lmk's arguments
+  std::vector<std::string> args;  // lmk's arguments (lmk_argv of `command`)
   std::vector<std::pair<std::string, std::string>> files;  // (path, content) written first
+                                                           // (lmk_command_files of `command`)
   std::vector<std::string> outputs;  // must exist afterwards; removed before a re-run
   std::string store_run;             // a run of this name the step leaves in the store
   std::vector<std::string> deps;     // ids of steps whose results it reads
@@ -187,6 +190,10 @@ struct StudyStep {
   // Files of your own the step reads ([finetune] train, [eval] datasets): their sizes and
   // modification times enter the key, so a file replaced under the same path runs it again.
   std::vector<std::string> inputs = {};
+  // What the step runs, typed: the lmk command its arguments and files were written from. Its
+  // paths under the step's own folder read @OUT@ and its run name @RUN@ (args and files have
+  // both filled in); empty for a step made by hand.
+  std::optional<LmkCommand> command = std::nullopt;
 };
 
 // A sweep cell's view of a plan: its config and the store run name of each of its steps'

@@ -32,52 +32,6 @@ using json = nlohmann::json;
 
 namespace {
 
-void check_pooling(const std::string& name, const std::string& where) {
-  if (name.empty()) return;    // the model folder's
-  parse_pooling(name, where);  // an unknown name fails here, not later
-}
-
-void check_landmarks(const std::string& spec, const std::string& where) {
-  if (!spec.empty()) LandmarkSpec::parse(spec, where);
-}
-
-}  // namespace
-
-const SettingsTable<ContrastiveConfig>& contrastive_settings() {
-  using S = Setting<ContrastiveConfig>;
-  using C = ContrastiveConfig;
-  static const SettingsTable<ContrastiveConfig> table = {
-      S("data", "train", &C::train_files).one_text_or_many().path().required().recorded(),
-      S("data", "dev", &C::dev_dataset).path().recorded(),
-      S("data", "stream", &C::stream).recorded(),
-      S("train", "pooling", &C::pooling).checked(check_pooling).recorded(),
-      S("train", "train_landmarks", &C::train_landmarks).checked(check_landmarks).recorded(),
-      S("train", "eval_landmarks", &C::eval_landmarks).checked(check_landmarks).recorded(),
-      S("train", "granularity", &C::granularity).at_least(0).recorded(),
-      S("train", "query_max_length", &C::query_max_length).at_least(4).recorded(),
-      S("train", "passage_max_length", &C::passage_max_length).at_least(4).recorded(),
-      S("train", "query_prefix", &C::query_prefix).recorded(),
-      S("train", "passage_prefix", &C::passage_prefix).recorded(),
-      S("train", "temperature", &C::temperature).range(1e-4, 100).recorded(),
-      S("train", "negatives", &C::negatives).at_least(0).recorded(),
-      S("train", "eval_every", &C::eval_every).at_least(0),
-  };
-  return table;
-}
-
-ContrastiveConfig read_contrastive_config(const std::string& path) {
-  std::map<std::string, std::vector<std::string>> known;
-  add_setting_keys(known, training_settings());
-  add_setting_keys(known, contrastive_settings());
-  const TomlConfig toml(path, known);
-  ContrastiveConfig c;
-  read_settings(toml, training_settings(), static_cast<TrainingSettings&>(c));
-  read_settings(toml, contrastive_settings(), c);
-  return c;
-}
-
-namespace {
-
 json config_json(const ContrastiveConfig& c) {
   json j = json::object();
   add_settings_json(j, training_settings(), static_cast<const TrainingSettings&>(c));

@@ -15,31 +15,6 @@
 
 namespace lmk {
 
-// [model] init, [output], and the optimization keys: TrainingSettings (core/train/loop.h).
-struct ContrastiveConfig : TrainingSettings {
-  std::vector<std::string> train_files;  // [data] train: FlagEmbedding jsonl (one or an array)
-  std::string dev_dataset;               // [data] dev: BEIR folder with qrels/dev.tsv (optional)
-  // [data] stream: read the examples in file order, one global batch at a time, instead of
-  // loading them all and shuffling (files of hundreds of thousands of rows: pre-shuffle them).
-  bool stream = false;
-  // [train]
-  std::string pooling;          // default: the model folder's
-  std::string train_landmarks;  // LandmarkSpec text; default: the folder's train setting
-  std::string eval_landmarks;   // default: the folder's eval setting
-  int64_t granularity = 0;      // MultiCLS / mean_every_k granularity (0: default)
-  int64_t query_max_length = 128, passage_max_length = 512;
-  std::string query_prefix, passage_prefix;
-  double temperature = 0.02;
-  int64_t negatives = 3;   // hard negatives per query (train_group_size = 1 + negatives)
-  int64_t eval_every = 0;  // optimizer steps between dev evaluations (0: at the end)
-};
-
-// The [data] and [train] settings of a contrastive config, over training_settings().
-const SettingsTable<ContrastiveConfig>& contrastive_settings();
-// Reads a TOML config; unknown keys, wrong types and out-of-range values are InputErrors
-// naming the file and key. Relative paths are resolved against the config's folder.
-ContrastiveConfig read_contrastive_config(const std::string& path);
-
 struct TrainSummary {
   int64_t steps = 0;           // optimizer steps done in total
   std::vector<double> losses;  // per optimizer step (mean over its micro-batches), from step 0

@@ -87,36 +87,6 @@ std::vector<size_t> shuffled_order(size_t n, uint64_t seed, int64_t epoch) {
   return order;
 }
 
-const SettingsTable<TrainingSettings>& training_settings() {
-  using S = Setting<TrainingSettings>;
-  using T = TrainingSettings;
-  static const SettingsTable<TrainingSettings> table = {
-      S("model", "init", &T::init_model).path().required().recorded(),
-      S("output", "dir", &T::out_dir).path().required().recorded(),
-      S("output", "db", &T::db).path(),
-      S("output", "experiment", &T::experiment),
-      S("output", "run_name", &T::run_name),
-      S("train", "learning_rate", &T::learning_rate).range(0, 1).recorded(),
-      S("train", "weight_decay", &T::weight_decay).range(0, 10).recorded(),
-      S("train", "warmup_ratio", &T::warmup_ratio).range(0, 1).recorded(),
-      S("train", "max_grad_norm", &T::max_grad_norm).range(0, 1e6).recorded(),
-      S("train", "batch_size", &T::batch_size).at_least(1).recorded(),
-      S("train", "accumulation", &T::accumulation).at_least(1).recorded(),
-      S("train", "epochs", &T::epochs).at_least(1).recorded(),
-      S("train", "max_steps", &T::max_steps).at_least(0).recorded(),
-      S("train", "seed", &T::seed).at_least(0).recorded(),
-      S("train", "checkpoint_every", &T::checkpoint_every).at_least(0),
-      S("train", "log_every", &T::log_every).at_least(1),
-      S("train", "device", &T::device),
-      S("train", "recompute_layers", &T::recompute_layers),
-      S("lora", "rank", &T::lora_rank).at_least(0).recorded(),
-      S("lora", "alpha", &T::lora_alpha).range(1e-6, 1e6).recorded(),
-      S("lora", "dropout", &T::lora_dropout).range(0, 0.99).recorded(),
-      S("lora", "target_modules", &T::lora_targets).one_text_or_many().recorded(),
-  };
-  return table;
-}
-
 LoraSettings lora_settings(const TrainingSettings& s) {
   LoraSettings lora;
   lora.rank = s.lora_rank;

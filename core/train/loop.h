@@ -22,35 +22,10 @@
 #include "core/dist/distributed.h"
 #include "core/embed/model_folder.h"
 #include "core/model/lora.h"
+#include "core/train/training_config.h"
 #include "core/util/random.h"
-#include "core/util/settings.h"
 
 namespace lmk {
-
-// Settings every training command has: [model] init, [train] optimization and schedule,
-// [output] (training_settings(); the commands' configs extend it).
-struct TrainingSettings {
-  std::string init_model;  // [model] init: the Hugging Face folder to start from
-  std::string out_dir;     // [output] dir
-  std::string db, experiment = "default", run_name;  // [output] results store
-  double learning_rate = 5e-5, weight_decay = 0.01, warmup_ratio = 0.1, max_grad_norm = 1.0;
-  int64_t batch_size = 8;             // examples per micro-batch and process
-  int64_t accumulation = 1;           // micro-batches per optimizer step
-  int64_t epochs = 1, max_steps = 0;  // max_steps > 0 caps the optimizer steps
-  uint64_t seed = 42;
-  int64_t checkpoint_every = 50;  // optimizer steps between checkpoints (0: none)
-  int64_t log_every = 10;
-  // [train] device (--device overrides): cpu, cuda or cuda:N — not recorded: a run may resume
-  // on another device.
-  std::string device = "cpu";
-  // [train] recompute_layers: activation recomputation per layer (Encoder::set_recompute_layers)
-  // — the same gradients, one layer's activations held instead of all (long passages).
-  bool recompute_layers = false;
-  // [lora]: LoRA adapters (core/model/lora.h) instead of training every weight; rank 0: none.
-  int64_t lora_rank = 0;
-  double lora_alpha = 16, lora_dropout = 0;
-  std::vector<std::string> lora_targets = {"all-linear"};
-};
 
 // The [lora] settings as the Encoder takes them.
 LoraSettings lora_settings(const TrainingSettings& s);
@@ -61,10 +36,6 @@ LoraSettings lora_settings(const TrainingSettings& s);
 // weight frozen. InputErrors for what LoRA cannot train here: latent-attention pooling, and
 // adapter dropout with [train] recompute_layers (the recomputation would draw other masks).
 LoadedModel load_training_model(const TrainingSettings& s, bool resume);
-
-// The shared settings ([model] init and [output] dir required, paths resolved against the
-// config's folder); each command's table adds its own (core/util/settings.h).
-const SettingsTable<TrainingSettings>& training_settings();
 
 struct LoopOptions {
   // checkpoint/, last/ (and best/ when the command keeps one; with LoRA also last-adapter/ and

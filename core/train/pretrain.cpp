@@ -22,28 +22,6 @@ namespace lmk {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-const SettingsTable<PretrainConfig>& pretrain_settings() {
-  using S = Setting<PretrainConfig>;
-  using P = PretrainConfig;
-  static const SettingsTable<PretrainConfig> table = {
-      S("data", "train", &P::train).one_text_or_many().path().required().recorded(),
-      S("train", "max_length", &P::max_length).at_least(8).recorded(),
-      S("train", "mask_rate", &P::mask_rate).range(0.01, 0.99).recorded(),
-  };
-  return table;
-}
-
-PretrainConfig read_pretrain_config(const std::string& path) {
-  std::map<std::string, std::vector<std::string>> known;
-  add_setting_keys(known, training_settings());
-  add_setting_keys(known, pretrain_settings());
-  const TomlConfig toml(path, known);
-  PretrainConfig c;
-  read_settings(toml, training_settings(), static_cast<TrainingSettings&>(c));
-  read_settings(toml, pretrain_settings(), c);
-  return c;
-}
-
 namespace {
 
 json config_json(const PretrainConfig& c) {

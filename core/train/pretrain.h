@@ -17,22 +17,6 @@
 
 namespace lmk {
 
-// [model] init, [output], and the optimization keys: TrainingSettings (core/train/loop.h).
-struct PretrainConfig : TrainingSettings {
-  PretrainConfig() { learning_rate = 5e-4; }
-  // [data] train: folders of .txt files or jsonl files with "text" (one, or an array: a study
-  // pretrains on every corpus it evaluates)
-  std::vector<std::string> train;
-  // [train]
-  int64_t max_length = 512;
-  double mask_rate = 0.3;
-};
-
-// The [data] and [train] settings of a pretraining config, over training_settings().
-const SettingsTable<PretrainConfig>& pretrain_settings();
-// Reads a TOML config ([model] [data] [train] [output]); errors name the file and key.
-PretrainConfig read_pretrain_config(const std::string& path);
-
 struct PretrainSummary {
   int64_t steps = 0, sequences = 0;
   std::vector<double> losses;  // per optimizer step

@@ -7,7 +7,8 @@
 //     (read_settings),
 //   - the JSON a run records of them (settings_json: the entries marked recorded),
 //   - the workbench's designer form (label, hint; the default shown is the struct's own,
-//     setting_default_text).
+//     setting_default_text),
+//   - the TOML a study writes of them for the commands it runs (settings_toml).
 // An entry whose reading needs more than one key (defaults computed from other keys, built-in
 // names) holds no member: its config's reader reads it, and the table still lists it.
 
@@ -16,6 +17,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -221,6 +223,74 @@ void add_settings_json(nlohmann::json& into, const SettingsTable<Config>& table,
         },
         s.member);
   }
+}
+
+namespace settings_detail {
+
+template <class T>
+std::string toml_value(const T& value) {
+  if constexpr (std::is_same_v<T, std::string>) {
+    return toml_string(value);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return value ? "true" : "false";
+  } else if constexpr (std::is_same_v<T, double>) {
+    return toml_number(value);
+  } else if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, uint64_t>) {
+    return std::to_string(value);
+  } else {
+    std::string list = "[";
+    for (const auto& element : value) list += (list.size() > 1 ? ", " : "") + toml_value(element);
+    return list + "]";
+  }
+}
+
+// "key = value\n" of the entry section.key of `table` into `out`; false when the table has none.
+template <class Config, class Base>
+bool put_toml_entry(std::string& out, const Config& config, const std::string& section,
+                    const std::string& key, const SettingsTable<Base>& table) {
+  for (const Setting<Base>& s : table) {
+    if (section != s.section || key != s.key) continue;
+    std::visit(
+        [&](auto member) {
+          if constexpr (std::is_same_v<decltype(member), std::monostate>) {
+            throw std::logic_error("settings_toml: " + section + "." + key +
+                                   " is read by its config's reader, not the table");
+          } else {
+            out += key + " = " + toml_value(static_cast<const Base&>(config).*member) + "\n";
+          }
+        },
+        s.member);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace settings_detail
+
+// The entries `keys` ("section.key", in that order) of `config` as TOML text, each taken from
+// the first of `tables` (the config's table and those of its bases) that lists it, with a
+// [section] header before each section's first key. One section's keys come together (a section
+// named again after another would be a table TOML reads as defined twice: a logic_error, as is
+// a key no table lists).
+template <class Config, class... Bases>
+std::string settings_toml(const Config& config, const std::vector<std::string>& keys,
+                          const SettingsTable<Bases>&... tables) {
+  std::string out, section;
+  std::vector<std::string> done;  // sections written
+  for (const std::string& name : keys) {
+    const size_t dot = name.find('.');
+    const std::string entry_section = name.substr(0, dot), key = name.substr(dot + 1);
+    if (entry_section != section) {
+      if (std::find(done.begin(), done.end(), entry_section) != done.end())
+        throw std::logic_error("settings_toml: [" + entry_section + "] named twice");
+      section = entry_section;
+      done.push_back(section);
+      out += "[" + section + "]\n";
+    }
+    if (!(settings_detail::put_toml_entry(out, config, section, key, tables) || ...))
+      throw std::logic_error("settings_toml: no setting " + name);
+  }
+  return out;
 }
 
 // The value a default-constructed Config holds for the entry, as the designer shows it ("" for

@@ -3,6 +3,8 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iomanip>
 #include <set>
@@ -13,6 +15,33 @@
 #include "core/util/toml_guard.h"
 
 namespace lmk {
+
+std::string toml_string(const std::string& text) {
+  std::string quoted = "\"";
+  for (char ch : text) {
+    const auto byte = static_cast<unsigned char>(ch);
+    if (ch == '"' || ch == '\\') {
+      quoted += '\\';
+      quoted += ch;
+    } else if (byte < 0x20 || byte == 0x7f) {
+      char escape[8];
+      std::snprintf(escape, sizeof escape, "\\u%04x", byte);
+      quoted += escape;
+    } else {
+      quoted += ch;
+    }
+  }
+  return quoted + "\"";
+}
+
+std::string toml_number(double value) {
+  char text[32];
+  for (int digits = 10; digits <= 17; ++digits) {
+    std::snprintf(text, sizeof text, "%.*g", digits, value);
+    if (std::strtod(text, nullptr) == value) break;
+  }
+  return text;
+}
 
 struct TomlConfig::Impl {
   std::string path, profile;

@@ -12,6 +12,13 @@
 
 namespace lmk {
 
+// TOML values as text, for what writes a config (settings_toml, core/util/settings.h):
+// a basic string ("..." with \" and \\ escaped, control characters as \uXXXX), and a number
+// in at most 10 significant digits where that reads back exactly, else in the shortest form
+// that does (1e-05, 0.0003, 1000000).
+std::string toml_string(const std::string& text);
+std::string toml_number(double value);
+
 class TomlConfig {
  public:
   // Parses path; `known` lists every allowed key per section. With `profiles`, the file may

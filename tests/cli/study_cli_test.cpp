@@ -4,12 +4,16 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
+#include "core/jobs/study.h"
 #include "core/store/results_store.h"
 #include "core/util/file.h"
 #include "tests/support/run_lmk.h"
+#include "tests/support/study_tests.h"
 
 namespace lmk {
 namespace {
@@ -209,6 +213,49 @@ TEST(StudyCli, EveryShippedStudyPlansAsItIs) {
   EXPECT_EQ(run.code, 2) << run.output;
   EXPECT_NE(run.output.find("model.init"), std::string::npos) << run.output;
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "h.db"));
+}
+
+// Core writes the commands a study runs from typed requests (core/jobs/lmk_commands.h), away
+// from app/ where lmk declares their options: every flag of every step of a study that sets
+// every option is one lmk declares for that command (LMK_LIST_OPTIONS=1 lists them), a flag
+// without a value where lmk's takes none, and one with a value where lmk's takes one.
+TEST(StudyCli, EveryFlagAStudyWritesIsOneLmkDeclares) {
+  TempDir dir;
+  std::map<std::string, bool> declared;  // "command --option" -> takes no value
+  const Result listed = run_lmk("", "", "LMK_LIST_OPTIONS=1");
+  ASSERT_EQ(listed.code, 0) << listed.output;
+  std::istringstream lines(listed.output);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] != '{') continue;
+    const nlohmann::json j = nlohmann::json::parse(line);
+    declared[j["command"].get<std::string>() + " " + j["option"].get<std::string>()] = j["flag"];
+  }
+  MissingInputs missing;
+  const StudyPlan plan = plan_study(
+      read_study_grid(dir.write("every.toml", testing::kEveryOption), "full", "", "", &missing));
+  std::set<std::string> commands, seen;
+  for (const StudyStep& step : plan.steps) {
+    // The command path: the words before the first option or positional argument.
+    std::string command = step.args.at(0);
+    size_t at = 1;
+    if (command == "data" || command == "model") command += " " + step.args.at(at++);
+    commands.insert(command);
+    for (; at < step.args.size(); ++at) {
+      const std::string& arg = step.args[at];
+      if (arg.rfind("--", 0) != 0) continue;  // a value, or data stats' folder
+      const auto found = declared.find(command + " " + arg);
+      ASSERT_NE(found, declared.end()) << "lmk " << command << " declares no " << arg;
+      const bool has_value = at + 1 < step.args.size() && step.args[at + 1].rfind("--", 0) != 0;
+      EXPECT_EQ(found->second, !has_value) << "lmk " << command << " " << arg;
+      seen.insert(command + " " + arg);
+    }
+  }
+  // Every command a study runs, and their options: a plan that wrote fewer would pass too easily.
+  EXPECT_EQ(commands, (std::set<std::string>{"data docs", "data manpages", "tokenizer-train",
+                                             "data corpus", "data pairs", "data stats", "data code",
+                                             "data passkey", "data needle", "data cwe", "data fwe",
+                                             "model init", "pretrain", "train", "eval"}));
+  EXPECT_GE(seen.size(), 60u);
 }
 
 // The benchmarks are a free choice: a study of only the generated tasks (no source datasets)

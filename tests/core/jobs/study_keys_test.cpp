@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/jobs/study.h"
+#include "tests/support/study_tests.h"
 
 namespace lmk {
 namespace {
@@ -27,75 +28,6 @@ namespace fs = std::filesystem;
 // Keys hold absolute paths (the study folder, the store, inputs of your own): the configs are
 // planned under one fixed root, whatever the checkout's path.
 const fs::path kRoot = "/tmp/lmk-study-keys-test";
-
-// Every option a step's arguments or training configs read, set away from its default.
-const char* const kEverything = R"(
-[study]
-name = "everything"
-corpus = ["manpages", "python-docs", "texts"]
-corpus_limit = 7
-seed = 5
-device = "cuda:1"
-[tokenizer]
-vocab_size = 3000
-[model]
-preset = "tiny"
-architecture = "qwen3"
-hidden_size = 96
-layers = 3
-heads = 4
-intermediate_size = 200
-kv_heads = 2
-rope_theta = 20000.5
-rope = false
-bidirectional = true
-[pretrain]
-max_length = 192
-batch_size = 6
-steps = 11
-epochs = 2
-learning_rate = 0.002
-[finetune]
-poolings = ["cls", "mean", "lmk:fixed:16", "lmk:variable:16,32"]
-query_max_length = 48
-passage_max_length = 160
-batch_size = 12
-negatives = 2
-steps = 9
-epochs = 3
-examples_per_document = 5
-synthetic_pairs = 13
-learning_rate = 0.0003
-temperature = 0.07
-warmup_ratio = 0.2
-recompute_layers = true
-lora_rank = 4
-lora_alpha = 8
-lora_dropout = 0.1
-lora_target_modules = ["q_proj", "v_proj"]
-[eval]
-benchmarks = ["passages", "documents", "code", "passkey", "needle", "needle-multivalue",
-              "needle-multiquery", "cwe", "fwe"]
-lengths = [160, 320]
-needle_lengths = [160, 640]
-depths = [0, 0.25, 1]
-queries_per_document = 3
-windows = 17
-windows_per_document = 2
-queries = 9
-documents = 8
-needle_keys = 2
-needle_values = 3
-needle_queries = 5
-granularity = 24
-attention_docs = 1
-select = "dev"
-datasets = ["mine/beir-a", "mine/beir-b"]
-max_lengths = [100, 0]
-[sweep]
-"eval.granularity" = [8, 24]
-"study.seed" = [5, 6]
-)";
 
 // ModernBERT's shape options (a decoder has no local window), on one corpus folder of your own.
 const char* const kEncoderShapes = R"(
@@ -134,14 +66,15 @@ std::string plan_keys() {
   write_input(kRoot / "mine" / "beir-b" / "corpus.jsonl", "{}\n");
   write_input(kRoot / "models" / "ModernBERT-base" / "config.json", "{}\n");
   write_input(kRoot / "data" / "msmarco-train.jsonl.gz", "not really gzip\n");
-  std::ofstream(kRoot / "everything.toml") << kEverything;
+  std::ofstream(kRoot / "everything.toml") << testing::kEveryOption;
   std::ofstream(kRoot / "encoder-shapes.toml") << kEncoderShapes;
   std::vector<std::string> configs = {(kRoot / "everything.toml").string(),
                                       (kRoot / "encoder-shapes.toml").string()};
   for (const char* shipped : {"pooling-vs-length", "granularity-sweep", "decoder-pooling",
                               "lmk-modernbert-msmarco-h100", "minilm-real-start"}) {
     const fs::path copy = kRoot / (std::string(shipped) + ".toml");
-    fs::copy_file(fs::path(LMK_SOURCE_DIR) / "experiments" / (std::string(shipped) + ".toml"), copy);
+    fs::copy_file(fs::path(LMK_SOURCE_DIR) / "experiments" / (std::string(shipped) + ".toml"),
+                  copy);
     configs.push_back(copy.string());
   }
   std::ostringstream out;
@@ -177,7 +110,8 @@ TEST(StudyKeys, AnUnchangedStudyKeepsTheKeysOfItsFinishedSteps) {
   size_t line = 0;
   while (std::getline(want, want_line)) {
     ++line;
-    ASSERT_TRUE(std::getline(got, got_line)) << "plan ends before line " << line << ": " << want_line;
+    ASSERT_TRUE(std::getline(got, got_line))
+        << "plan ends before line " << line << ": " << want_line;
     ASSERT_EQ(got_line, want_line) << "line " << line;
   }
   EXPECT_FALSE(std::getline(got, got_line)) << "plan has more steps: " << got_line;

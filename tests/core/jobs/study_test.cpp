@@ -10,6 +10,7 @@
 #include <set>
 
 #include "core/store/results_store.h"
+#include "core/train/training_config.h"
 #include "core/util/error.h"
 #include "core/util/file.h"
 #include "tests/support/study_tests.h"
@@ -561,6 +562,52 @@ TEST(StudySweep, CellsShareTheStepsTheirValuesDoNotChange) {
   EXPECT_EQ(find_step(single, "pretrain").key, find_step(plan, "pretrain").key);
   EXPECT_EQ(find_step(single, "eval/cls/passkey").key,
             find_step(plan, "steps=5,learning_rate=0.0001/eval/cls/passkey").key);
+}
+
+// A training step's config file is written from its typed config through the settings tables:
+// lmk train's and lmk pretrain's own readers read it back to that config (every recorded key,
+// and the output, schedule and device keys), for every option a study sets.
+TEST(StudyPlan, TrainingStepsWriteConfigsTheirCommandsReadBack) {
+  TempDir dir;
+  MissingInputs missing;  // kEveryOption's folders and datasets of your own are not here
+  const StudyPlan plan = plan_study(
+      read_study_grid(dir.write("every.toml", testing::kEveryOption), "full", "", "", &missing));
+  size_t checked = 0;
+  for (const StudyStep& step : plan.steps) {
+    if (!step.command) continue;
+    auto check = [&](const auto& request, const auto& read, const auto& table) {
+      ASSERT_EQ(step.files.size(), 1u) << step.id;
+      const auto& [path, content] = step.files.front();
+      const std::string file = dir.write(step.key + ".toml", content);
+      const auto back = read(file);
+      auto typed = request.config;  // with the placeholders filled, as in the file
+      typed.out_dir = step.dir;
+      typed.run_name = step.store_run;
+      nlohmann::json want = nlohmann::json::object(), got = nlohmann::json::object();
+      add_settings_json(want, training_settings(), static_cast<const TrainingSettings&>(typed));
+      add_settings_json(want, table, typed);
+      add_settings_json(got, training_settings(), static_cast<const TrainingSettings&>(back));
+      add_settings_json(got, table, back);
+      EXPECT_EQ(got, want) << step.id;
+      EXPECT_EQ(back.out_dir, step.dir) << step.id;
+      EXPECT_EQ(back.db, plan.config.db) << step.id;
+      EXPECT_EQ(back.experiment, plan.experiment) << step.id;
+      EXPECT_EQ(back.run_name, step.store_run) << step.id;
+      EXPECT_EQ(back.device, "cuda:1") << step.id;
+      EXPECT_EQ(back.checkpoint_every, 100) << step.id;
+      EXPECT_EQ(path, step.dir + ".toml") << step.id;
+      ++checked;
+    };
+    if (const auto* finetune = std::get_if<FinetuneRequest>(&*step.command)) {
+      check(*finetune, read_contrastive_config, contrastive_settings());
+      EXPECT_TRUE(finetune->config.recompute_layers) << step.id;
+      EXPECT_EQ(finetune->config.lora_targets, (std::vector<std::string>{"q_proj", "v_proj"}));
+    } else if (const auto* pretrain = std::get_if<PretrainRequest>(&*step.command)) {
+      check(*pretrain, read_pretrain_config, pretrain_settings());
+    }
+  }
+  // 2 seeds x (pretraining + 4 fine-tunes)
+  EXPECT_EQ(checked, 10u);
 }
 
 TEST(StudySweep, AnInvalidCellRejectsTheWholeGridNamingIt) {
