@@ -134,7 +134,7 @@ int run_eval(const EvalArgs& args) {
     evaluation.ranking_depth = args.save_run.empty() ? 0 : kTrecRunDepth;
     evaluation.run_tag = trec_tag(args.run_name.empty() ? default_name : args.run_name);
     const DatasetEvaluation outcome =
-        evaluate_dataset(model, *tokenizer, dataset, evaluation, std::cout);
+        evaluate_dataset(model, *tokenizer, dataset, evaluation, plan, std::cout);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::cout << "time: " << format_metric(seconds) << " s (" << outcome.timing_text << ")\n";

@@ -1,6 +1,7 @@
 #pragma once
 
-// Relevance judgments, shared by the dataset readers (core/data) and the metrics (core/eval).
+// Relevance judgments: what the dataset readers (core/data) read and the metrics (core/eval)
+// score against. Here, in data, so that data includes nothing of eval (eval reads data).
 
 #include <map>
 #include <string>

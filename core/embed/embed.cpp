@@ -164,7 +164,12 @@ LandmarkTokenizer input_tokenizer(const Tokenizer& tokenizer, const PoolingPlan&
 at::Tensor encode_texts(const LoadedModel& model, const Tokenizer& tokenizer,
                         const std::vector<std::string>& texts, const EncodeOptions& options,
                         const std::function<void(size_t)>& progress) {
-  const PoolingPlan plan = plan_pooling(options, model);
+  return encode_texts(model, tokenizer, texts, options, plan_pooling(options, model), progress);
+}
+
+at::Tensor encode_texts(const LoadedModel& model, const Tokenizer& tokenizer,
+                        const std::vector<std::string>& texts, const EncodeOptions& options,
+                        const PoolingPlan& plan, const std::function<void(size_t)>& progress) {
   const LandmarkTokenizer landmarks =
       input_tokenizer(tokenizer, plan, options, model.encoder->config());
   std::vector<TokenizedText> inputs;

@@ -117,8 +117,14 @@ LandmarkTokenizer input_tokenizer(const Tokenizer& tokenizer, const PoolingPlan&
 at::Tensor embed_batch(const LoadedModel& model, const Batch& batch, const PoolingPlan& plan,
                        const c10::Device& device = c10::Device(c10::kCPU));
 
-// Encodes texts -> embeddings [N, H] (float32, input order) with plan_pooling(options, model).
-// progress(done) is called after every batch with the number of texts encoded so far.
+// Encodes texts -> embeddings [N, H] (float32, input order) with `plan`, the plan of `options`
+// over `model` that the command made once (plan_pooling) and passes down to everything that
+// encodes, records or captures attention for it. progress(done) is called after every batch
+// with the number of texts encoded so far.
+at::Tensor encode_texts(const LoadedModel& model, const Tokenizer& tokenizer,
+                        const std::vector<std::string>& texts, const EncodeOptions& options,
+                        const PoolingPlan& plan, const std::function<void(size_t)>& progress = {});
+// The same with plan_pooling(options, model), for a caller that encodes once.
 at::Tensor encode_texts(const LoadedModel& model, const Tokenizer& tokenizer,
                         const std::vector<std::string>& texts, const EncodeOptions& options,
                         const std::function<void(size_t)>& progress = {});

@@ -86,7 +86,7 @@ DocumentAttention explore_attention(const LoadedModel& model, const Tokenizer& t
   d.pooled_similarity = std::numeric_limits<float>::quiet_NaN();
   if (!explorer.query.empty()) {
     d.query = explorer.query;
-    const at::Tensor query = encode_texts(model, tokenizer, {explorer.query}, options)[0];
+    const at::Tensor query = encode_texts(model, tokenizer, {explorer.query}, options, plan)[0];
     const at::Tensor q = query / query.norm().clamp_min(1e-12);
     const at::Tensor index = at::tensor(d.pooling_positions, at::kLong);
     const at::Tensor states = hidden.select(0, 0).index_select(0, index);  // [P, H]

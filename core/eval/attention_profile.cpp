@@ -27,8 +27,17 @@ std::vector<AttentionProfile> attention_profiles(const LoadedModel& model,
                                                  const std::vector<std::string>& texts,
                                                  const EncodeOptions& options,
                                                  const AttentionProfileOptions& profile_options) {
+  return attention_profiles(model, tokenizer, texts, options, plan_pooling(options, model),
+                            profile_options);
+}
+
+std::vector<AttentionProfile> attention_profiles(const LoadedModel& model,
+                                                 const Tokenizer& tokenizer,
+                                                 const std::vector<std::string>& texts,
+                                                 const EncodeOptions& options,
+                                                 const PoolingPlan& plan,
+                                                 const AttentionProfileOptions& profile_options) {
   require_layers(profile_options.layers, model.encoder->config().num_layers);
-  const PoolingPlan plan = plan_pooling(options, model);
   const LandmarkTokenizer landmarks =
       input_tokenizer(tokenizer, plan, options, model.encoder->config());
   const c10::Device device = parse_device(options.device, "device");

@@ -33,6 +33,14 @@ struct AttentionProfileOptions {
 // The profiles of each text (document order, then layer, then head): queries are position 0
 // for cls / mean / last / mean_every_k, the landmark positions for lmk, the CLS positions for
 // multicls; averaged over the queries. One document at a time.
+// `plan`: the command's plan of `options` over the model (plan_pooling), passed down.
+std::vector<AttentionProfile> attention_profiles(const LoadedModel& model,
+                                                 const Tokenizer& tokenizer,
+                                                 const std::vector<std::string>& texts,
+                                                 const EncodeOptions& options,
+                                                 const PoolingPlan& plan,
+                                                 const AttentionProfileOptions& profile_options);
+// The same with plan_pooling(options, model).
 std::vector<AttentionProfile> attention_profiles(
     const LoadedModel& model, const Tokenizer& tokenizer, const std::vector<std::string>& texts,
     const EncodeOptions& options, const AttentionProfileOptions& profile_options = {});

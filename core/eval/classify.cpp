@@ -50,6 +50,13 @@ ClassificationEvaluation evaluate_classification(const LoadedModel& model,
                                                  const LabelledTexts& train,
                                                  const LabelledTexts& test,
                                                  const EncodeOptions& options) {
+  return evaluate_classification(model, tokenizer, train, test, options,
+                                 plan_pooling(options, model));
+}
+
+ClassificationEvaluation evaluate_classification(
+    const LoadedModel& model, const Tokenizer& tokenizer, const LabelledTexts& train,
+    const LabelledTexts& test, const EncodeOptions& options, const PoolingPlan& plan) {
   if (train.texts.empty() || test.texts.empty())
     throw InputError("classification: needs train and test texts");
   ClassificationEvaluation out;
@@ -67,8 +74,8 @@ ClassificationEvaluation evaluate_classification(const LoadedModel& model,
     return y;
   };
   auto start = std::chrono::steady_clock::now();
-  const auto x_train = rows_of(encode_texts(model, tokenizer, train.texts, options));
-  const auto x_test = rows_of(encode_texts(model, tokenizer, test.texts, options));
+  const auto x_train = rows_of(encode_texts(model, tokenizer, train.texts, options, plan));
+  const auto x_test = rows_of(encode_texts(model, tokenizer, test.texts, options, plan));
   out.encode_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   start = std::chrono::steady_clock::now();

@@ -29,6 +29,11 @@ struct ClassificationEvaluation {
   double encode_seconds = 0, fit_seconds = 0;
 };
 
+// `plan`: the command's plan of `options` over the model (plan_pooling), passed down.
+ClassificationEvaluation evaluate_classification(
+    const LoadedModel& model, const Tokenizer& tokenizer, const LabelledTexts& train,
+    const LabelledTexts& test, const EncodeOptions& options, const PoolingPlan& plan);
+// The same with plan_pooling(options, model).
 ClassificationEvaluation evaluate_classification(const LoadedModel& model,
                                                  const Tokenizer& tokenizer,
                                                  const LabelledTexts& train,

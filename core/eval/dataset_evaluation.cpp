@@ -51,9 +51,11 @@ std::string trec_qrels_lines(const Qrels& qrels, const std::string& part) {
 // heads), as the store's rows of one part.
 std::vector<AttentionProfileRow> mean_attention_profile(
     const LoadedModel& model, const Tokenizer& tokenizer, const std::vector<std::string>& texts,
-    const EncodeOptions& encode, const std::string& dataset, const std::string& group, int bins) {
+    const EncodeOptions& encode, const PoolingPlan& plan, const std::string& dataset,
+    const std::string& group, int bins) {
   std::vector<double> mean(static_cast<size_t>(bins), 0.0);
-  for (const AttentionProfile& profile : attention_profiles(model, tokenizer, texts, encode)) {
+  for (const AttentionProfile& profile :
+       attention_profiles(model, tokenizer, texts, encode, plan, {})) {
     const auto binned = profile.binned(bins);
     for (size_t b = 0; b < binned.size(); ++b)
       mean[b] += binned[b] / static_cast<double>(texts.size());
@@ -69,16 +71,13 @@ std::vector<AttentionProfileRow> mean_attention_profile(
 DatasetEvaluation evaluate_retrieval_dataset(const LoadedModel& model, const Tokenizer& tokenizer,
                                              const DatasetInfo& dataset,
                                              const DatasetEvaluationOptions& evaluation,
-                                             std::ostream& report) {
+                                             const PoolingPlan& plan, std::ostream& report) {
   RetrievalOptions options = evaluation.retrieval;
   if (evaluation.ranking_depth > 0) options.run_depth = evaluation.ranking_depth;
   const std::string split = evaluation.split.empty() ? dataset.split : evaluation.split;
-  const int granularity = plan_pooling(options.encode, model).granularity;
+  const int granularity = plan.granularity;
   DatasetEvaluation outcome;
   std::vector<EvalResult>& rows = outcome.rows;
-  // metric -> (sum of the part's mean x its queries, queries): the dataset's score is the mean
-  // over all its queries, pooled over its parts (core/eval/store_comparison.h).
-  std::map<std::string, std::pair<double, size_t>> overall;
   RetrievalTiming total;
   size_t short_targets = 0;
   report << "dataset " << dataset.task << " (" << dataset.parts.size() << " part"
@@ -95,7 +94,8 @@ DatasetEvaluation evaluate_retrieval_dataset(const LoadedModel& model, const Tok
       const Document& doc = data.corpus[d];
       profile_texts.push_back(document_input(doc.title, doc.text));
     }
-    const SplitEvaluation result = evaluate_retrieval(model, tokenizer, std::move(data), options);
+    const SplitEvaluation result =
+        evaluate_retrieval(model, tokenizer, std::move(data), options, plan);
     short_targets += result.short_targets;
     const std::string part_label =
         part.name.empty() ? std::string("all") : dataset.part_kind + " " + part.name;
@@ -119,12 +119,8 @@ DatasetEvaluation evaluate_retrieval_dataset(const LoadedModel& model, const Tok
     const std::string group_kind = part.name.empty()           ? "all"
                                    : dataset.part_kind.empty() ? "part"
                                                                : dataset.part_kind;
-    for (const auto& [metric, value] : result.metrics.overall.values) {
+    for (const auto& [metric, value] : result.metrics.overall.values)
       rows.push_back({dataset.task, split, metric, value, group_kind, part.name});
-      auto& [sum, count] = overall[metric];
-      sum += value * static_cast<double>(result.metrics.per_query.size());
-      count += result.metrics.per_query.size();
-    }
     // A metric of the part's overall means (0 when the cutoffs asked for leave it out).
     auto overall_value = [&](const std::string& metric) {
       const auto found = result.metrics.overall.values.find(metric);
@@ -157,33 +153,35 @@ DatasetEvaluation evaluate_retrieval_dataset(const LoadedModel& model, const Tok
            << format_metric(overall_value("recall_at_10")) << "\n";
     if (!profile_texts.empty()) {
       // Where the pooling tokens look, on the first documents of the part.
-      const auto profile =
-          mean_attention_profile(model, tokenizer, profile_texts, options.encode, dataset.task,
-                                 part.name.empty() ? "all" : part.name, evaluation.attention_bins);
+      const auto profile = mean_attention_profile(
+          model, tokenizer, profile_texts, options.encode, plan, dataset.task,
+          part.name.empty() ? "all" : part.name, evaluation.attention_bins);
       outcome.attention.insert(outcome.attention.end(), profile.begin(), profile.end());
     }
   }
-  if (overall.empty())
+  if (outcome.queries.empty())
     throw InputError("every query's target is shorter than " +
                      std::to_string(options.min_target_length) + " tokens (" +
                      std::to_string(short_targets) + " queries): nothing to score");
-  // The dataset's score: the mean over all its queries, pooled over the parts (not the mean of
-  // the parts' means, which weighs a part of 8 queries as one of 31); a dataset of one unnamed
-  // part has it already.
-  std::map<std::string, double> overall_means;
-  size_t overall_queries = 0;
+  // The dataset's score: the mean over all its queries, pooled over the parts (mean_over_queries,
+  // core/eval/metrics.h; not the mean of the parts' means, which weighs a part of 8 queries as
+  // one of 31); a dataset of one unnamed part has it already.
+  std::vector<const MetricValues*> all_queries;
+  for (const QueryResult& query : outcome.queries) all_queries.push_back(&query.metrics);
+  const MetricMeans overall = mean_over_queries(all_queries);
   const bool one_unnamed_part = dataset.parts.size() == 1 && dataset.parts[0].name.empty();
-  for (const auto& [metric, sum_count] : overall) {
-    overall_means[metric] = sum_count.first / static_cast<double>(sum_count.second);
-    overall_queries = std::max(overall_queries, sum_count.second);
-    if (!one_unnamed_part)
-      rows.push_back({dataset.task, split, metric, overall_means[metric], "all", ""});
+  if (!one_unnamed_part) {
+    for (const auto& [metric, mean] : overall.values)
+      rows.push_back({dataset.task, split, metric, mean, "all", ""});
   }
-  report << "  overall (all " << overall_queries << " queries";
+  report << "  overall (all " << overall.queries << " queries";
   if (!one_unnamed_part)
     report << ", pooled over the " << (dataset.part_kind.empty() ? "" : dataset.part_kind + " ")
            << "parts";
-  report << "): " << dataset.main_score << " " << format_metric(overall_means[dataset.main_score])
+  report << "): " << dataset.main_score << " "
+         << format_metric(overall.values.count(dataset.main_score)
+                              ? overall.values.at(dataset.main_score)
+                              : 0.0)
          << "\n  by evidence position (" << dataset.main_score << ", queries):\n";
   for (const auto& [bucket, metrics] : by_position) {
     for (const auto& [metric, sum_count] : metrics) {
@@ -210,11 +208,11 @@ DatasetEvaluation evaluate_classification_dataset(const LoadedModel& model,
                                                   const Tokenizer& tokenizer,
                                                   const DatasetInfo& dataset,
                                                   const EncodeOptions& encode,
-                                                  std::ostream& report) {
+                                                  const PoolingPlan& plan, std::ostream& report) {
   const LabelledTexts train = read_labelled((fs::path(dataset.dir) / "train.jsonl").string());
   const LabelledTexts test = read_labelled((fs::path(dataset.dir) / "test.jsonl").string());
   const ClassificationEvaluation result =
-      evaluate_classification(model, tokenizer, train, test, encode);
+      evaluate_classification(model, tokenizer, train, test, encode, plan);
   DatasetEvaluation outcome;
   outcome.rows = {{dataset.task, "test", "accuracy", result.report.accuracy, "all", ""},
                   {dataset.task, "test", "f1", result.report.macro_f1, "all", ""}};
@@ -246,11 +244,12 @@ DatasetEvaluation evaluate_classification_dataset(const LoadedModel& model,
 
 DatasetEvaluation evaluate_dataset(const LoadedModel& model, const Tokenizer& tokenizer,
                                    const DatasetInfo& dataset,
-                                   const DatasetEvaluationOptions& options, std::ostream& report) {
+                                   const DatasetEvaluationOptions& options, const PoolingPlan& plan,
+                                   std::ostream& report) {
   if (dataset.type == "classification")
     return evaluate_classification_dataset(model, tokenizer, dataset, options.retrieval.encode,
-                                           report);
-  return evaluate_retrieval_dataset(model, tokenizer, dataset, options, report);
+                                           plan, report);
+  return evaluate_retrieval_dataset(model, tokenizer, dataset, options, plan, report);
 }
 
 std::string trec_tag(const std::string& name) {

@@ -38,12 +38,14 @@ struct DatasetEvaluation {
   std::string timing_text;                              // the same in words
 };
 
-// Evaluates the dataset. Throws InputError when no query can be scored (every target shorter
-// than retrieval.min_target_length) or a classification file is malformed (naming the file and
-// line).
+// Evaluates the dataset with `plan`, lmk eval's plan of options.retrieval.encode over the model
+// (plan_pooling: the one the run records). Throws InputError when no query can be scored (every
+// target shorter than retrieval.min_target_length) or a classification file is malformed
+// (naming the file and line).
 DatasetEvaluation evaluate_dataset(const LoadedModel& model, const Tokenizer& tokenizer,
                                    const DatasetInfo& dataset,
-                                   const DatasetEvaluationOptions& options, std::ostream& report);
+                                   const DatasetEvaluationOptions& options, const PoolingPlan& plan,
+                                   std::ostream& report);
 
 // A run name as a TREC run tag (the last column): whitespace becomes '_'; "" is "lmk".
 std::string trec_tag(const std::string& name);

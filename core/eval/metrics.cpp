@@ -121,22 +121,6 @@ MetricValues metrics_of(const std::map<std::string, int>& relevant, std::vector<
   return values;
 }
 
-// Sums of metric values and how many queries went in; means() divides.
-struct MetricSums {
-  MetricValues sums;
-  size_t queries = 0;
-
-  void add(const MetricValues& values) {
-    for (const auto& [name, value] : values) sums[name] += value;
-    ++queries;
-  }
-  MetricMeans means() const {
-    MetricMeans result{sums, queries};
-    for (auto& [name, value] : result.values) value /= double(queries);
-    return result;
-  }
-};
-
 // "33.3" for 33.33..., "10" for 10.
 std::string format_percent(double percent) {
   char text[32];
@@ -161,12 +145,26 @@ MetricValues query_metrics(const std::map<std::string, int>& relevant,
   return metrics_of(relevant, std::move(ranking), ks, "ranking");
 }
 
+MetricMeans mean_over_queries(const std::vector<const MetricValues*>& queries) {
+  MetricMeans means;
+  std::map<std::string, size_t> counts;
+  for (const MetricValues* values : queries) {
+    for (const auto& [name, value] : *values) {
+      means.values[name] += value;
+      ++counts[name];
+    }
+  }
+  for (auto& [name, value] : means.values) value /= static_cast<double>(counts[name]);
+  means.queries = queries.size();
+  return means;
+}
+
 Evaluation evaluate(const Qrels& qrels, const RunResults& run, const std::vector<int>& ks,
                     const std::map<std::string, std::string>& group_of_query) {
   check_cutoffs(ks);
   Evaluation evaluation;
-  MetricSums overall;
-  std::map<std::string, MetricSums> groups;
+  std::vector<const MetricValues*> overall;
+  std::map<std::string, std::vector<const MetricValues*>> groups;
   for (const auto& [query_id, judged] : qrels) {
     if (std::none_of(judged.begin(), judged.end(),
                      [](const auto& entry) { return is_relevant(entry.second); })) {
@@ -178,18 +176,20 @@ Evaluation evaluate(const Qrels& qrels, const RunResults& run, const std::vector
     MetricValues values =
         metrics_of(judged, retrieved == run.end() ? std::vector<ScoredDoc>{} : retrieved->second,
                    ks, "run: query '" + query_id + "'");
-    overall.add(values);
+    const MetricValues& kept =
+        evaluation.per_query.emplace(query_id, std::move(values)).first->second;
+    overall.push_back(&kept);
     const auto group = group_of_query.find(query_id);
-    if (group != group_of_query.end()) groups[group->second].add(values);
-    evaluation.per_query.emplace(query_id, std::move(values));
+    if (group != group_of_query.end()) groups[group->second].push_back(&kept);
   }
   for (const auto& entry : run)
     if (qrels.count(entry.first) == 0) ++evaluation.queries_without_qrels;
-  if (overall.queries == 0)
+  if (overall.empty())
     throw input_error("qrels", "no query has a relevant document (relevance >= 1)");
 
-  evaluation.overall = overall.means();
-  for (const auto& [label, sums] : groups) evaluation.groups.emplace(label, sums.means());
+  evaluation.overall = mean_over_queries(overall);
+  for (const auto& [label, queries] : groups)
+    evaluation.groups.emplace(label, mean_over_queries(queries));
   return evaluation;
 }
 

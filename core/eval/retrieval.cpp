@@ -20,11 +20,12 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 at::Tensor encode_with_progress(const LoadedModel& model, const Tokenizer& tokenizer,
                                 const std::vector<std::string>& texts, const EncodeOptions& options,
-                                const std::string& label, bool show_progress) {
-  if (!show_progress) return encode_texts(model, tokenizer, texts, options);
+                                const PoolingPlan& plan, const std::string& label,
+                                bool show_progress) {
+  if (!show_progress) return encode_texts(model, tokenizer, texts, options, plan);
   Progress progress(label, texts.size(), "texts");
-  at::Tensor out =
-      encode_texts(model, tokenizer, texts, options, [&](size_t done) { progress.update(done); });
+  at::Tensor out = encode_texts(model, tokenizer, texts, options, plan,
+                                [&](size_t done) { progress.update(done); });
   progress.finish();
   return out;
 }
@@ -35,11 +36,11 @@ at::Tensor encode_with_progress(const LoadedModel& model, const Tokenizer& token
 // and put back in order. Fewer texts than processes: each encodes them all.
 at::Tensor encode_shared(const LoadedModel& model, const Tokenizer& tokenizer,
                          const std::vector<std::string>& texts, const EncodeOptions& options,
-                         const std::string& label, bool show_progress,
+                         const PoolingPlan& plan, const std::string& label, bool show_progress,
                          const DistributedContext* dist) {
   const size_t world = dist ? static_cast<size_t>(dist->world_size()) : 1;
   if (world == 1 || texts.size() < world)
-    return encode_with_progress(model, tokenizer, texts, options, label, show_progress);
+    return encode_with_progress(model, tokenizer, texts, options, plan, label, show_progress);
   const size_t rank = static_cast<size_t>(dist->rank());
   std::vector<size_t> order(texts.size());
   std::iota(order.begin(), order.end(), size_t{0});
@@ -49,8 +50,8 @@ at::Tensor encode_shared(const LoadedModel& model, const Tokenizer& tokenizer,
   for (size_t i = rank; i < order.size(); i += world) share.push_back(texts[order[i]]);
   const int64_t rows = static_cast<int64_t>((texts.size() + world - 1) / world);
   const at::Tensor mine =
-      encode_with_progress(model, tokenizer, share, options, label + " (this process's share)",
-                           show_progress && dist->is_main());
+      encode_with_progress(model, tokenizer, share, options, plan,
+                           label + " (this process's share)", show_progress && dist->is_main());
   at::Tensor padded = at::zeros({rows, mine.size(1)}, mine.options());
   padded.narrow(0, 0, mine.size(0)).copy_(mine);
   const at::Tensor all = dist->all_gather(padded);  // [world * rows, H]
@@ -103,6 +104,13 @@ RunResults exact_search(const at::Tensor& queries, const std::vector<std::string
 
 SplitEvaluation evaluate_retrieval(const LoadedModel& model, const Tokenizer& tokenizer,
                                    RetrievalSplit split, const RetrievalOptions& options) {
+  return evaluate_retrieval(model, tokenizer, std::move(split), options,
+                            plan_pooling(options.encode, model));
+}
+
+SplitEvaluation evaluate_retrieval(const LoadedModel& model, const Tokenizer& tokenizer,
+                                   RetrievalSplit split, const RetrievalOptions& options,
+                                   const PoolingPlan& plan) {
   if (split.corpus.empty()) throw InputError("retrieval evaluation: the corpus is empty");
   if (split.queries.empty()) throw InputError("retrieval evaluation: no queries");
   SplitEvaluation out;
@@ -113,7 +121,7 @@ SplitEvaluation evaluate_retrieval(const LoadedModel& model, const Tokenizer& to
     std::string input = document_input(d.title, std::move(d.text));
     out.empty_documents += input.empty();
     document_texts.push_back(options.document_prefix.empty() ? std::move(input)
-                                                              : options.document_prefix + input);
+                                                             : options.document_prefix + input);
     d.text.clear();
     d.text.shrink_to_fit();
     document_ids.push_back(std::move(d.id));
@@ -153,13 +161,13 @@ SplitEvaluation evaluate_retrieval(const LoadedModel& model, const Tokenizer& to
     }
   }
   auto start = std::chrono::steady_clock::now();
-  at::Tensor documents = encode_shared(model, tokenizer, document_texts, options.encode,
+  at::Tensor documents = encode_shared(model, tokenizer, document_texts, options.encode, plan,
                                        "documents", options.show_progress, options.dist);
   out.timing.encode_documents = seconds_since(start);
   start = std::chrono::steady_clock::now();
   EncodeOptions query_options = options.encode;
   if (options.query_max_length > 0) query_options.max_length = options.query_max_length;
-  at::Tensor queries = encode_shared(model, tokenizer, query_texts, query_options, "queries",
+  at::Tensor queries = encode_shared(model, tokenizer, query_texts, query_options, plan, "queries",
                                      options.show_progress, options.dist);
   out.timing.encode_queries = seconds_since(start);
   start = std::chrono::steady_clock::now();

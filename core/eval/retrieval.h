@@ -75,6 +75,11 @@ RunResults exact_search(const at::Tensor& queries, const std::vector<std::string
 // tokenizer's content tokens as encoded (prefix and title included, before truncation). The split
 // is taken by value and its texts are moved out, so a large corpus is never held twice (pass
 // std::move).
+// `plan`: the command's plan of options.encode over the model (plan_pooling), passed down.
+SplitEvaluation evaluate_retrieval(const LoadedModel& model, const Tokenizer& tokenizer,
+                                   RetrievalSplit split, const RetrievalOptions& options,
+                                   const PoolingPlan& plan);
+// The same with plan_pooling(options.encode, model).
 SplitEvaluation evaluate_retrieval(const LoadedModel& model, const Tokenizer& tokenizer,
                                    RetrievalSplit split, const RetrievalOptions& options);
 

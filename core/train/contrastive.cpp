@@ -233,7 +233,7 @@ TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, boo
     options.document_prefix = config.passage_prefix;
     options.show_progress = false;
     const SplitEvaluation result =
-        evaluate_retrieval(model, *tokenizer, read_beir(config.dev_dataset, "dev"), options);
+        evaluate_retrieval(model, *tokenizer, read_beir(config.dev_dataset, "dev"), options, plan);
     return result.metrics.overall.values.at("ndcg_at_10");
   };
   std::vector<size_t> order;  // the example order of epoch order_epoch

@@ -70,6 +70,12 @@ class DatasetEvaluationTest : public ::testing::Test {
     o.retrieval.ks = {1, 10};
     return o;
   }
+  // As lmk eval evaluates: with the plan of the options over the model, made once.
+  DatasetEvaluation evaluate(const DatasetInfo& dataset, const DatasetEvaluationOptions& o,
+                             std::ostream& report) {
+    return evaluate_dataset(model_, *tokenizer_, dataset, o,
+                            plan_pooling(o.retrieval.encode, model_), report);
+  }
 
   TempDir dir_;
   std::string folder_;
@@ -89,7 +95,7 @@ double row_value(const std::vector<EvalResult>& rows, const std::string& metric,
 TEST_F(DatasetEvaluationTest, PooledAndPartRowsAreTheMeansOfTheirQueries) {
   const DatasetInfo read = read_dataset_info(dataset_.dir);
   std::ostringstream report;
-  const DatasetEvaluation e = evaluate_dataset(model_, *tokenizer_, read, options(), report);
+  const DatasetEvaluation e = evaluate(read, options(), report);
   ASSERT_EQ(e.queries.size(), 10u);
   for (const std::string metric : {"ndcg_at_10", "recall_at_10", "ndcg_at_1"}) {
     std::map<std::string, std::vector<double>> by_part;
@@ -130,7 +136,7 @@ TEST_F(DatasetEvaluationTest, RankingAndAttentionOnRequest) {
   o.attention_docs = 2;
   o.attention_bins = 4;
   std::ostringstream report;
-  const DatasetEvaluation e = evaluate_dataset(model_, *tokenizer_, dataset_, o, report);
+  const DatasetEvaluation e = evaluate(dataset_, o, report);
   // 10 queries x 5 documents, ranks 1..5 with scores not rising, tag without spaces.
   std::istringstream run(e.trec_run);
   std::map<std::string, std::vector<std::pair<int, double>>> ranks;
@@ -165,7 +171,7 @@ TEST_F(DatasetEvaluationTest, NoScorableQueryIsAnInputError) {
   o.retrieval.min_target_length = 100000;
   std::ostringstream report;
   try {
-    evaluate_dataset(model_, *tokenizer_, dataset_, o, report);
+    evaluate(dataset_, o, report);
     FAIL() << "no error";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("every query's target is shorter than 100000"),
