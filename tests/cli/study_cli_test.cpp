@@ -183,7 +183,7 @@ TEST(StudyCli, EveryShippedStudyPlansAsItIs) {
     for (const char* profile : {"micro", "quick", "full"}) {
       const std::string where = " --dir " + (dir.path() / name).string() + " --db " +
                                 (dir.path() / (name + ".db")).string();
-      for (const std::string command :
+      for (const std::string& command :
            {"study " + entry.path().string() + " --dry-run --profile " + profile + where,
             "submit " + entry.path().string() + " --dry-run --profile " + profile + where,
             "submit " + entry.path().string() + " --dry-run --executor slurm --profile " + profile +
@@ -272,8 +272,8 @@ TEST(StudyCli, ABenchmarkSubsetOfTheShippedStudyPlans) {
     std::string copy = text;
     copy.replace(copy.find(from), from.size(), "benchmarks = " + subset);
     const std::string config = dir.write("subset.toml", copy);
-    for (const std::string command : {"submit " + config + " --dry-run --profile micro",
-                                      "study " + config + " --dry-run --profile micro"}) {
+    for (const std::string& command : {"submit " + config + " --dry-run --profile micro",
+                                       "study " + config + " --dry-run --profile micro"}) {
       const Result r = run_lmk(command + " --dir " + (dir.path() / "s").string());
       EXPECT_EQ(r.code, 0) << subset << ": " << r.output;
       EXPECT_EQ(r.output.find("internal error"), std::string::npos) << r.output;

@@ -34,11 +34,12 @@ TEST(SentenceSplitterTablesTest, WhitespaceLineBreaksAndDigits) {
                                           0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200A, 0x2028,
                                           0x2029, 0x202F, 0x205F, 0x3000};
   for (char32_t cp = 0; cp < 0x10000; ++cp)
-    ASSERT_EQ(is_whitespace(cp), white_space.count(cp) == 1) << std::hex << "U+" << cp;
+    ASSERT_EQ(is_whitespace(cp), white_space.count(cp) == 1)
+        << std::hex << "U+" << static_cast<uint32_t>(cp);
   EXPECT_FALSE(is_whitespace(0x200B)) << "zero width space is not White_Space";
   for (char32_t cp :
        {U'\n', U'\v', U'\f', U'\r', char32_t{0x85}, char32_t{0x2028}, char32_t{0x2029}})
-    EXPECT_TRUE(is_line_break(cp)) << std::hex << cp;
+    EXPECT_TRUE(is_line_break(cp)) << std::hex << static_cast<uint32_t>(cp);
   for (char32_t cp : {U' ', U'\t', char32_t{0xA0}}) EXPECT_FALSE(is_line_break(cp));
   EXPECT_TRUE(is_ascii_digit(U'7'));
   EXPECT_FALSE(is_ascii_digit(U'７'));
@@ -52,14 +53,16 @@ TEST(SentenceSplitterTablesTest, WhitespaceLineBreaksAndDigits) {
 // alphanumeric, not letters (ASCII ones; other scripts' digits count as letters).
 TEST(SentenceSplitterTablesTest, LettersOfAnyScript) {
   for (char32_t cp : code_points("aZéÆßαЖщաअक中あ한ªº"))
-    EXPECT_TRUE(is_letter(cp)) << std::hex << "U+" << cp;
+    EXPECT_TRUE(is_letter(cp)) << std::hex << "U+" << static_cast<uint32_t>(cp);
   for (char32_t cp : code_points("7.,!?;:'\"()[] \t×÷。、「」“”—…€😀\u00A0\u3000"))
-    EXPECT_FALSE(is_letter(cp)) << std::hex << "U+" << cp;
+    EXPECT_FALSE(is_letter(cp)) << std::hex << "U+" << static_cast<uint32_t>(cp);
   EXPECT_TRUE(is_alphanumeric(U'7'));
   EXPECT_TRUE(is_alphanumeric(U'é'));
   EXPECT_FALSE(is_alphanumeric(U'-'));
-  for (char32_t cp : code_points("aZéÿĀſẞＡｚ")) EXPECT_TRUE(is_latin_letter(cp)) << std::hex << cp;
-  for (char32_t cp : code_points("αЖ中7")) EXPECT_FALSE(is_latin_letter(cp)) << std::hex << cp;
+  for (char32_t cp : code_points("aZéÿĀſẞＡｚ"))
+    EXPECT_TRUE(is_latin_letter(cp)) << std::hex << static_cast<uint32_t>(cp);
+  for (char32_t cp : code_points("αЖ中7"))
+    EXPECT_FALSE(is_latin_letter(cp)) << std::hex << static_cast<uint32_t>(cp);
 }
 
 // Uppercase Latin letters: ASCII, Latin-1 (not ×), Latin Extended-A by its case pairs (Ā ā,
@@ -67,18 +70,18 @@ TEST(SentenceSplitterTablesTest, LettersOfAnyScript) {
 // Latin Extended-B never.
 TEST(SentenceSplitterTablesTest, LatinUppercaseFollowsTheCasePairs) {
   for (char32_t cp : code_points("AZÀÉÞĀĂĶĹĻŇŊŌŶŸŹŻŽḀẞỸＡＺ"))
-    EXPECT_TRUE(is_latin_uppercase(cp)) << std::hex << "U+" << cp;
+    EXPECT_TRUE(is_latin_uppercase(cp)) << std::hex << "U+" << static_cast<uint32_t>(cp);
   for (char32_t cp : code_points("azàéßÿāķĸĺňŉŋŷźžſḁỹａ×Ɓƀ1"))
-    EXPECT_FALSE(is_latin_uppercase(cp)) << std::hex << "U+" << cp;
+    EXPECT_FALSE(is_latin_uppercase(cp)) << std::hex << "U+" << static_cast<uint32_t>(cp);
 }
 
 // Lowercase letters of Greek, Cyrillic and Armenian continue a sentence; their capitals, and
 // Latin letters, do not count here.
 TEST(SentenceSplitterTablesTest, NonLatinLowercase) {
   for (char32_t cp : code_points("αωάώςἀἁаяёџѡҋӂӏӑԯաֆ"))
-    EXPECT_TRUE(is_non_latin_lowercase(cp)) << std::hex << "U+" << cp;
+    EXPECT_TRUE(is_non_latin_lowercase(cp)) << std::hex << "U+" << static_cast<uint32_t>(cp);
   for (char32_t cp : code_points("ΑΩἈАЯЁЏѠҊӁӀӐԮԱՖaA"))
-    EXPECT_FALSE(is_non_latin_lowercase(cp)) << std::hex << "U+" << cp;
+    EXPECT_FALSE(is_non_latin_lowercase(cp)) << std::hex << "U+" << static_cast<uint32_t>(cp);
 }
 
 // Unicode's lowercase letters inside the blocks the two functions above treat by parity: Latin
@@ -87,9 +90,10 @@ TEST(SentenceSplitterTablesTest, NonLatinLowercase) {
 // ẖ ẘ ẚ ẜ as uppercase and ὸ ό ὺ ύ ὼ ώ as not lowercase).
 TEST(SentenceSplitterTablesTest, LowercaseExceptionsOfTheParityBlocks) {
   for (char32_t cp = 0x1E96; cp <= 0x1E9F; ++cp)
-    if (cp != 0x1E9E) EXPECT_FALSE(is_latin_uppercase(cp)) << std::hex << "U+" << cp;
+    if (cp != 0x1E9E)
+      EXPECT_FALSE(is_latin_uppercase(cp)) << std::hex << "U+" << static_cast<uint32_t>(cp);
   for (char32_t cp = 0x1F70; cp <= 0x1F7D; ++cp)
-    EXPECT_TRUE(is_non_latin_lowercase(cp)) << std::hex << "U+" << cp;
+    EXPECT_TRUE(is_non_latin_lowercase(cp)) << std::hex << "U+" << static_cast<uint32_t>(cp);
 }
 
 // Terminators: . ! ? and their compatibility forms need whitespace after them; the scripts'
@@ -99,32 +103,34 @@ TEST(SentenceSplitterTablesTest, TerminatorsOfEachKind) {
   std::vector<char32_t> whitespace_terminators = code_points(".!?…‼⁇⁈⁉");
   whitespace_terminators.push_back(0x037E);  // the Greek question mark (NFC turns it into ';')
   for (char32_t cp : whitespace_terminators) {
-    EXPECT_TRUE(is_whitespace_terminator(cp)) << std::hex << "U+" << cp;
-    EXPECT_FALSE(is_standalone_terminator(cp)) << std::hex << "U+" << cp;
+    EXPECT_TRUE(is_whitespace_terminator(cp)) << std::hex << "U+" << static_cast<uint32_t>(cp);
+    EXPECT_FALSE(is_standalone_terminator(cp)) << std::hex << "U+" << static_cast<uint32_t>(cp);
     EXPECT_TRUE(is_terminator(cp));
   }
   for (char32_t cp : code_points("。！？．｡।॥؟۔։።፧။។")) {
-    EXPECT_TRUE(is_standalone_terminator(cp)) << std::hex << "U+" << cp;
-    EXPECT_FALSE(is_whitespace_terminator(cp)) << std::hex << "U+" << cp;
+    EXPECT_TRUE(is_standalone_terminator(cp)) << std::hex << "U+" << static_cast<uint32_t>(cp);
+    EXPECT_FALSE(is_whitespace_terminator(cp)) << std::hex << "U+" << static_cast<uint32_t>(cp);
     EXPECT_TRUE(is_terminator(cp));
   }
-  for (char32_t cp : code_points(",;:-、，a \n")) EXPECT_FALSE(is_terminator(cp)) << std::hex << cp;
+  for (char32_t cp : code_points(",;:-、，a \n"))
+    EXPECT_FALSE(is_terminator(cp)) << std::hex << static_cast<uint32_t>(cp);
 }
 
 // Closing marks that stay with the sentence they end, opening marks that may start one, and
 // the markers that start a line's item.
 TEST(SentenceSplitterTablesTest, PunctuationAroundSentences) {
   for (char32_t cp : code_points("\"')]}*_»«’‘”“›‹〉》」』】〕＂＇）］｝"))
-    EXPECT_TRUE(is_closing_punctuation(cp)) << std::hex << "U+" << cp;
+    EXPECT_TRUE(is_closing_punctuation(cp)) << std::hex << "U+" << static_cast<uint32_t>(cp);
   for (char32_t cp : code_points("([{.,¿¡„‚「（"))
-    EXPECT_FALSE(is_closing_punctuation(cp)) << std::hex << cp;
+    EXPECT_FALSE(is_closing_punctuation(cp)) << std::hex << static_cast<uint32_t>(cp);
   for (char32_t cp : code_points("\"'([{¡¿«‘‚“„‹〈《「『【〔＂（［｛"))
-    EXPECT_TRUE(is_opening_punctuation(cp)) << std::hex << "U+" << cp;
+    EXPECT_TRUE(is_opening_punctuation(cp)) << std::hex << "U+" << static_cast<uint32_t>(cp);
   for (char32_t cp : code_points(")]}.»”」）"))
-    EXPECT_FALSE(is_opening_punctuation(cp)) << std::hex << cp;
+    EXPECT_FALSE(is_opening_punctuation(cp)) << std::hex << static_cast<uint32_t>(cp);
   for (char32_t cp : code_points("-*+#>–—•‣◦"))
-    EXPECT_TRUE(is_line_start_marker(cp)) << std::hex << cp;
-  for (char32_t cp : code_points(".1a(=")) EXPECT_FALSE(is_line_start_marker(cp)) << std::hex << cp;
+    EXPECT_TRUE(is_line_start_marker(cp)) << std::hex << static_cast<uint32_t>(cp);
+  for (char32_t cp : code_points(".1a(="))
+    EXPECT_FALSE(is_line_start_marker(cp)) << std::hex << static_cast<uint32_t>(cp);
 }
 
 // The word lists: the examples the header gives are in them, no abbreviation is both never
