@@ -419,12 +419,8 @@ int run_stats(const StatsArgs& args) {
   return 0;
 }
 
-}  // namespace
-
-Runner add_data_command(CLI::App& app) {
-  auto* data = app.add_subcommand("data", "Generate datasets (BEIR layout) and length statistics");
-  data->require_subcommand(1);
-  auto chosen = std::make_shared<std::function<int()>>();
+// lmk data passkey | needle | cwe | fwe
+void add_synthetic_commands(CLI::App* data, const std::shared_ptr<std::function<int()>>& chosen) {
   for (const std::string task : {"passkey", "needle", "cwe", "fwe"}) {
     auto args = std::make_shared<SyntheticArgs>();
     const std::map<std::string, std::string> about = {
@@ -489,121 +485,146 @@ Runner add_data_command(CLI::App& app) {
     cmd->callback(
         [chosen, args, task] { *chosen = [args, task] { return run_synthetic(*args, task); }; });
   }
-  {
-    auto args = std::make_shared<CorpusArgs>();
-    auto* cmd = data->add_subcommand(
-        "corpus", "Long-document retrieval from a folder of .txt files (documents/ and passages/)");
-    cmd->add_option("--source", args->source, "folder of .txt files")->required();
-    cmd->add_option("--out", args->out, "output folder")->required();
-    cmd->add_option("--seed", args->seed, "random seed (queries and splits)")
-        ->capture_default_str()
-        ->check(seed_range());
-    cmd->add_option("--queries-per-document", args->queries_per_document,
-                    "queries drawn from each document (with --lengths: from each window)")
-        ->capture_default_str()
-        ->check(whole(1, 1000000));
-    cmd->add_flag("--stratified", args->stratified,
-                  "query q of a document's k from [q/k, (q+1)/k) of its text (evidence spread "
-                  "evenly over the positions)");
-    cmd->add_option(
-        "--name", args->name,
-        "datasets NAME-documents and NAME-passages (default: the source folder's name)");
-    cmd->add_option("--lengths", args->lengths,
-                    "documents/ as windows of these token lengths, one part each, every target at "
-                    "least that long (with --tokenizer; queries stratified over the window)");
-    cmd->add_option("--tokenizer", args->tokenizer, "tokenizer that measures --lengths");
-    cmd->add_option("--windows-per-document", args->windows_per_document,
-                    "with --lengths: consecutive windows cut from a long document")
-        ->capture_default_str()
-        ->check(whole(1, 1000000));
-    cmd->add_option("--max-windows", args->max_windows,
-                    "with --lengths: at most this many windows per split and length, a seeded "
-                    "choice (0: all)")
-        ->capture_default_str()
-        ->check(whole(0));
-    cmd->add_option("--splits", args->splits,
-                    "only documents of these splits (e.g. dev,test for an evaluation-only corpus)")
-        ->capture_default_str();
-    cmd->callback([chosen, args] { *chosen = [args] { return run_corpus(*args); }; });
-  }
-  {
-    auto args = std::make_shared<CorpusArgs>();
-    auto* cmd =
-        data->add_subcommand("pairs", "Training pairs (FlagEmbedding jsonl) from .txt files");
-    cmd->add_option("--source", args->source, "folder of .txt files")->required();
-    cmd->add_option("--out", args->out, "output .jsonl")->required();
-    cmd->add_option("--seed", args->seed, "random seed (same as lmk data corpus for its splits)")
-        ->capture_default_str()
-        ->check(seed_range());
-    cmd->add_option("--split", args->split, "documents of this split only")->capture_default_str();
-    cmd->add_option("--negatives", args->negatives, "hard negatives per example")
-        ->capture_default_str()
-        ->check(whole(0, 1000000));
-    cmd->add_option("--examples-per-document", args->examples_per_document)
-        ->capture_default_str()
-        ->check(whole(1, 1000000));
-    cmd->callback([chosen, args] { *chosen = [args] { return run_pairs(*args); }; });
-  }
-  {
-    auto args = std::make_shared<ManPagesArgs>();
-    auto* cmd = data->add_subcommand(
-        "manpages", "The built-in corpus: the installed Linux man pages rendered to .txt files");
-    cmd->add_option("--out", args->out, "output folder")->required();
-    cmd->add_option("--sections", args->sections, "man sections")->capture_default_str();
-    cmd->add_option("--limit", args->limit, "this many pages, spread over the list (0: all)")
-        ->capture_default_str()
-        ->check(whole(0));
-    cmd->callback([chosen, args] { *chosen = [args] { return run_manpages(*args); }; });
-  }
-  {
-    auto args = std::make_shared<CodeArgs>();
-    auto* cmd = data->add_subcommand(
-        "code",
-        "Code retrieval from Python sources: docstring (first paragraph) -> the function's source "
-        "without it, among every function");
-    cmd->add_option("--source", args->source, "folder of .py files")->capture_default_str();
-    cmd->add_option("--out", args->out, "output folder (BEIR)")->required();
-    cmd->add_option("--name", args->name, "dataset name")->capture_default_str();
-    cmd->add_option("--seed", args->seed, "split seed (train / dev / test by file)")
-        ->capture_default_str()
-        ->check(seed_range());
-    cmd->add_option("--splits", args->splits,
-                    "only the functions of files in these splits (e.g. dev,test: an "
-                    "evaluation-only corpus)")
-        ->capture_default_str();
-    cmd->add_option("--limit-files", args->limit_files,
-                    "this many files, spread over the sorted list (0: all)")
-        ->capture_default_str()
-        ->check(whole(0));
-    cmd->callback([chosen, args] { *chosen = [args] { return run_code(*args); }; });
-  }
-  {
-    auto args = std::make_shared<DocsArgs>();
-    auto* cmd = data->add_subcommand(
-        "docs",
-        "A documentation corpus Debian ships as HTML, rendered to .txt files: python-docs "
-        "(python3.11-doc), kernel-docs (linux-doc-6.1)");
-    cmd->add_option("--source", args->source, "python-docs | kernel-docs")->required();
-    cmd->add_option("--out", args->out, "output folder")->required();
-    cmd->add_option("--limit", args->limit, "this many pages, spread over the list (0: all)")
-        ->capture_default_str()
-        ->check(whole(0));
-    cmd->add_option("--min-bytes", args->min_bytes, "skip pages with less text than this")
-        ->capture_default_str()
-        ->check(whole(0));
-    cmd->callback([chosen, args] { *chosen = [args] { return run_docs(*args); }; });
-  }
-  {
-    auto args = std::make_shared<StatsArgs>();
-    auto* cmd =
-        data->add_subcommand("stats", "Token-length distribution of a dataset (paper Fig. 2)");
-    cmd->add_option("DIR", args->dataset, "BEIR folder, folder of parts, or folder of .txt")
-        ->required();
-    cmd->add_option("--tokenizer", args->tokenizer, "tokenizer")->required();
-    cmd->add_option("--db", args->db, "store the histogram in this results database");
-    cmd->add_option("--name", args->name, "dataset name (default: the folder's)");
-    cmd->callback([chosen, args] { *chosen = [args] { return run_stats(*args); }; });
-  }
+}
+
+// lmk data corpus
+void add_corpus_command(CLI::App* data, const std::shared_ptr<std::function<int()>>& chosen) {
+  auto args = std::make_shared<CorpusArgs>();
+  auto* cmd = data->add_subcommand(
+      "corpus", "Long-document retrieval from a folder of .txt files (documents/ and passages/)");
+  cmd->add_option("--source", args->source, "folder of .txt files")->required();
+  cmd->add_option("--out", args->out, "output folder")->required();
+  cmd->add_option("--seed", args->seed, "random seed (queries and splits)")
+      ->capture_default_str()
+      ->check(seed_range());
+  cmd->add_option("--queries-per-document", args->queries_per_document,
+                  "queries drawn from each document (with --lengths: from each window)")
+      ->capture_default_str()
+      ->check(whole(1, 1000000));
+  cmd->add_flag("--stratified", args->stratified,
+                "query q of a document's k from [q/k, (q+1)/k) of its text (evidence spread "
+                "evenly over the positions)");
+  cmd->add_option("--name", args->name,
+                  "datasets NAME-documents and NAME-passages (default: the source folder's name)");
+  cmd->add_option("--lengths", args->lengths,
+                  "documents/ as windows of these token lengths, one part each, every target at "
+                  "least that long (with --tokenizer; queries stratified over the window)");
+  cmd->add_option("--tokenizer", args->tokenizer, "tokenizer that measures --lengths");
+  cmd->add_option("--windows-per-document", args->windows_per_document,
+                  "with --lengths: consecutive windows cut from a long document")
+      ->capture_default_str()
+      ->check(whole(1, 1000000));
+  cmd->add_option("--max-windows", args->max_windows,
+                  "with --lengths: at most this many windows per split and length, a seeded "
+                  "choice (0: all)")
+      ->capture_default_str()
+      ->check(whole(0));
+  cmd->add_option("--splits", args->splits,
+                  "only documents of these splits (e.g. dev,test for an evaluation-only corpus)")
+      ->capture_default_str();
+  cmd->callback([chosen, args] { *chosen = [args] { return run_corpus(*args); }; });
+}
+
+// lmk data pairs
+void add_pairs_command(CLI::App* data, const std::shared_ptr<std::function<int()>>& chosen) {
+  auto args = std::make_shared<CorpusArgs>();
+  auto* cmd = data->add_subcommand("pairs", "Training pairs (FlagEmbedding jsonl) from .txt files");
+  cmd->add_option("--source", args->source, "folder of .txt files")->required();
+  cmd->add_option("--out", args->out, "output .jsonl")->required();
+  cmd->add_option("--seed", args->seed, "random seed (same as lmk data corpus for its splits)")
+      ->capture_default_str()
+      ->check(seed_range());
+  cmd->add_option("--split", args->split, "documents of this split only")->capture_default_str();
+  cmd->add_option("--negatives", args->negatives, "hard negatives per example")
+      ->capture_default_str()
+      ->check(whole(0, 1000000));
+  cmd->add_option("--examples-per-document", args->examples_per_document)
+      ->capture_default_str()
+      ->check(whole(1, 1000000));
+  cmd->callback([chosen, args] { *chosen = [args] { return run_pairs(*args); }; });
+}
+
+// lmk data manpages
+void add_manpages_command(CLI::App* data, const std::shared_ptr<std::function<int()>>& chosen) {
+  auto args = std::make_shared<ManPagesArgs>();
+  auto* cmd = data->add_subcommand(
+      "manpages", "The built-in corpus: the installed Linux man pages rendered to .txt files");
+  cmd->add_option("--out", args->out, "output folder")->required();
+  cmd->add_option("--sections", args->sections, "man sections")->capture_default_str();
+  cmd->add_option("--limit", args->limit, "this many pages, spread over the list (0: all)")
+      ->capture_default_str()
+      ->check(whole(0));
+  cmd->callback([chosen, args] { *chosen = [args] { return run_manpages(*args); }; });
+}
+
+// lmk data code
+void add_code_command(CLI::App* data, const std::shared_ptr<std::function<int()>>& chosen) {
+  auto args = std::make_shared<CodeArgs>();
+  auto* cmd = data->add_subcommand(
+      "code",
+      "Code retrieval from Python sources: docstring (first paragraph) -> the function's source "
+      "without it, among every function");
+  cmd->add_option("--source", args->source, "folder of .py files")->capture_default_str();
+  cmd->add_option("--out", args->out, "output folder (BEIR)")->required();
+  cmd->add_option("--name", args->name, "dataset name")->capture_default_str();
+  cmd->add_option("--seed", args->seed, "split seed (train / dev / test by file)")
+      ->capture_default_str()
+      ->check(seed_range());
+  cmd->add_option("--splits", args->splits,
+                  "only the functions of files in these splits (e.g. dev,test: an "
+                  "evaluation-only corpus)")
+      ->capture_default_str();
+  cmd->add_option("--limit-files", args->limit_files,
+                  "this many files, spread over the sorted list (0: all)")
+      ->capture_default_str()
+      ->check(whole(0));
+  cmd->callback([chosen, args] { *chosen = [args] { return run_code(*args); }; });
+}
+
+// lmk data docs
+void add_docs_command(CLI::App* data, const std::shared_ptr<std::function<int()>>& chosen) {
+  auto args = std::make_shared<DocsArgs>();
+  auto* cmd = data->add_subcommand(
+      "docs",
+      "A documentation corpus Debian ships as HTML, rendered to .txt files: python-docs "
+      "(python3.11-doc), kernel-docs (linux-doc-6.1)");
+  cmd->add_option("--source", args->source, "python-docs | kernel-docs")->required();
+  cmd->add_option("--out", args->out, "output folder")->required();
+  cmd->add_option("--limit", args->limit, "this many pages, spread over the list (0: all)")
+      ->capture_default_str()
+      ->check(whole(0));
+  cmd->add_option("--min-bytes", args->min_bytes, "skip pages with less text than this")
+      ->capture_default_str()
+      ->check(whole(0));
+  cmd->callback([chosen, args] { *chosen = [args] { return run_docs(*args); }; });
+}
+
+// lmk data stats
+void add_stats_command(CLI::App* data, const std::shared_ptr<std::function<int()>>& chosen) {
+  auto args = std::make_shared<StatsArgs>();
+  auto* cmd =
+      data->add_subcommand("stats", "Token-length distribution of a dataset (paper Fig. 2)");
+  cmd->add_option("DIR", args->dataset, "BEIR folder, folder of parts, or folder of .txt")
+      ->required();
+  cmd->add_option("--tokenizer", args->tokenizer, "tokenizer")->required();
+  cmd->add_option("--db", args->db, "store the histogram in this results database");
+  cmd->add_option("--name", args->name, "dataset name (default: the folder's)");
+  cmd->callback([chosen, args] { *chosen = [args] { return run_stats(*args); }; });
+}
+
+}  // namespace
+
+Runner add_data_command(CLI::App& app) {
+  auto* data = app.add_subcommand("data", "Generate datasets (BEIR layout) and length statistics");
+  data->require_subcommand(1);
+  auto chosen = std::make_shared<std::function<int()>>();
+  add_synthetic_commands(data, chosen);
+  add_corpus_command(data, chosen);
+  add_pairs_command(data, chosen);
+  add_manpages_command(data, chosen);
+  add_code_command(data, chosen);
+  add_docs_command(data, chosen);
+  add_stats_command(data, chosen);
   return [chosen] { return (*chosen)(); };
 }
 

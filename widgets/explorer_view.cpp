@@ -64,8 +64,15 @@ ExplorerView::~ExplorerView() = default;
 
 void ExplorerView::build_controls() {
   auto* layout = new QVBoxLayout(this);
+  layout->addLayout(build_model_row());
+  layout->addLayout(build_document_row());
+  layout->addLayout(build_status_row());
+  layout->addWidget(build_picture(), 1);
+  redraw();
+}
 
-  // What to compute: the model and pooling.
+// What to compute: the model and pooling.
+QHBoxLayout* ExplorerView::build_model_row() {
   auto* model_row = new QHBoxLayout;
   run_ = new QComboBox(this);
   run_->setObjectName(QStringLiteral("explorer_run"));
@@ -108,9 +115,17 @@ void ExplorerView::build_controls() {
   model_row->addWidget(max_length_);
   model_row->addWidget(new QLabel(tr("Rows for layers:"), this));
   model_row->addWidget(layers_);
-  layout->addLayout(model_row);
 
-  // The document and the query.
+  connect(run_, &QComboBox::activated, this, &ExplorerView::choose_run);
+  connect(browse_model, &QPushButton::clicked, this, [this] {
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Model folder"), model_->text());
+    if (!dir.isEmpty()) model_->setText(dir);
+  });
+  return model_row;
+}
+
+// The document and the query, and the buttons that act on them.
+QHBoxLayout* ExplorerView::build_document_row() {
   auto* document_row = new QHBoxLayout;
   source_ = new QComboBox(this);
   source_->addItems({tr("File"), tr("Pasted text"), tr("A query's target")});
@@ -167,8 +182,28 @@ void ExplorerView::build_controls() {
   document_row->addWidget(cancel_button_);
   document_row->addWidget(open_button);
   document_row->addWidget(export_button);
-  layout->addLayout(document_row);
 
+  connect(browse_document, &QPushButton::clicked, this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Document"), document_file_->text());
+    if (!path.isEmpty()) document_file_->setText(path);
+  });
+  connect(source_, &QComboBox::currentIndexChanged, source_pages_,
+          &QStackedWidget::setCurrentIndex);
+  connect(part_, &QComboBox::activated, this, &ExplorerView::choose_part);
+  connect(query_choice_, &QComboBox::activated, this, &ExplorerView::choose_query);
+  connect(run_button_, &QPushButton::clicked, this, [this] { compute(); });
+  connect(cancel_button_, &QPushButton::clicked, this, &ExplorerView::cancel);
+  connect(open_button, &QPushButton::clicked, this, [this] {
+    const QString path = QFileDialog::getOpenFileName(
+        this, tr("Open explorer file"), QString(), tr("Explorer files (*.lmkattn);;All files (*)"));
+    if (!path.isEmpty()) open_file(path);
+  });
+  connect(export_button, &QPushButton::clicked, this, &ExplorerView::export_with_dialog);
+  return document_row;
+}
+
+// A computation's progress (its line every 500 ms), its message and notices.
+QHBoxLayout* ExplorerView::build_status_row() {
   auto* status_row = new QHBoxLayout;
   progress_ = new QProgressBar(this);
   progress_->setMaximumWidth(220);
@@ -184,9 +219,32 @@ void ExplorerView::build_controls() {
   status_row->addWidget(progress_);
   status_row->addWidget(message_, 1);
   status_row->addWidget(notice_, 1);
-  layout->addLayout(status_row);
 
-  // The picture: overview and text on the left, choices, grid and plots on the right.
+  tick_ = new QTimer(this);
+  tick_->setInterval(500);
+  connect(tick_, &QTimer::timeout, this, [this] {
+    if (!busy()) return;
+    const auto event = computation_->progress();
+    const double elapsed = computation_->elapsed_seconds();
+    QString text =
+        tr("lmk attention (%1): %2")
+            .arg(computation_->pooling(), QString::fromStdString(format_duration(elapsed)));
+    if (event && event->total > 0) {
+      progress_->setRange(0, static_cast<int>(event->total));
+      progress_->setValue(static_cast<int>(event->done));
+      text += tr(" · layer %1 of %2").arg(event->done).arg(event->total);
+      if (event->eta_s >= 0)
+        text += tr(" · about %1 left").arg(QString::fromStdString(format_duration(event->eta_s)));
+    } else if (computation_->reading()) {
+      text = tr("reading the result…");
+    }
+    message_->setText(text);
+  });
+  return status_row;
+}
+
+// The picture: overview and text on the left, choices, grid and plots on the right.
+QWidget* ExplorerView::build_picture() {
   auto* splitter = new QSplitter(Qt::Horizontal, this);
   picture_ = splitter;
   auto* left = new QWidget(splitter);
@@ -199,7 +257,34 @@ void ExplorerView::build_controls() {
   left_layout->addWidget(legend_);
   left_layout->addWidget(text_, 1);
 
-  // The right column scrolls when the window is short.
+  connect(overview_, &OverviewStrip::fraction_clicked, this, &ExplorerView::jump_to_fraction);
+  connect(text_, &TokenTextView::visible_changed, this, &ExplorerView::update_window);
+  connect(text_, &TokenTextView::position_clicked, this,
+          [this](qint64 position, Qt::KeyboardModifiers modifiers) {
+            if (shown_ < 0) return;
+            const DocumentAttention& d = result(shown_);
+            const auto& pooling = d.pooling_positions;
+            const auto it = std::find(pooling.begin(), pooling.end(), position);
+            if (it != pooling.end()) {
+              const int64_t row = it - pooling.begin();
+              if ((modifiers & Qt::ShiftModifier) != 0 && selection_.first_row >= 0)
+                set_rows(std::min(selection_.first_row, row), std::max(selection_.first_row, row));
+              else
+                set_rows(row, row);
+            }
+            select_position(position);
+          });
+  QScrollArea* right_scroll = build_choices(splitter);
+  splitter->addWidget(left);
+  splitter->addWidget(right_scroll);
+  splitter->setStretchFactor(0, 3);
+  splitter->setStretchFactor(1, 2);
+  return splitter;
+}
+
+// The right column, which scrolls when the window is short: what the text shows, the layer and
+// head, the pooling tokens, the colour scale, the layer x head grid and the plots.
+QScrollArea* ExplorerView::build_choices(QSplitter* splitter) {
   auto* right_scroll = new QScrollArea(splitter);
   right_scroll->setWidgetResizable(true);
   right_scroll->setFrameShape(QFrame::NoFrame);
@@ -258,56 +343,8 @@ void ExplorerView::build_controls() {
   right_layout->addWidget(grid_scroll, 1);
   plots_ = new ExplorerPlots(right);
   right_layout->addWidget(plots_, 2);
-  splitter->addWidget(left);
   right_scroll->setWidget(right);
-  splitter->addWidget(right_scroll);
-  splitter->setStretchFactor(0, 3);
-  splitter->setStretchFactor(1, 2);
-  layout->addWidget(splitter, 1);
 
-  tick_ = new QTimer(this);
-  tick_->setInterval(500);
-
-  // Wiring.
-  connect(run_, &QComboBox::activated, this, &ExplorerView::choose_run);
-  connect(browse_model, &QPushButton::clicked, this, [this] {
-    const QString dir = QFileDialog::getExistingDirectory(this, tr("Model folder"), model_->text());
-    if (!dir.isEmpty()) model_->setText(dir);
-  });
-  connect(browse_document, &QPushButton::clicked, this, [this] {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Document"), document_file_->text());
-    if (!path.isEmpty()) document_file_->setText(path);
-  });
-  connect(source_, &QComboBox::currentIndexChanged, source_pages_,
-          &QStackedWidget::setCurrentIndex);
-  connect(part_, &QComboBox::activated, this, &ExplorerView::choose_part);
-  connect(query_choice_, &QComboBox::activated, this, &ExplorerView::choose_query);
-  connect(run_button_, &QPushButton::clicked, this, [this] { compute(); });
-  connect(cancel_button_, &QPushButton::clicked, this, &ExplorerView::cancel);
-  connect(open_button, &QPushButton::clicked, this, [this] {
-    const QString path = QFileDialog::getOpenFileName(
-        this, tr("Open explorer file"), QString(), tr("Explorer files (*.lmkattn);;All files (*)"));
-    if (!path.isEmpty()) open_file(path);
-  });
-  connect(export_button, &QPushButton::clicked, this, &ExplorerView::export_with_dialog);
-  connect(tick_, &QTimer::timeout, this, [this] {
-    if (!busy()) return;
-    const auto event = computation_->progress();
-    const double elapsed = computation_->elapsed_seconds();
-    QString text =
-        tr("lmk attention (%1): %2")
-            .arg(computation_->pooling(), QString::fromStdString(format_duration(elapsed)));
-    if (event && event->total > 0) {
-      progress_->setRange(0, static_cast<int>(event->total));
-      progress_->setValue(static_cast<int>(event->done));
-      text += tr(" · layer %1 of %2").arg(event->done).arg(event->total);
-      if (event->eta_s >= 0)
-        text += tr(" · about %1 left").arg(QString::fromStdString(format_duration(event->eta_s)));
-    } else if (computation_->reading()) {
-      text = tr("reading the result…");
-    }
-    message_->setText(text);
-  });
   connect(shown_choice_, &QComboBox::activated, this, &ExplorerView::show_result);
   connect(layer_, &QSpinBox::valueChanged, this, [this](int layer) {
     if (!updating_controls_) set_layer_head(layer, selection_.head);
@@ -332,29 +369,12 @@ void ExplorerView::build_controls() {
   connect(skip_sink_, &QCheckBox::toggled, this, &ExplorerView::set_skip_sink);
   connect(grid_, &LayerHeadGrid::chosen, this,
           [this](qint64 layer, qint64 head) { set_layer_head(layer, head); });
-  connect(overview_, &OverviewStrip::fraction_clicked, this, &ExplorerView::jump_to_fraction);
-  connect(text_, &TokenTextView::visible_changed, this, &ExplorerView::update_window);
-  connect(text_, &TokenTextView::position_clicked, this,
-          [this](qint64 position, Qt::KeyboardModifiers modifiers) {
-            if (shown_ < 0) return;
-            const DocumentAttention& d = result(shown_);
-            const auto& pooling = d.pooling_positions;
-            const auto it = std::find(pooling.begin(), pooling.end(), position);
-            if (it != pooling.end()) {
-              const int64_t row = it - pooling.begin();
-              if ((modifiers & Qt::ShiftModifier) != 0 && selection_.first_row >= 0)
-                set_rows(std::min(selection_.first_row, row), std::max(selection_.first_row, row));
-              else
-                set_rows(row, row);
-            }
-            select_position(position);
-          });
   connect(plots_, &ExplorerPlots::pooling_token_clicked, this, [this](int index) {
     if (shown_ < 0) return;
     set_rows(index, index);
     text_->scroll_to_position(result(shown_).pooling_positions[static_cast<size_t>(index)]);
   });
-  redraw();
+  return right_scroll;
 }
 
 // ---- computing

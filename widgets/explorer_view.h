@@ -36,12 +36,15 @@
 
 class QCheckBox;
 class QComboBox;
+class QHBoxLayout;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
 class QProgressBar;
+class QScrollArea;
 class QPushButton;
 class QSpinBox;
+class QSplitter;
 class QStackedWidget;
 class QTimer;
 
@@ -133,7 +136,13 @@ class ExplorerView : public StoreView {
     int granularity = 0;
   };
 
+  // The controls, in rows, and the picture; each part wires its own controls.
   void build_controls();
+  QHBoxLayout* build_model_row();
+  QHBoxLayout* build_document_row();
+  QHBoxLayout* build_status_row();
+  QWidget* build_picture();
+  QScrollArea* build_choices(QSplitter* splitter);
   void start_next();
   void fail(const QString& message);
   // Shows a result: one of a computation replaces what its computation did not compute; a file

@@ -117,143 +117,175 @@ struct Running {
   Clock::time_point last_report = Clock::now();
 };
 
+// One pass of the queue at a time (run_local_queue): the jobs of the plan's steps that are not
+// over, each followed (started ones) or started or ended (waiting ones).
+class LocalQueue {
+ public:
+  LocalQueue(const StudyPlan& plan, ResultsStore& store, const LocalQueueOptions& options)
+      : plan_(plan), store_(store), options_(options) {
+    report_ = options.report ? options.report : [](const std::string&, bool) {};
+    parallel_ = options.max_parallel > 0 ? options.max_parallel : default_parallel_jobs();
+    const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
+    threads_ = std::max<int64_t>(1, (cores > 0 ? cores : 1) / parallel_);
+    for (const StudyStep& step : plan.steps) keys_.insert(step.key);
+  }
+
+  size_t run() {
+    install_stop_signals();
+    for (;;) {
+      // Reap finished children (their exit files say how they ended).
+      while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+      }
+      if (stop_requested() && !stopping_) {
+        stopping_ = true;
+        report_("lmk submit: stopping — cancelling the running jobs (they save checkpoints)",
+                false);
+      }
+      std::vector<JobRecord> jobs = load();
+      if (jobs.empty()) break;
+      active_ = 0;
+      waiting_ = false;
+      for (JobRecord& job : jobs) {
+        if (!job.external_id.empty())
+          follow_started(job);
+        else
+          start_or_end(job);
+      }
+      if (active_ == 0 && !waiting_) continue;  // everything left was just ended
+      std::this_thread::sleep_for(std::chrono::duration<double>(options_.poll_s));
+    }
+    size_t not_finished = 0;
+    for (const int64_t run : seen_)
+      if (store_.get_run(run).status != RunStatus::Finished) ++not_finished;
+    return not_finished;
+  }
+
+ private:
+  const StudyPlan& plan_;
+  ResultsStore& store_;
+  const LocalQueueOptions& options_;
+  StudyReport report_;
+  int64_t parallel_ = 1, threads_ = 1;
+  std::set<std::string> keys_;
+  std::map<int64_t, Running> running_;
+  // The runs of every job this queue saw not over: however each one ends (here, by lmk cancel,
+  // by a dependency that failed), the count of those not FINISHED is what the queue returns.
+  std::set<int64_t> seen_;
+  bool stopping_ = false;
+  size_t active_ = 0;     // this pass: jobs running
+  bool waiting_ = false;  // this pass: a job waits for a dependency or a free slot
+
+  std::vector<JobRecord> load() {
+    std::vector<JobRecord> mine;
+    for (JobRecord& job : store_.jobs(plan_.config.dir, /*unfinished=*/true))
+      if (runs_on(job.executor, ExecutorKind::Local) && keys_.count(job.step_key)) {
+        seen_.insert(job.run_id);
+        mine.push_back(std::move(job));
+      }
+    return mine;
+  }
+
+  void say_end(const JobRecord& job) {
+    running_.erase(job.run_id);
+    const RunRecord run = store_.get_run(job.run_id);
+    report_("job " + std::to_string(job.run_id) + " " + job.step + ": " +
+                run_status_name(run.status) +
+                (run.status == RunStatus::Finished
+                     ? ""
+                     : " — " + run.error_text.substr(0, run.error_text.find('\n'))),
+            false);
+  }
+
+  // A started job ends by its exit file (its process may have set its run's status already);
+  // until then it is signalled when cancelled or stopping, and its progress is reported.
+  void follow_started(JobRecord& job) {
+    if (const auto code = local_job_exit(job)) {
+      if (finish_job(store_, job, *code)) say_end(job);
+      running_.erase(job.run_id);
+      return;
+    }
+    ++active_;
+    if (!running_.count(job.run_id)) {
+      report_("job " + std::to_string(job.run_id) + " " + job.step + ": re-attached (pid " +
+                  job.external_id + ", started by an earlier queue)",
+              false);
+    }
+    Running& r = running_[job.run_id];
+    const pid_t group = static_cast<pid_t>(std::atoll(job.external_id.c_str()));
+    if ((job.cancel_requested || stopping_) && !r.termed && group > 0) {
+      if (!job.cancel_requested) store_.request_job_cancel(job.run_id);
+      ::kill(-group, SIGTERM);
+      r.termed = true;
+      r.term_sent = Clock::now();
+    } else if (r.termed && group > 0 &&
+               std::chrono::duration<double>(Clock::now() - r.term_sent).count() >
+                   options_.grace_s) {
+      ::kill(-group, SIGKILL);
+    }
+    update_job_progress(store_, job);
+    if (std::chrono::duration<double>(Clock::now() - r.last_report).count() >=
+        options_.progress_interval_s) {
+      r.last_report = Clock::now();
+      std::string line = "  " + job.step + ": ";
+      if (job.progress_total > 0)
+        line += std::to_string(job.progress_done) + "/" + std::to_string(job.progress_total) + " ";
+      line += job.progress_text;
+      if (job.eta_s >= 0) line += " (ETA " + format_duration(job.eta_s) + ")";
+      report_(line, true);
+    }
+  }
+
+  // A job not started yet: ended when cancelled, stopping or a dependency failed; started when
+  // its dependencies finished and a slot is free; else it waits.
+  void start_or_end(JobRecord& job) {
+    if (job.cancel_requested || stopping_) {
+      end_unstarted(store_, job, RunStatus::Killed,
+                    stopping_ ? "not started: lmk submit was stopped" : "cancelled");
+      return;
+    }
+    bool ready = true;
+    std::string blocked;
+    for (int64_t dep : job.depends_on) {
+      const RunRecord d = store_.get_run(dep);
+      const std::optional<JobRecord> dj = store_.job(dep);
+      const bool over = !dj || dj->ended;
+      if (over && d.status != RunStatus::Finished)
+        blocked = d.name + " is " + run_status_name(d.status);
+      ready &= over && d.status == RunStatus::Finished;
+    }
+    if (!blocked.empty()) {
+      end_unstarted(store_, job, RunStatus::Failed, "not run: dependency " + blocked);
+      report_("job " + std::to_string(job.run_id) + " " + job.step +
+                  ": FAILED — not run: dependency " + blocked,
+              false);
+      return;
+    }
+    waiting_ = true;
+    if (!ready || static_cast<int64_t>(active_) >= parallel_) return;
+    const RunRecord run = store_.get_run(job.run_id);
+    const pid_t pid = start_local_job(job, run, threads_);
+    if (!store_.mark_job_started(job.run_id, std::to_string(pid), process_start_time(pid))) {
+      // Cancelled (or ended) while it was being started.
+      ::kill(-pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+      end_unstarted(store_, job, RunStatus::Killed, "cancelled before it started");
+      return;
+    }
+    store_.set_run_status(job.run_id, RunStatus::Running);
+    running_[job.run_id] = Running{};
+    ++active_;
+    report_("job " + std::to_string(job.run_id) + " " + job.step + ": started (pid " +
+                std::to_string(pid) + ", log " + job.log_path + ")",
+            false);
+  }
+};
+
 }  // namespace
 
 size_t run_local_queue(const StudyPlan& plan, ResultsStore& store, const StudyFolderLock& held,
                        const LocalQueueOptions& options) {
   (void)held;  // the caller holds the folder (taken before its jobs were recorded)
-  const StudyReport report = options.report ? options.report : [](const std::string&, bool) {};
-  const int64_t parallel =
-      options.max_parallel > 0 ? options.max_parallel : default_parallel_jobs();
-  const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
-  const int64_t threads = std::max<int64_t>(1, (cores > 0 ? cores : 1) / parallel);
-  std::set<std::string> keys;
-  for (const StudyStep& step : plan.steps) keys.insert(step.key);
-  install_stop_signals();
-  std::map<int64_t, Running> running;
-  // The runs of every job this queue saw not over: however each one ends (here, by lmk cancel,
-  // by a dependency that failed), the count of those not FINISHED is what the queue returns.
-  std::set<int64_t> seen;
-  bool stopping = false;
-  auto load = [&] {
-    std::vector<JobRecord> mine;
-    for (JobRecord& job : store.jobs(plan.config.dir, /*unfinished=*/true))
-      if (runs_on(job.executor, ExecutorKind::Local) && keys.count(job.step_key)) {
-        seen.insert(job.run_id);
-        mine.push_back(std::move(job));
-      }
-    return mine;
-  };
-  auto say_end = [&](const JobRecord& job) {
-    running.erase(job.run_id);
-    const RunRecord run = store.get_run(job.run_id);
-    report("job " + std::to_string(job.run_id) + " " + job.step + ": " +
-               run_status_name(run.status) +
-               (run.status == RunStatus::Finished
-                    ? ""
-                    : " — " + run.error_text.substr(0, run.error_text.find('\n'))),
-           false);
-  };
-  for (;;) {
-    // Reap finished children (their exit files say how they ended).
-    while (::waitpid(-1, nullptr, WNOHANG) > 0) {
-    }
-    if (stop_requested() && !stopping) {
-      stopping = true;
-      report("lmk submit: stopping — cancelling the running jobs (they save checkpoints)", false);
-    }
-    std::vector<JobRecord> jobs = load();
-    if (jobs.empty()) break;
-    size_t active = 0;
-    bool waiting = false;
-    for (JobRecord& job : jobs) {
-      // A started job ends by its exit file (its process may have set its run's status already).
-      if (!job.external_id.empty()) {
-        if (const auto code = local_job_exit(job)) {
-          if (finish_job(store, job, *code)) say_end(job);
-          running.erase(job.run_id);
-          continue;
-        }
-        ++active;
-        if (!running.count(job.run_id)) {
-          report("job " + std::to_string(job.run_id) + " " + job.step + ": re-attached (pid " +
-                     job.external_id + ", started by an earlier queue)",
-                 false);
-        }
-        Running& r = running[job.run_id];
-        const pid_t group = static_cast<pid_t>(std::atoll(job.external_id.c_str()));
-        if ((job.cancel_requested || stopping) && !r.termed && group > 0) {
-          if (!job.cancel_requested) store.request_job_cancel(job.run_id);
-          ::kill(-group, SIGTERM);
-          r.termed = true;
-          r.term_sent = Clock::now();
-        } else if (r.termed && group > 0 &&
-                   std::chrono::duration<double>(Clock::now() - r.term_sent).count() >
-                       options.grace_s) {
-          ::kill(-group, SIGKILL);
-        }
-        update_job_progress(store, job);
-        if (std::chrono::duration<double>(Clock::now() - r.last_report).count() >=
-            options.progress_interval_s) {
-          r.last_report = Clock::now();
-          std::string line = "  " + job.step + ": ";
-          if (job.progress_total > 0)
-            line +=
-                std::to_string(job.progress_done) + "/" + std::to_string(job.progress_total) + " ";
-          line += job.progress_text;
-          if (job.eta_s >= 0) line += " (ETA " + format_duration(job.eta_s) + ")";
-          report(line, true);
-        }
-        continue;
-      }
-      // Not started yet.
-      if (job.cancel_requested || stopping) {
-        end_unstarted(store, job, RunStatus::Killed,
-                      stopping ? "not started: lmk submit was stopped" : "cancelled");
-        continue;
-      }
-      bool ready = true;
-      std::string blocked;
-      for (int64_t dep : job.depends_on) {
-        const RunRecord d = store.get_run(dep);
-        const std::optional<JobRecord> dj = store.job(dep);
-        const bool over = !dj || dj->ended;
-        if (over && d.status != RunStatus::Finished)
-          blocked = d.name + " is " + run_status_name(d.status);
-        ready &= over && d.status == RunStatus::Finished;
-      }
-      if (!blocked.empty()) {
-        end_unstarted(store, job, RunStatus::Failed, "not run: dependency " + blocked);
-        report("job " + std::to_string(job.run_id) + " " + job.step +
-                   ": FAILED — not run: dependency " + blocked,
-               false);
-        continue;
-      }
-      waiting = true;
-      if (!ready || static_cast<int64_t>(active) >= parallel) continue;
-      const RunRecord run = store.get_run(job.run_id);
-      const pid_t pid = start_local_job(job, run, threads);
-      if (!store.mark_job_started(job.run_id, std::to_string(pid), process_start_time(pid))) {
-        // Cancelled (or ended) while it was being started.
-        ::kill(-pid, SIGKILL);
-        ::waitpid(pid, nullptr, 0);
-        end_unstarted(store, job, RunStatus::Killed, "cancelled before it started");
-        continue;
-      }
-      store.set_run_status(job.run_id, RunStatus::Running);
-      running[job.run_id] = Running{};
-      ++active;
-      report("job " + std::to_string(job.run_id) + " " + job.step + ": started (pid " +
-                 std::to_string(pid) + ", log " + job.log_path + ")",
-             false);
-    }
-    if (active == 0 && !waiting) continue;  // everything left was just ended
-    std::this_thread::sleep_for(std::chrono::duration<double>(options.poll_s));
-  }
-  size_t not_finished = 0;
-  for (const int64_t run : seen)
-    if (store.get_run(run).status != RunStatus::Finished) ++not_finished;
-  return not_finished;
+  return LocalQueue(plan, store, options).run();
 }
 
 std::string LocalExecutor::dry_run(const StudyPlan&, const StudyStep& step,
