@@ -15,7 +15,6 @@
 #include "core/tokenize/landmark.h"
 #include "core/util/error.h"
 #include "core/util/random.h"
-#include "core/util/toml_config.h"
 
 namespace lmk {
 

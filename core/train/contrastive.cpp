@@ -23,7 +23,6 @@
 #include "core/train/losses.h"
 #include "core/util/error.h"
 #include "core/util/json_util.h"
-#include "core/util/toml_config.h"
 
 namespace lmk {
 

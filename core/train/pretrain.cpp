@@ -15,7 +15,6 @@
 #include "core/train/mlm_data.h"
 #include "core/util/error.h"
 #include "core/util/json_util.h"
-#include "core/util/toml_config.h"
 
 namespace lmk {
 
