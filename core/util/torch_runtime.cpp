@@ -1,6 +1,7 @@
 #include "core/util/torch_runtime.h"
 
 #include <ATen/Context.h>
+#include <ATen/Functions.h>
 #include <ATen/Parallel.h>
 
 #include <dlfcn.h>
@@ -80,7 +81,22 @@ std::string slow_blas_warning(const BlasInfo& blas, const std::vector<std::strin
          " (~25x slower than MKL here): build against the PyPI wheel's LibTorch (scripts/setup)";
 }
 
+void prepare_vector_math() {
+  // The functions ATen routes to VML for contiguous float / double tensors (aten/src/ATen/cpu/
+  // vml.h); one element runs on the calling thread alone.
+  using Unary = at::Tensor (*)(const at::Tensor&);
+  static const Unary functions[] = {
+      at::abs,  at::acos,  at::asin,  at::atan, at::cos,   at::sin,   at::tan,  at::tanh,
+      at::erf,  at::erfc,  at::exp,   at::expm1, at::log,  at::log10, at::log1p, at::log2,
+      at::sqrt, at::rsqrt, at::trunc, at::reciprocal};
+  for (const at::ScalarType type : {at::kFloat, at::kDouble}) {
+    const at::Tensor half = at::full({1}, 0.5, at::TensorOptions().dtype(type));
+    for (const Unary f : functions) (void)f(half);
+  }
+}
+
 int configure_threads(int threads) {
+  prepare_vector_math();
   if (threads <= 0) {
     if (const char* env = std::getenv("LMK_THREADS")) threads = std::atoi(env);
   }

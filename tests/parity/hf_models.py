@@ -52,6 +52,25 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+
+def prepare_vector_math():
+    """Each of torch's element-wise functions that run on MKL's vector math, called once on one
+    element (float and double) before any runs on several threads: the wheel's oneMKL chooses a
+    function's kernel at its first call, and a first call on two threads at once can take the
+    low-accuracy one for one thread's share (pytorch issue #188792). The reference's RoPE cos
+    was then off by up to 1.5e-4, and a check failed against a right lmk. lmk does the same at
+    start-up (core/util/torch_runtime.h, prepare_vector_math)."""
+    for dtype in (torch.float32, torch.float64):
+        half = torch.full((1,), 0.5, dtype=dtype)
+        for f in (torch.abs, torch.acos, torch.asin, torch.atan, torch.cos, torch.sin, torch.tan,
+                  torch.tanh, torch.erf, torch.erfc, torch.exp, torch.expm1, torch.log,
+                  torch.log10, torch.log1p, torch.log2, torch.sqrt, torch.rsqrt, torch.trunc,
+                  torch.reciprocal):
+            f(half)
+
+
+prepare_vector_math()  # at import: lora_peft.py imports this module before it runs torch
+
 LIMIT = 1e-5
 G = 8  # the landmark granularity of the checks: several landmarks in short texts too
 FAILED = []
