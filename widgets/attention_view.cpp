@@ -208,7 +208,7 @@ void AttentionView::set_store(const QString& db_path) {
   };
   load<Loaded>(
       LoadKind::Store,
-      [dataset, layer_head, has_layer_head](const QSqlDatabase& db) {
+      [dataset, layer_head, has_layer_head](const ResultsStore& db) {
         Loaded loaded;
         loaded.choices = read_attention_choices(db);
         if (loaded.choices.isEmpty()) return loaded;
@@ -327,7 +327,7 @@ void AttentionView::load_rows() {
   using Rows = QPair<QVector<AttentionRow>, std::optional<QMap<int, QString>>>;
   load<Rows>(
       LoadKind::Data,
-      [dataset, layer_head, read_kinds](const QSqlDatabase& db) {
+      [dataset, layer_head, read_kinds](const ResultsStore& db) {
         return Rows(read_attention_rows(db, dataset, layer_head.x(), layer_head.y()),
                     read_kinds ? std::optional(read_layer_kinds(db, dataset)) : std::nullopt);
       },

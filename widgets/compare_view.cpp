@@ -121,7 +121,7 @@ CompareView::CompareView(QWidget* parent) : PlotView(parent) {
 
 namespace {
 
-ComparedPair read_compared(const QSqlDatabase& db, qint64 a, qint64 b, const QString& dataset,
+ComparedPair read_compared(const ResultsStore& db, qint64 a, qint64 b, const QString& dataset,
                            const QString& split, const QString& metric,
                            lmk::stats::PairedTest test) {
   ComparedPair shown;
@@ -174,7 +174,7 @@ void CompareView::set_store(const QString& db_path) {
   };
   load<Loaded>(
       LoadKind::Store,
-      [a, b, dataset, metric, test](const QSqlDatabase& db) {
+      [a, b, dataset, metric, test](const ResultsStore& db) {
         Loaded loaded;
         loaded.runs = read_comparable_runs(db);
         auto index_of = [&](qint64 id) {
@@ -323,7 +323,7 @@ void CompareView::load_shown() {
   const auto test = static_cast<lmk::stats::PairedTest>(test_->currentData().toInt());
   load<ComparedPair>(
       LoadKind::Data,
-      [a, b, key, metric, test](const QSqlDatabase& db) {
+      [a, b, key, metric, test](const ResultsStore& db) {
         return read_compared(db, a, b, key[0], key[1], metric, test);
       },
       [this](const ComparedPair& shown) { display(shown); });
@@ -489,7 +489,7 @@ void CompareView::show_details(int row) {
   details_->setText(tr("Reading query %1…").arg(p.query_id));
   load_in_background<QueryDetails>(
       this, db_path_,
-      [folder, p, split](const QSqlDatabase&) {
+      [folder, p, split](const ResultsStore&) {
         return read_query_details(folder, p.part, split, p.query_id);
       },
       [this, p](QueryDetails found, const QString& error) {

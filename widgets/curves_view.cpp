@@ -134,7 +134,7 @@ void CurvesView::set_store(const QString& db_path) {
   };
   load<Loaded>(
       LoadKind::Store,
-      [dataset, split, metric](const QSqlDatabase& db) {
+      [dataset, split, metric](const ResultsStore& db) {
         Loaded loaded;
         loaded.sources = read_eval_sources(db);
         if (loaded.sources.isEmpty()) return loaded;
@@ -199,7 +199,7 @@ void CurvesView::load_points() {
   using Points = QPair<QVector<EvalPoint>, int>;
   load<Points>(
       LoadKind::Data,
-      [dataset, split, metric](const QSqlDatabase& db) {
+      [dataset, split, metric](const ResultsStore& db) {
         int resamples = 0;
         QVector<EvalPoint> points = read_eval_points(db, dataset, split, metric, &resamples);
         return Points(std::move(points), resamples);

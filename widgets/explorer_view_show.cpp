@@ -281,8 +281,8 @@ void ExplorerView::look_up_rank() {
   const QString part = part_->currentText();
   load_in_background<std::pair<bool, double>>(
       this, db_path_,
-      [eval, query_id, part](const QSqlDatabase& db) {
-        const std::optional<double> mrr = store_reader(db).query_metric(
+      [eval, query_id, part](const ResultsStore& db) {
+        const std::optional<double> mrr = db.query_metric(
             eval.id, query_id.toStdString(), "mrr_at_100", part.toStdString());
         return std::pair<bool, double>{mrr.has_value(), mrr.value_or(0.0)};
       },

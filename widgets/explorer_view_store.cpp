@@ -41,11 +41,11 @@ void ExplorerView::set_store(const QString& db_path) {
   }
   load_in_background<std::vector<EvalRun>>(
       this, db_path,
-      [](const QSqlDatabase& db) {
+      [](const ResultsStore& db) {
         std::vector<EvalRun> runs;
         lmk::RunFilter eval_runs;
         eval_runs.kind = "eval";
-        for (const RunRecord& record : store_reader(db).list_runs(eval_runs)) {
+        for (const RunRecord& record : db.list_runs(eval_runs)) {
           // The run's config as lmk eval recorded it (app/eval_commands.cpp).
           const nlohmann::json& config = record.config;
           const auto text = [&](const char* key, const char* fallback) {

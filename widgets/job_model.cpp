@@ -46,12 +46,11 @@ bool JobRow::operator==(const JobRow& o) const {
          progress_text == o.progress_text && updated == o.updated;
 }
 
-JobSnapshot load_jobs(const QSqlDatabase& db, bool include_ended) {
+JobSnapshot load_jobs(const ResultsStore& db, bool include_ended) {
   JobSnapshot snapshot;
-  snapshot.has_jobs_table = has_table(db, QStringLiteral("jobs"));
   // Runs written by a command outside the job layer (lmk train --db) are watched too while
   // they run.
-  for (const MonitoredRun& run : store_reader(db).monitored_runs(include_ended)) {
+  for (const MonitoredRun& run : db.monitored_runs(include_ended)) {
     JobRow row;
     row.run_id = run.run_id;
     row.run_name = QString::fromStdString(run.run_name);
@@ -91,13 +90,13 @@ const QStringList& training_curve_keys() {
   return keys;
 }
 
-RunCurves load_run_curves(const QSqlDatabase& db, qint64 run_id, const CurveSteps& after,
+RunCurves load_run_curves(const ResultsStore& db, qint64 run_id, const CurveSteps& after,
                           int max_points, const QStringList& keys) {
   RunCurves curves;
   curves.run_id = run_id;
   std::vector<std::pair<std::string, int64_t>> asked;
   for (const QString& key : keys) asked.emplace_back(key.toStdString(), after.value(key, -1));
-  for (const MetricCurve& curve : store_reader(db).metric_curves(run_id, asked, max_points)) {
+  for (const MetricCurve& curve : db.metric_curves(run_id, asked, max_points)) {
     CurveSeries series;
     series.key = QString::fromStdString(curve.key);
     series.last_step = curve.last_step;
@@ -111,9 +110,9 @@ RunCurves load_run_curves(const QSqlDatabase& db, qint64 run_id, const CurveStep
   return curves;
 }
 
-TrainingRuns load_training_runs(const QSqlDatabase& db) {
+TrainingRuns load_training_runs(const ResultsStore& db) {
   TrainingRuns found;
-  const ResultsStore& store = store_reader(db);
+  const ResultsStore& store = db;
   for (const RunSummary& run : store.runs_logging("loss"))
     found.runs.push_back({run.id, QString::fromStdString(run.experiment),
                           QString::fromStdString(run.name), QString::fromStdString(run.kind),
@@ -123,8 +122,8 @@ TrainingRuns load_training_runs(const QSqlDatabase& db) {
   return found;
 }
 
-RequeueTarget load_requeue_target(const QSqlDatabase& db, qint64 run_id) {
-  const JobSubmission submission = store_reader(db).job_submission(run_id);
+RequeueTarget load_requeue_target(const ResultsStore& db, qint64 run_id) {
+  const JobSubmission submission = db.job_submission(run_id);
   RequeueTarget target;
   target.config = QString::fromStdString(submission.study_config);
   target.profile = QString::fromStdString(submission.profile);

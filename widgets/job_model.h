@@ -7,10 +7,13 @@
 #include <QAbstractTableModel>
 #include <QDateTime>
 #include <QHash>
-#include <QSqlDatabase>
 #include <QString>
 #include <QStringList>
 #include <QVector>
+
+namespace lmk {
+class ResultsStore;
+}
 
 namespace lmk::widgets {
 
@@ -45,13 +48,12 @@ struct JobRow {
 
 // What the monitor shows of a store.
 struct JobSnapshot {
-  bool has_jobs_table = false;
   QVector<JobRow> rows;  // by run id
 };
 
 // Reads the jobs (and RUNNING runs without one) of a store; `include_ended` false leaves out
 // the jobs that are over.
-JobSnapshot load_jobs(const QSqlDatabase& db, bool include_ended);
+JobSnapshot load_jobs(const ResultsStore& db, bool include_ended);
 
 // The training curves of the monitor, in this order.
 const QStringList& training_curve_keys();
@@ -74,7 +76,7 @@ struct RunCurves {
 // (a run of a million steps stays quick to draw). One read transaction reads all keys, so they
 // come from one snapshot of the store. A point's time counts from the run's start (its first
 // metric when the run has no start).
-RunCurves load_run_curves(const QSqlDatabase& db, qint64 run_id, const CurveSteps& after = {},
+RunCurves load_run_curves(const ResultsStore& db, qint64 run_id, const CurveSteps& after = {},
                           int max_points = 20000, const QStringList& keys = training_curve_keys());
 
 // A run that logged training curves (a loss), and the curve keys such runs logged.
@@ -86,7 +88,7 @@ struct TrainingRuns {
   QVector<TrainingRun> runs;  // by id
   QStringList keys;           // sorted
 };
-TrainingRuns load_training_runs(const QSqlDatabase& db);
+TrainingRuns load_training_runs(const ResultsStore& db);
 
 // How to submit the study of a job again: the config and profile its submission recorded
 // (runs.config of its step's run, else of another run of the same study folder).
@@ -94,7 +96,7 @@ struct RequeueTarget {
   QString config, profile, study_dir, executor;
   QString error;  // why there is none
 };
-RequeueTarget load_requeue_target(const QSqlDatabase& db, qint64 run_id);
+RequeueTarget load_requeue_target(const ResultsStore& db, qint64 run_id);
 
 // The last `count` lines of a log (a progress bar's \r segments are lines), "" when unreadable;
 // without `progress_events`, the JSON progress events jobs write for the store

@@ -292,7 +292,7 @@ void JobMonitorView::load(bool clear) {
   const bool include_ended = show_ended_->isChecked();
   load_in_background<JobSnapshot>(
       this, db_path_,
-      [include_ended](const QSqlDatabase& db) { return load_jobs(db, include_ended); },
+      [include_ended](const ResultsStore& db) { return load_jobs(db, include_ended); },
       [this, generation](JobSnapshot snapshot, QString error) {
         if (generation != generation_) return;
         loading_ = false;
@@ -312,12 +312,8 @@ void JobMonitorView::show_snapshot(const JobSnapshot& snapshot, const QString& e
   const QString status_before = selected_status_;
   model_->set_rows(snapshot.rows);
   if (snapshot.rows.isEmpty()) {
-    if (!snapshot.has_jobs_table)
-      empty_->setText(
-          tr("This store has no jobs: it was written by lmk study (one step after "
-             "another) or by an older lmk.\nDesign a study in the Designer tab and "
-             "launch it to watch its jobs here."));
-    else if (!show_ended_->isChecked())
+    // (A store of an lmk from before jobs has the jobs table too: it is upgraded on open.)
+    if (!show_ended_->isChecked())
       empty_->setText(tr("No unfinished jobs.\nTick “Show jobs that are over” to see the others."));
     else
       empty_->setText(
@@ -405,7 +401,7 @@ void JobMonitorView::load_details(bool from_start) {
     const CurveSteps after = curves_steps_;
     load_in_background<RunCurves>(
         this, db_path_,
-        [run, after](const QSqlDatabase& db) { return load_run_curves(db, run, after); },
+        [run, after](const ResultsStore& db) { return load_run_curves(db, run, after); },
         [this, generation, from_start](RunCurves curves, QString error) {
           --details_pending_;
           if (generation == details_generation_) {
@@ -518,7 +514,7 @@ void JobMonitorView::requeue_selected() {
   const QString db = db_path_;
   show_message(tr("Requeueing the study of run %1 …").arg(run));
   load_in_background<RequeueTarget>(
-      this, db, [run](const QSqlDatabase& store) { return load_requeue_target(store, run); },
+      this, db, [run](const ResultsStore& store) { return load_requeue_target(store, run); },
       [this, db](RequeueTarget target, QString error) {
         if (error.isEmpty()) error = target.error;
         if (!error.isEmpty()) {

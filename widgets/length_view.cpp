@@ -84,7 +84,7 @@ void LengthView::set_store(const QString& db_path) {
     return;
   }
   load<LengthData>(
-      LoadKind::Store, [](const QSqlDatabase& db) { return read_length_data(db); },
+      LoadKind::Store, [](const ResultsStore& db) { return read_length_data(db); },
       [this](const LengthData& data) {
         data_ = data;
         fill_dataset_control();

@@ -73,7 +73,7 @@ void NeedleMapView::set_store(const QString& db_path) {
   };
   load<Loaded>(
       LoadKind::Store,
-      [dataset, metric](const QSqlDatabase& db) {
+      [dataset, metric](const ResultsStore& db) {
         Loaded loaded;
         loaded.sources = read_map_sources(db);
         if (loaded.sources.isEmpty()) return loaded;
@@ -131,7 +131,7 @@ void NeedleMapView::load_runs() {
   if (dataset.isEmpty() || metric.isEmpty() || db_path_.isEmpty()) return;
   load<QVector<MapRun>>(
       LoadKind::Data,
-      [dataset, split, metric](const QSqlDatabase& db) {
+      [dataset, split, metric](const ResultsStore& db) {
         return read_map_runs(db, dataset, split, metric);
       },
       [this](const QVector<MapRun>& runs) {

@@ -20,12 +20,12 @@ QString text_of(const std::string& text) {
 
 }  // namespace
 
-PivotTable compute_pivot(const QSqlDatabase& db, const RunFilter& filter, const QString& metric,
+PivotTable compute_pivot(const ResultsStore& db, const RunFilter& filter, const QString& metric,
                          PivotRows rows, const QString& baseline) {
   PivotTable table;
   table.row_header = text_of(lmk::build_pivot({}, rows).row_header);
   const lmk::Pivot pivot = lmk::build_pivot(
-      lmk::pivot_inputs(store_reader(db), metric.toStdString(), run_selection(filter)), rows);
+      lmk::pivot_inputs(db, metric.toStdString(), run_selection(filter)), rows);
   for (const std::string& row : pivot.rows) table.rows << text_of(row);
   for (const std::string& column : pivot.columns) table.columns << text_of(column);
   table.values.fill(QVector<double>(table.columns.size(), kNaN), table.rows.size());

@@ -8,7 +8,6 @@
 // table (core/eval/comparison.h); the SQL that reads its inputs is here.
 
 #include <QAbstractTableModel>
-#include <QSqlDatabase>
 #include <QString>
 #include <QStringList>
 #include <QVector>
@@ -19,6 +18,10 @@
 #include "core/eval/comparison.h"
 #include "core/eval/pivot.h"
 #include "widgets/results_model.h"
+
+namespace lmk {
+class ResultsStore;
+}
 
 namespace lmk::widgets {
 
@@ -40,7 +43,7 @@ struct PivotTable {
 
 // The pivot of `metric` over the eval runs `filter` selects, compared against `baseline` (a row
 // label; empty or absent: no baseline markers).
-PivotTable compute_pivot(const QSqlDatabase& db, const RunFilter& filter, const QString& metric,
+PivotTable compute_pivot(const ResultsStore& db, const RunFilter& filter, const QString& metric,
                          PivotRows rows, const QString& baseline = QString());
 
 // Shows a PivotTable: column 0 the row labels, then one column per benchmark, each cell

@@ -121,9 +121,9 @@ QString AttentionRow::label() const {
   return with_experiment(experiment, run, several_experiments);
 }
 
-QVector<AttentionChoice> read_attention_choices(const QSqlDatabase& db) {
+QVector<AttentionChoice> read_attention_choices(const ResultsStore& db) {
   QVector<AttentionChoice> choices;
-  for (const auto& [dataset_text, layer, head, group] : store_reader(db).attention_profile_keys()) {
+  for (const auto& [dataset_text, layer, head, group] : db.attention_profile_keys()) {
     const QString dataset = QString::fromStdString(dataset_text);
     if (choices.isEmpty() || choices.back().dataset != dataset ||
         choices.back().layer != static_cast<int>(layer) ||
@@ -136,11 +136,11 @@ QVector<AttentionChoice> read_attention_choices(const QSqlDatabase& db) {
   return choices;
 }
 
-QMap<int, QString> read_layer_kinds(const QSqlDatabase& db, const QString& dataset) {
+QMap<int, QString> read_layer_kinds(const ResultsStore& db, const QString& dataset) {
   QMap<int, QString> kinds;
   QMap<int, QSet<QString>> seen;  // layer -> what the models say of it
   for (const std::string& model :
-       store_reader(db).attention_profile_models(dataset.toStdString())) {
+       db.attention_profile_models(dataset.toStdString())) {
     const std::string path = model + "/config.json";
     std::ifstream in(path);
     if (!in) continue;  // the folder is gone (or moved): nothing to say
@@ -161,11 +161,11 @@ QMap<int, QString> read_layer_kinds(const QSqlDatabase& db, const QString& datas
   return kinds;
 }
 
-QVector<AttentionRow> read_attention_rows(const QSqlDatabase& db, const QString& dataset, int layer,
+QVector<AttentionRow> read_attention_rows(const ResultsStore& db, const QString& dataset, int layer,
                                           int head) {
   QVector<AttentionRow> rows;
   for (const RunAttentionBin& bin :
-       store_reader(db).attention_profile_bins(dataset.toStdString(), layer, head)) {
+       db.attention_profile_bins(dataset.toStdString(), layer, head)) {
     const QString length_group = QString::fromStdString(bin.length_group);
     if (rows.isEmpty() || rows.back().run_id != bin.run.run_id ||
         rows.back().length_group != length_group) {
@@ -196,9 +196,9 @@ QVector<AttentionRow> read_attention_rows(const QSqlDatabase& db, const QString&
   return rows;
 }
 
-LengthData read_length_data(const QSqlDatabase& db) {
+LengthData read_length_data(const ResultsStore& db) {
   LengthData data;
-  const ResultsStore& store = store_reader(db);
+  const ResultsStore& store = db;
   for (const lmk::LengthHistogram& stored : store.length_histograms()) {
     LengthHistogram histogram{
         QString::fromStdString(stored.dataset), QString::fromStdString(stored.tokenizer), {}, {}};
@@ -215,9 +215,9 @@ LengthData read_length_data(const QSqlDatabase& db) {
   return data;
 }
 
-QVector<EvalSource> read_eval_sources(const QSqlDatabase& db) {
+QVector<EvalSource> read_eval_sources(const ResultsStore& db) {
   QVector<EvalSource> sources;
-  for (const auto& [dataset_text, split_text, metric] : store_reader(db).eval_result_metrics()) {
+  for (const auto& [dataset_text, split_text, metric] : db.eval_result_metrics()) {
     const QString dataset = QString::fromStdString(dataset_text);
     const QString split = QString::fromStdString(split_text);
     if (sources.isEmpty() || sources.back().dataset != dataset || sources.back().split != split)
@@ -227,11 +227,11 @@ QVector<EvalSource> read_eval_sources(const QSqlDatabase& db) {
   return sources;
 }
 
-QVector<EvalPoint> read_eval_points(const QSqlDatabase& db, const QString& dataset,
+QVector<EvalPoint> read_eval_points(const ResultsStore& db, const QString& dataset,
                                     const QString& split, const QString& metric, int* resamples) {
   QVector<EvalPoint> points;
   if (resamples) *resamples = 0;
-  for (const RunResultPoint& point : store_reader(db).result_points(
+  for (const RunResultPoint& point : db.result_points(
            dataset.toStdString(), split.toStdString(), metric.toStdString())) {
     points.append({point.run.run_id, QString::fromStdString(point.run.experiment),
                    QString::fromStdString(point.run.run_name),
@@ -267,10 +267,10 @@ QVector<EvalPoint> read_eval_points(const QSqlDatabase& db, const QString& datas
   return points;
 }
 
-QVector<MapSource> read_map_sources(const QSqlDatabase& db) {
+QVector<MapSource> read_map_sources(const ResultsStore& db) {
   QVector<MapSource> sources;
   for (const auto& [dataset_text, split_text, metric] :
-       store_reader(db).positioned_query_metrics()) {
+       db.positioned_query_metrics()) {
     const QString dataset = QString::fromStdString(dataset_text);
     const QString split = QString::fromStdString(split_text);
     if (sources.isEmpty() || sources.back().dataset != dataset || sources.back().split != split)
@@ -280,13 +280,13 @@ QVector<MapSource> read_map_sources(const QSqlDatabase& db) {
   return sources;
 }
 
-QVector<MapRun> read_map_runs(const QSqlDatabase& db, const QString& dataset, const QString& split,
+QVector<MapRun> read_map_runs(const ResultsStore& db, const QString& dataset, const QString& split,
                               const QString& metric) {
   QVector<MapRun> runs;
   const std::map<qint64, std::vector<QueryScore>> scores =
       read_query_scores(db, dataset, split, metric);
   QSet<QString> experiments;
-  const ResultsStore& store = store_reader(db);
+  const ResultsStore& store = db;
   for (const auto& [run_id, run_scores] : scores) {
     const RunRecord record = store.get_run(run_id);
     const std::map<std::string, std::string> params = store.run_params(run_id);
@@ -315,12 +315,12 @@ QVector<MapRun> read_map_runs(const QSqlDatabase& db, const QString& dataset, co
   return runs;
 }
 
-std::map<qint64, std::vector<QueryScore>> read_query_scores(const QSqlDatabase& db,
+std::map<qint64, std::vector<QueryScore>> read_query_scores(const ResultsStore& db,
                                                             const QString& dataset,
                                                             const QString& split,
                                                             const QString& metric,
                                                             const QList<qint64>& runs) {
-  std::map<int64_t, std::vector<QueryScore>> by_run = store_reader(db).query_scores(
+  std::map<int64_t, std::vector<QueryScore>> by_run = db.query_scores(
       dataset.toStdString(), split.toStdString(), metric.toStdString(),
       std::vector<int64_t>(runs.begin(), runs.end()));
   // Moved, not copied: a pivot reads every run's scores of a column (qint64 is not int64_t's

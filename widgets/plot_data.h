@@ -7,7 +7,6 @@
 
 #include <QMap>
 #include <QPointF>
-#include <QSqlDatabase>
 #include <QString>
 #include <QStringList>
 #include <QVector>
@@ -18,6 +17,10 @@
 
 #include "core/eval/needle_map.h"
 #include "core/store/results_store.h"
+
+namespace lmk {
+class ResultsStore;
+}
 
 namespace lmk::widgets {
 
@@ -75,18 +78,18 @@ struct AttentionChoice {
 
 // Every stored (dataset, layer, head), by dataset, then layer, head. Empty when the store has no
 // attention_profiles table (schema version 1).
-QVector<AttentionChoice> read_attention_choices(const QSqlDatabase& db);
+QVector<AttentionChoice> read_attention_choices(const ResultsStore& db);
 
 // The profiles of `dataset` at `layer` / `head`, every run and length group, ordered by pooling,
 // eval length, experiment, run name and length group.
-QVector<AttentionRow> read_attention_rows(const QSqlDatabase& db, const QString& dataset, int layer,
+QVector<AttentionRow> read_attention_rows(const ResultsStore& db, const QString& dataset, int layer,
                                           int head);
 
 // What each layer of the models whose profiles of `dataset` are stored attends to: "global",
 // "local, window W" (ModernBERT's sliding-window layers), or "global or local by model" where
 // the models differ. Read from each run's model folder (its config.json, through the core's
 // EncoderConfig); a layer is absent when no run's folder can be read any more.
-QMap<int, QString> read_layer_kinds(const QSqlDatabase& db, const QString& dataset);
+QMap<int, QString> read_layer_kinds(const ResultsStore& db, const QString& dataset);
 
 // ---- Document-length distributions (length_histograms, length_percentiles) --------------------
 
@@ -117,7 +120,7 @@ struct LengthData {
 
 // The stored histograms and percentiles, and the training lengths: `train.passage_max_length` of
 // the fine-tuning runs (kind train) and `train.max_length` of the pretraining runs.
-LengthData read_length_data(const QSqlDatabase& db);
+LengthData read_length_data(const ResultsStore& db);
 
 // ---- Evaluation results by length and by evidence position (eval_results) --------------------
 
@@ -129,7 +132,7 @@ struct EvalSource {
 };
 
 // Every evaluated (dataset, split); empty when the store has no eval_results table.
-QVector<EvalSource> read_eval_sources(const QSqlDatabase& db);
+QVector<EvalSource> read_eval_sources(const ResultsStore& db);
 
 // One stored result row of an evaluation run, with the uncertainty of its mean where the run
 // has per-query results.
@@ -155,14 +158,14 @@ inline constexpr int kCurveResamples = 10000;
 // and per evidence position (at every length or at one), each with its N and interval from
 // the per-query results of its group (core/eval/comparison.h; seeded, so a redraw shows the
 // same band). `resamples` receives the resample count used.
-QVector<EvalPoint> read_eval_points(const QSqlDatabase& db, const QString& dataset,
+QVector<EvalPoint> read_eval_points(const ResultsStore& db, const QString& dataset,
                                     const QString& split, const QString& metric,
                                     int* resamples = nullptr);
 
 // The per-query values of `metric` on `dataset` / `split` of every run, or of `runs` when given
 // (run id -> scores); empty when the store has no per-query results (written before schema
 // version 4, or none stored).
-std::map<qint64, std::vector<QueryScore>> read_query_scores(const QSqlDatabase& db,
+std::map<qint64, std::vector<QueryScore>> read_query_scores(const ResultsStore& db,
                                                             const QString& dataset,
                                                             const QString& split,
                                                             const QString& metric,
@@ -178,7 +181,7 @@ struct MapSource {
   QString split;
   QStringList metrics;  // sorted
 };
-QVector<MapSource> read_map_sources(const QSqlDatabase& db);
+QVector<MapSource> read_map_sources(const ResultsStore& db);
 
 // One run's map of `metric`: its queries by length part and evidence depth (core/eval/needle_map).
 struct MapRun {
@@ -191,7 +194,7 @@ struct MapRun {
 
 // Every run's map of `metric` on `dataset` / `split` (depth step 0.1), CLS first, then LMK,
 // then the others, each by experiment and name.
-QVector<MapRun> read_map_runs(const QSqlDatabase& db, const QString& dataset, const QString& split,
+QVector<MapRun> read_map_runs(const ResultsStore& db, const QString& dataset, const QString& split,
                               const QString& metric);
 
 // One line of a curves plot; low, high and n are aligned with points.

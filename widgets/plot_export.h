@@ -43,7 +43,7 @@ QString csv_cell_text(const QModelIndex& index);
 QString header_text(const QAbstractItemModel& model, int column);
 
 // The whole model as CSV (RFC 4180, CRLF line ends): a header row from headerData, then every
-// cell's csv_cell_text. Fetches what a lazy model (QSqlQueryModel) has not fetched yet.
+// cell's csv_cell_text. Fetches what a lazy model (the runs table) has not fetched yet.
 QString table_as_csv(const QAbstractItemModel& model);
 
 // Writes `text` to `path` (UTF-8, atomically); throws std::runtime_error naming the path when it

@@ -102,7 +102,7 @@ class PlotView : public StoreView {
   // newer store load) started meanwhile, `show(result)` — or on an error clear_data() and the
   // error as the message — and loaded().
   template <typename Result>
-  void load(LoadKind kind, std::function<Result(const QSqlDatabase&)> work,
+  void load(LoadKind kind, std::function<Result(const ResultsStore&)> work,
             std::function<void(const Result&)> show) {
     if (kind == LoadKind::Store) ++store_generation_;
     const int store_generation = store_generation_;

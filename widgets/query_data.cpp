@@ -13,9 +13,9 @@
 
 namespace lmk::widgets {
 
-QVector<ComparableRun> read_comparable_runs(const QSqlDatabase& db) {
+QVector<ComparableRun> read_comparable_runs(const ResultsStore& db) {
   QVector<ComparableRun> runs;
-  const ResultsStore& store = store_reader(db);
+  const ResultsStore& store = db;
   const bool several = store.experiments().size() > 1;
   for (const auto& [id, dataset, split] : store.query_result_sets()) {
     if (runs.isEmpty() || runs.back().id != id) {
@@ -36,23 +36,23 @@ QVector<ComparableRun> read_comparable_runs(const QSqlDatabase& db) {
   return runs;
 }
 
-QStringList read_query_metrics(const QSqlDatabase& db, qint64 run, const QString& dataset,
+QStringList read_query_metrics(const ResultsStore& db, qint64 run, const QString& dataset,
                                const QString& split) {
   QStringList metrics;
   for (const std::string& metric :
-       store_reader(db).query_metric_names(run, dataset.toStdString(), split.toStdString()))
+       db.query_metric_names(run, dataset.toStdString(), split.toStdString()))
     metrics << QString::fromStdString(metric);
   return metrics;
 }
 
-RunPair read_run_pair(const QSqlDatabase& db, qint64 a, qint64 b, const QString& dataset,
+RunPair read_run_pair(const ResultsStore& db, qint64 a, qint64 b, const QString& dataset,
                       const QString& split, const QString& metric, lmk::stats::PairedTest test) {
   RunPair pair;
   std::map<qint64, std::vector<QueryScore>> scores =
       read_query_scores(db, dataset, split, metric, {a, b});
   std::map<qint64, std::string> names;
   for (const qint64 id : {a, b})
-    names[id] = "#" + std::to_string(id) + " " + store_reader(db).get_run(id).name;
+    names[id] = "#" + std::to_string(id) + " " + db.get_run(id).name;
   const std::vector<QueryScore>& of_a = scores[a];
   const std::vector<QueryScore>& of_b = scores[b];
   // The shared queries in (part, query id) order, as the comparison pairs them.

@@ -5,12 +5,15 @@
 // (core/eval/comparison.h), and one query's text and target documents from its dataset folder.
 // Every SQL statement of the panel is here; the functions run on a worker thread.
 
-#include <QSqlDatabase>
 #include <QString>
 #include <QStringList>
 #include <QVector>
 
 #include "core/eval/stats.h"
+
+namespace lmk {
+class ResultsStore;
+}
 
 namespace lmk::widgets {
 
@@ -23,10 +26,10 @@ struct ComparableRun {
 };
 
 // Every run with per-query results, by id; empty for a store without them.
-QVector<ComparableRun> read_comparable_runs(const QSqlDatabase& db);
+QVector<ComparableRun> read_comparable_runs(const ResultsStore& db);
 
 // The metrics a run has per-query values of on a dataset split, sorted.
-QStringList read_query_metrics(const QSqlDatabase& db, qint64 run, const QString& dataset,
+QStringList read_query_metrics(const ResultsStore& db, qint64 run, const QString& dataset,
                                const QString& split);
 
 // One query of both runs.
@@ -46,7 +49,7 @@ struct RunPair {
 
 // The per-query values of runs a and b for `metric` on `dataset` / `split`, paired, with `test`
 // on them (seeded: the same numbers as lmk compare --intersection for these two runs).
-RunPair read_run_pair(const QSqlDatabase& db, qint64 a, qint64 b, const QString& dataset,
+RunPair read_run_pair(const ResultsStore& db, qint64 a, qint64 b, const QString& dataset,
                       const QString& split, const QString& metric, lmk::stats::PairedTest test);
 
 // A query's text and its judged documents (most relevant first), read from the run's dataset

@@ -6,8 +6,6 @@
 #include <QFont>
 #include <QMap>
 #include <QSet>
-#include <QSqlError>
-#include <QSqlQuery>
 
 #include <algorithm>
 #include <cmath>
@@ -23,21 +21,17 @@
 namespace lmk::widgets {
 namespace {
 
-// Prepares and runs a query the model can seek in (QSqlQueryModel needs a scrollable one; run_query
-// gives forward-only ones).
-QSqlQuery scrollable_query(const QSqlDatabase& db, const QString& sql,
-                           const QVariantList& bindings) {
-  QSqlQuery query(db);
-  bool ok = query.prepare(sql);
-  if (ok) {
-    for (const QVariant& value : bindings) query.addBindValue(value);
-    ok = query.exec();
-  }
-  if (!ok)
-    throw StoreError(QStringLiteral("%1: %2 (in: %3)")
-                         .arg(db.databaseName(), query.lastError().text(), sql.simplified())
-                         .toStdString());
-  return query;
+// The rows one fetch reads.
+constexpr int64_t kPageRows = 256;
+
+// A cell as Qt's models hold stored values: NULL a valid null (an invalid QVariant means "no
+// data for this role", and views and the CSV export then take the display text).
+QVariant cell_value(const std::optional<SqlValue>& value) {
+  if (!value) return QVariant(QMetaType::fromType<QString>());
+  if (const auto* text = std::get_if<std::string>(&*value)) return QString::fromStdString(*text);
+  if (const auto* integer = std::get_if<int64_t>(&*value))
+    return QVariant::fromValue(static_cast<qlonglong>(*integer));
+  return std::get<double>(*value);
 }
 
 QString number_text(double value) {
@@ -46,9 +40,9 @@ QString number_text(double value) {
 
 }  // namespace
 
-StoreSummary read_store_summary(const QSqlDatabase& db) {
+StoreSummary read_store_summary(const ResultsStore& db) {
   StoreSummary summary;
-  const ResultsStore& store = store_reader(db);
+  const ResultsStore& store = db;
   summary.run_count = store.count_runs({});
   std::vector<Experiment> experiments = store.experiments();
   std::stable_sort(experiments.begin(), experiments.end(),
@@ -73,7 +67,46 @@ StoreSummary read_store_summary(const QSqlDatabase& db) {
   return summary;
 }
 
-RunsTableModel::RunsTableModel(QObject* parent) : QSqlQueryModel(parent) {}
+RunsTableModel::RunsTableModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+int RunsTableModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+}
+
+int RunsTableModel::columnCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(columns_.size());
+}
+
+QVariant RunsTableModel::stored(int row, int column) const {
+  if (row < 0 || row >= rows_.size() || column < 0 || column >= rows_[row].size()) return {};
+  return rows_[row][column];
+}
+
+void RunsTableModel::clear_table() {
+  beginResetModel();
+  has_query_ = false;
+  exhausted_ = true;
+  query_ = {};
+  rows_.clear();
+  columns_.clear();
+  endResetModel();
+}
+
+void RunsTableModel::fetch_page() {
+  const std::vector<lmk::RunsTableRow> page =
+      store_connection(db_path_).runs_table_page(query_, rows_.size(), kPageRows);
+  exhausted_ = static_cast<int64_t>(page.size()) < kPageRows;
+  if (page.empty()) return;
+  const int first = static_cast<int>(rows_.size());
+  beginInsertRows(QModelIndex(), first, first + static_cast<int>(page.size()) - 1);
+  for (const lmk::RunsTableRow& row : page) {
+    QVector<QVariant> values;
+    values.reserve(static_cast<int>(row.size()));
+    for (const auto& value : row) values.append(cell_value(value));
+    rows_.append(values);
+  }
+  endInsertRows();
+}
 
 void RunsTableModel::set_columns(const QStringList& param_keys, const QList<Benchmark>& benchmarks,
                                  const QString& metric) {
@@ -152,27 +185,25 @@ bool RunsTableModel::reload(const QString& db_path) {
   db_path_ = db_path;
   last_error_.clear();
   if (db_path.isEmpty()) {
-    clear();
-    columns_.clear();
+    clear_table();
     return true;
   }
   const QString sort_label =
       sort_column_ < columns_.size() ? columns_[sort_column_].label : QStringLiteral("id");
+  beginResetModel();
   build_columns();
   sort_column_ = std::max(0, column_of(sort_label));
-
-  const lmk::SqlQuery query = lmk::runs_table_query(table_spec(sort_column_));
-  const QString sql = QString::fromStdString(query.sql);
-  const QVariantList bindings = qt_bindings(query.bindings);
+  query_ = lmk::runs_table_query(table_spec(sort_column_));
+  has_query_ = true;
+  exhausted_ = false;
+  rows_.clear();
+  endResetModel();
   try {
-    setQuery(scrollable_query(store_connection(db_path), sql, bindings));
-    if (lastError().isValid())
-      throw StoreError(QStringLiteral("%1: %2").arg(db_path, lastError().text()).toStdString());
+    fetch_page();
     summarize_fetched_rows();
-  } catch (const StoreError& e) {
+  } catch (const std::exception& e) {  // StoreError, or the store's InputError
     last_error_ = QString::fromUtf8(e.what());
-    clear();
-    columns_.clear();
+    clear_table();
     emit query_failed(last_error_);
     return false;
   }
@@ -180,8 +211,7 @@ bool RunsTableModel::reload(const QString& db_path) {
 }
 
 void RunsTableModel::fetch_all() {
-  // Without a store (no query) QSqlQueryModel says it can fetch more forever: stop when a fetch
-  // brings no row (switching away from the Results tab with no store open hung here).
+  // A fetch that brings no row ends it too (it failed: query_failed said why).
   while (canFetchMore()) {
     const int before = rowCount();
     fetchMore();
@@ -189,8 +219,20 @@ void RunsTableModel::fetch_all() {
   }
 }
 
+bool RunsTableModel::canFetchMore(const QModelIndex& parent) const {
+  return !parent.isValid() && has_query_ && !exhausted_;
+}
+
 void RunsTableModel::fetchMore(const QModelIndex& parent) {
-  QSqlQueryModel::fetchMore(parent);
+  if (!canFetchMore(parent)) return;
+  try {
+    fetch_page();
+  } catch (const std::exception& e) {  // the store vanished, stayed locked, ...
+    exhausted_ = true;
+    last_error_ = QString::fromUtf8(e.what());
+    emit query_failed(last_error_);
+    return;
+  }
   summarize_fetched_rows();
 }
 
@@ -202,8 +244,8 @@ lmk::CellSummary RunsTableModel::cell_summary(int row, int column) const {
   if (column_kind(column) != ColumnKind::Metric) return {};
   int benchmark = column - (static_cast<int>(columns_.size()) - benchmarks_.size());
   if (long_format_) {  // the row's own benchmark
-    const QString dataset = QSqlQueryModel::data(index(row, column - 2)).toString(),
-                  split = QSqlQueryModel::data(index(row, column - 1)).toString();
+    const QString dataset = stored(row, column - 2).toString(),
+                  split = stored(row, column - 1).toString();
     benchmark = -1;
     for (int b = 0; b < benchmarks_.size(); ++b)
       if (benchmarks_[b].dataset == dataset && benchmarks_[b].split == split) benchmark = b;
@@ -227,10 +269,9 @@ void RunsTableModel::summarize_fetched_rows() {
   const QString metric = metric_;
   load_in_background<Summaries>(
       this, db_path_,
-      [runs, benchmarks, metric, path = db_path_](const QSqlDatabase&) {
+      [runs, benchmarks, metric](const ResultsStore& store) {
         // Each cell's per-query values read and summarized by the core, as lmk results does
         // (the same rows, the same resampling, so the same interval).
-        const ResultsStore store(path.toStdString(), ResultsStore::OpenMode::Existing);
         const lmk::stats::ResamplingOptions resampling;
         Summaries summaries;
         for (qlonglong id : runs) {
@@ -265,7 +306,7 @@ void RunsTableModel::summarize_fetched_rows() {
 void RunsTableModel::sort(int column, Qt::SortOrder order) {
   if (column < 0 || column >= columns_.size()) return;
   // The header repeats the current order after each reload: nothing to do then.
-  if (column == sort_column_ && order == sort_order_ && query().isActive()) return;
+  if (column == sort_column_ && order == sort_order_ && has_query_) return;
   sort_column_ = column;
   sort_order_ = order;
   if (!db_path_.isEmpty()) reload(db_path_);
@@ -288,12 +329,11 @@ QString duration_text(double seconds) {
 }  // namespace
 
 QVariant RunsTableModel::data(const QModelIndex& index, int role) const {
-  if (!index.isValid() || index.column() >= columns_.size())
-    return QSqlQueryModel::data(index, role);
+  if (!index.isValid() || index.column() >= columns_.size()) return QVariant();
   const Column& column = columns_[index.column()];
   const bool number = column.kind == ColumnKind::Metric || column.kind == ColumnKind::Id ||
                       column.kind == ColumnKind::Duration;
-  const QVariant value = QSqlQueryModel::data(index, Qt::DisplayRole);
+  const QVariant value = stored(index.row(), index.column());
   const bool none = value.isNull() || value.toString().isEmpty() ||
                     (column.kind == ColumnKind::Param && value.toString() == QLatin1String("0") &&
                      zero_means_none(column.label));
@@ -330,8 +370,7 @@ QVariant RunsTableModel::data(const QModelIndex& index, int role) const {
       if (index.column() == StatusColumn) {
         if (value.toString() == QLatin1String("RUNNING"))
           return tr("Still running: its results may be incomplete");
-        const QString error =
-            QSqlQueryModel::data(this->index(index.row(), ErrorColumn)).toString();
+        const QString error = stored(index.row(), ErrorColumn).toString();
         if (!error.isEmpty()) return tr("%1: %2").arg(value.toString(), error);
       }
       if (none && column.kind == ColumnKind::Param && !value.isNull() &&
@@ -349,7 +388,7 @@ QVariant RunsTableModel::data(const QModelIndex& index, int role) const {
       return QVariant();
     }
     default:
-      return QSqlQueryModel::data(index, role);
+      return QVariant();
   }
 }
 
@@ -359,11 +398,11 @@ QVariant RunsTableModel::headerData(int section, Qt::Orientation orientation, in
     if (role == Qt::ToolTipRole && !columns_[section].tooltip.isEmpty())
       return columns_[section].tooltip;
   }
-  return QSqlQueryModel::headerData(section, orientation, role);
+  return QAbstractTableModel::headerData(section, orientation, role);
 }
 
 qlonglong RunsTableModel::run_id(int row) const {
-  return QSqlQueryModel::data(index(row, IdColumn), Qt::DisplayRole).toLongLong();
+  return stored(row, IdColumn).toLongLong();
 }
 
 int RunsTableModel::row_of(qlonglong id) const {
@@ -382,12 +421,12 @@ int RunsTableModel::column_of(const QString& label) const {
   return -1;
 }
 
-ConfigDiff compute_config_diff(const QSqlDatabase& db, const QList<qlonglong>& run_ids) {
+ConfigDiff compute_config_diff(const ResultsStore& db, const QList<qlonglong>& run_ids) {
   ConfigDiff diff;
   // The params rows: each run's config as the core flattened it (flatten_params), compared by
   // the core's one config diff (differing_keys), as lmk results and lmk compare do.
   std::vector<std::map<std::string, std::string>> configs;
-  const ResultsStore& store = store_reader(db);
+  const ResultsStore& store = db;
   for (qlonglong id : run_ids) {
     std::string name;
     try {
@@ -488,9 +527,8 @@ QVariant ConfigDiffModel::headerData(int section, Qt::Orientation orientation, i
   return section - 1 < diff_.run_labels.size() ? diff_.run_labels[section - 1] : QVariant();
 }
 
-QStringList export_mteb_results(const QString& db_path, const QList<qlonglong>& run_ids,
+QStringList export_mteb_results(const ResultsStore& store, const QList<qlonglong>& run_ids,
                                 const QString& dir, const QString& main_metric) {
-  const ResultsStore store(db_path.toStdString(), ResultsStore::OpenMode::Existing);
   std::vector<RunRecord> runs;
   for (qlonglong id : run_ids) {
     try {

@@ -2,7 +2,8 @@
 
 // The results browser's data (widgets/results_view.h), and all of its SQL but the pivot's
 // (widgets/pivot_model.h) and the filter's (widgets/run_filter.h): the runs × benchmarks table
-// (a lazily fetched QSqlQueryModel whose filter and sort run in SQLite), the config diff of
+// (fetched a page at a time from the store's query, whose filter and sort run in SQLite), the
+// config diff of
 // selected runs, and the MTEB-style JSON export of runs.
 
 #include <QAbstractTableModel>
@@ -10,8 +11,6 @@
 #include <QList>
 #include <QPair>
 #include <QSet>
-#include <QSqlDatabase>
-#include <QSqlQueryModel>
 #include <QString>
 #include <QStringList>
 #include <QVariantList>
@@ -20,6 +19,10 @@
 #include "core/eval/comparison.h"
 #include "core/store/runs_table.h"
 #include "widgets/run_filter.h"
+
+namespace lmk {
+class ResultsStore;
+}
 
 namespace lmk::widgets {
 
@@ -43,7 +46,7 @@ struct StoreSummary {
 };
 
 // Reads the summary of the store behind `db` (stores without eval_results have no benchmarks).
-StoreSummary read_store_summary(const QSqlDatabase& db);
+StoreSummary read_store_summary(const ResultsStore& db);
 
 // The runs table: one row per run (id, experiment, name, kind, status, when it started, how long
 // it took, host, device, a failed run's error, the chosen params), then one column per benchmark
@@ -51,9 +54,10 @@ StoreSummary read_store_summary(const QSqlDatabase& db);
 // pooled over its parts), shown with ± half the width of its 95 % bootstrap interval and N as
 // lmk results prints them — computed off the GUI thread for the rows fetched, the mean alone
 // until then. Empty and not-applicable values show as "—". Filtering and sorting are the
-// store's query (core/store/runs_table.h, ORDER BY the clicked column), run on this model's
-// connection, so both stay right while rows are fetched lazily, 256 at a time.
-class RunsTableModel : public QSqlQueryModel {
+// store's query (core/store/runs_table.h, ORDER BY the clicked column), read through the GUI
+// thread's reader of the store (store_connection) a page of 256 rows at a time as the view
+// scrolls, so both stay right while rows are fetched lazily.
+class RunsTableModel : public QAbstractTableModel {
   Q_OBJECT
  public:
   enum class ColumnKind { Id, Text, Param, Metric, Duration };
@@ -88,6 +92,9 @@ class RunsTableModel : public QSqlQueryModel {
   bool reload(const QString& db_path);
   // Fetches every row that matches (exports, tests).
   void fetch_all();
+  int rowCount(const QModelIndex& parent = QModelIndex()) const override;
+  int columnCount(const QModelIndex& parent = QModelIndex()) const override;
+  bool canFetchMore(const QModelIndex& parent = QModelIndex()) const override;
   void fetchMore(const QModelIndex& parent = QModelIndex()) override;
   // The interval and N of a benchmark cell, once computed (n == 0: not yet, or no per-query
   // results stored).
@@ -128,11 +135,21 @@ class RunsTableModel : public QSqlQueryModel {
   };
   // The table as the store queries it (core/store/runs_table.h), sorted by `sort_column`.
   lmk::RunsTableSpec table_spec(int sort_column) const;
+  // A fetched cell as the store holds it (null: NULL).
+  QVariant stored(int row, int column) const;
+  // Reads the next page of query_; throws StoreError.
+  void fetch_page();
+  // No query, no rows, no columns.
+  void clear_table();
   void build_columns();
   // Starts computing the intervals of the fetched rows that have none yet.
   void summarize_fetched_rows();
 
   QString db_path_;
+  lmk::SqlQuery query_;
+  bool has_query_ = false;
+  bool exhausted_ = true;  // the last page read was not full
+  QVector<QVector<QVariant>> rows_;
   QStringList param_keys_;
   QList<Benchmark> benchmarks_;
   QString metric_;
@@ -159,7 +176,7 @@ struct ConfigDiff {
 };
 
 // The config diff of `run_ids` (in that order; ids not in the store are left out).
-ConfigDiff compute_config_diff(const QSqlDatabase& db, const QList<qlonglong>& run_ids);
+ConfigDiff compute_config_diff(const ResultsStore& db, const QList<qlonglong>& run_ids);
 
 // Shows a ConfigDiff: column 0 the key, then one column per run; only the differing keys unless
 // show_all. Cells of differing keys have a highlighted background.
@@ -190,9 +207,9 @@ class ConfigDiffModel : public QAbstractTableModel {
 
 // Writes the results of `run_ids` as MTEB results files: the store layer's export (core/store/
 // export.h, as lmk export --format mteb), main_metric's value the main score where no stored
-// main_score is. Returns the files written; throws StoreError when the store cannot be read,
+// main_score is. Returns the files written; throws InputError when the store cannot be read,
 // std::runtime_error when a file cannot be written.
-QStringList export_mteb_results(const QString& db_path, const QList<qlonglong>& run_ids,
+QStringList export_mteb_results(const ResultsStore& store, const QList<qlonglong>& run_ids,
                                 const QString& dir, const QString& main_metric);
 
 }  // namespace lmk::widgets

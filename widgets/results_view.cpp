@@ -486,7 +486,7 @@ void ResultsView::reload_runs(bool keep_scroll) {
     while (runs_model_->rowCount() < fetched && runs_model_->canFetchMore())
       runs_model_->fetchMore();
   }
-  if (!isVisible()) runs_model_->fetch_all();  // see hideEvent
+  if (!isVisible()) runs_model_->fetch_all();  // as hideEvent does
   widen_metric_columns();
   select_rows(selected, false);
   if (keep_scroll) runs_table_->verticalScrollBar()->setValue(scroll);
@@ -499,7 +499,7 @@ void ResultsView::start_count() {
   const RunFilter filter = current_filter();
   const qlonglong total = summary_.run_count;
   load_in_background<qlonglong>(
-      this, db_path_, [filter](const QSqlDatabase& db) { return count_runs(db, filter); },
+      this, db_path_, [filter](const ResultsStore& db) { return count_runs(db, filter); },
       [this, generation, total](qlonglong count, const QString& error) {
         if (generation != count_generation_) return;
         if (!error.isEmpty()) {

@@ -50,8 +50,8 @@ void ResultsView::export_mteb(const QString& dir) {
                              : metric_combo_->currentText();
   load_in_background<QStringList>(
       this, db_path_,
-      [ids, dir, metric](const QSqlDatabase& db) {
-        return export_mteb_results(db.databaseName(), ids, dir, metric);
+      [ids, dir, metric](const ResultsStore& db) {
+        return export_mteb_results(db, ids, dir, metric);
       },
       [this](QStringList files, const QString& error) { emit mteb_exported(files, error); });
 }

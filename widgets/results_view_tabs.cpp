@@ -38,7 +38,7 @@ void ResultsView::start_pivot() {
   const bool chosen = pivot_baseline_chosen_;
   load_in_background<PivotTable>(
       this, db_path_,
-      [filter, metric, rows, baseline, chosen](const QSqlDatabase& db) {
+      [filter, metric, rows, baseline, chosen](const ResultsStore& db) {
         PivotTable table = compute_pivot(db, filter, metric, rows, baseline);
         // Until the user picks one, the baseline is the CLS row (the paper's comparison).
         if (!chosen && table.baseline.isEmpty()) {
@@ -85,7 +85,7 @@ void ResultsView::start_diff() {
   }
   diff_note_->setText(tr("Comparing %1 runs…").arg(ids.size()));
   load_in_background<ConfigDiff>(
-      this, db_path_, [ids](const QSqlDatabase& db) { return compute_config_diff(db, ids); },
+      this, db_path_, [ids](const ResultsStore& db) { return compute_config_diff(db, ids); },
       [this, generation, selected](ConfigDiff diff, const QString& error) {
         if (generation != diff_generation_) return;
         if (!error.isEmpty()) emit status_message(error);

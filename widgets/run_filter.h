@@ -4,11 +4,13 @@
 // language (core/store/run_selection.h), which the runs table (widgets/results_model.h) and the
 // pivot (widgets/pivot_model.h) both select by.
 
-#include <QSqlDatabase>
 #include <QString>
-#include <QVariantList>
 
 #include "core/store/run_selection.h"
+
+namespace lmk {
+class ResultsStore;
+}
 
 namespace lmk::widgets {
 
@@ -27,10 +29,7 @@ RunSelection run_selection(const RunFilter& filter);
 // every term reads.
 QString run_filter_error(const RunFilter& filter);
 
-// The store's bound values (a core query's, run on a Qt connection) as Qt SQL binds them.
-QVariantList qt_bindings(const std::vector<SqlValue>& values);
-
 // How many runs `filter` selects.
-qlonglong count_runs(const QSqlDatabase& db, const RunFilter& filter);
+qlonglong count_runs(const ResultsStore& db, const RunFilter& filter);
 
 }  // namespace lmk::widgets

@@ -1,16 +1,15 @@
 #pragma once
 
-// The workbench's access to a results store (core/store/schema.h): one Qt SQL connection per
-// thread and database, read-mostly, safe beside a run that is still writing (WAL, busy timeout).
-// Views never open connections themselves; their models call these.
+// The workbench's access to a results store (core/store/results_store.h): one core ResultsStore
+// per thread and file, read-mostly, safe beside a run that is still writing (WAL, busy timeout).
+// The views read through the core only, with the queries and row types lmk reads, so a view
+// shows what the CLI prints; the workbench links no SQL layer of its own. Views never open
+// stores themselves; their models call these.
 
 #include <QFutureWatcher>
 #include <QObject>
-#include <QSqlDatabase>
-#include <QSqlQuery>
 #include <QString>
 #include <QThreadPool>
-#include <QVariantList>
 #include <QtConcurrent/QtConcurrent>
 
 #include <functional>
@@ -29,23 +28,11 @@ class StoreError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Returns this thread's connection to the results store at `path`, opening it on first use
-// (it closes when the thread ends).
-// Throws StoreError when the file is missing, is not a results store, or is newer than this
-// program. A store one or more versions older is read as far as its tables go (has_table).
-QSqlDatabase store_connection(const QString& path);
-
-// Runs `sql` with positional `bindings`; throws StoreError naming the database and the error.
-QSqlQuery run_query(const QSqlDatabase& db, const QString& sql, const QVariantList& bindings = {});
-
-// Whether the store has `table` (stores written by an older lmk lack the newer tables).
-bool has_table(const QSqlDatabase& db, const QString& table);
-
-// This thread's reader of the same file through the core store (core/store/results_store.h):
-// the queries and row types the CLI reads, so a view shows what lmk prints. Opened on first use
-// after store_connection checked the file and brought its schema up to date; closed when the
-// thread ends. Throws StoreError as store_connection does.
-const ResultsStore& store_reader(const QSqlDatabase& db);
+// Returns this thread's reader of the results store at `path`, opening it on first use (it
+// closes when the thread ends). Opening brings an older schema up to date as lmk does (the
+// core's migrations). Throws StoreError when the file is missing, is not a results store, or is
+// newer than this program.
+const ResultsStore& store_connection(const QString& path);
 
 // The path of the lmk CLI the workbench starts jobs with: $LMK_BIN, else the lmk beside this
 // executable, else the one of this build tree, else "lmk" on PATH.
@@ -56,12 +43,12 @@ QString lmk_program();
 // stop the GUI thread's painting until one ends.
 QThreadPool* store_thread_pool();
 
-// Runs `work(db)` on a worker thread with that thread's connection to `db_path`, then
+// Runs `work(store)` on a worker thread with that thread's reader of `db_path`, then
 // `done(result, error)` on `receiver`'s thread; error is empty when work did not throw. Nothing is
 // delivered when receiver is gone by then.
 template <typename Result>
 void load_in_background(QObject* receiver, const QString& db_path,
-                        std::function<Result(const QSqlDatabase&)> work,
+                        std::function<Result(const ResultsStore&)> work,
                         std::function<void(Result, QString)> done) {
   auto* watcher = new QFutureWatcher<std::pair<Result, QString>>(receiver);
   QObject::connect(watcher, &QFutureWatcherBase::finished, receiver, [watcher, done] {

@@ -24,7 +24,7 @@ constexpr int kMaxPointsPerRun = 5000;
 constexpr int kMaxRunsTickedAtFirst = 12;
 
 // The curve of `metric` of each run in `runs` (a run that logged none: absent).
-QHash<qlonglong, CurveSeries> read_curves(const QSqlDatabase& db, const QList<qlonglong>& runs,
+QHash<qlonglong, CurveSeries> read_curves(const ResultsStore& db, const QList<qlonglong>& runs,
                                           const QString& metric) {
   QHash<qlonglong, CurveSeries> curves;
   for (qlonglong id : runs) {
@@ -123,7 +123,7 @@ void TrainingView::set_store(const QString& db_path) {
   };
   load<Loaded>(
       LoadKind::Store,
-      [metric, shown, known](const QSqlDatabase& db) {
+      [metric, shown, known](const ResultsStore& db) {
         Loaded loaded;
         loaded.runs = load_training_runs(db);
         loaded.metric = default_metric(loaded.runs.keys, metric);
@@ -189,7 +189,7 @@ void TrainingView::load_curves() {
   using Curves = QHash<qlonglong, CurveSeries>;
   load<Curves>(
       LoadKind::Data,
-      [metric, shown](const QSqlDatabase& db) { return read_curves(db, shown, metric); },
+      [metric, shown](const ResultsStore& db) { return read_curves(db, shown, metric); },
       [this](const Curves& curves) {
         curves_ = curves;
         redraw();

@@ -5,8 +5,7 @@
 // interval and N. Rows are compared by paired tests over the queries both cells share — each
 // row against a baseline row, or all pairs — and the p-values of the whole table are corrected
 // together with Holm–Bonferroni. Pure functions over per-query scores (the store's QueryScore
-// rows), so lmk compare, lmk study, lmk export and the workbench (which reads the store through
-// Qt SQL) report the same numbers.
+// rows), so lmk compare, lmk study, lmk export and the workbench report the same numbers.
 
 #include <optional>
 #include <string>

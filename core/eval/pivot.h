@@ -2,8 +2,7 @@
 
 // The paper's table (lmkbase, no LibTorch): rows of model variants × benchmark columns of one
 // metric, from stored eval results, with each cell's uncertainty and significance marks through
-// core/eval/comparison.h. lmk export --format latex writes it; the workbench's pivot shows it
-// (it reads the same inputs through Qt SQL).
+// core/eval/comparison.h. lmk export --format latex writes it; the workbench's pivot shows it.
 
 #include <cstdint>
 #include <functional>

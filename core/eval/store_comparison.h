@@ -3,8 +3,7 @@
 // Comparison cells (core/eval/comparison.h) read from the results store: a column is a stored
 // result (dataset, split, metric and group of queries), a cell one run's value there with its
 // per-query scores when the run has them. lmk compare, lmk study's tables and lmk export
-// --format latex read their cells through this; the workbench reads the same tables through
-// Qt SQL.
+// --format latex read their cells through this; so does the workbench.
 
 #include <string>
 #include <vector>

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "core/store/run_selection.h"
+#include "core/store/runs_table.h"
 
 struct sqlite3;
 
@@ -402,6 +403,11 @@ class ResultsStore {
   std::vector<MetricCurve> metric_curves(int64_t run_id,
                                          const std::vector<std::pair<std::string, int64_t>>& keys,
                                          int64_t max_points) const;
+  // Rows [offset, offset + limit) of the runs table's query (core/store/runs_table.h), in its
+  // order; fewer at its end. Each page is one statement: rows written between two pages can
+  // shift the later pages by as many rows (the workbench reloads the table when it refreshes).
+  std::vector<RunsTableRow> runs_table_page(const SqlQuery& query, int64_t offset,
+                                            int64_t limit) const;
   // The run's job, if it has one.
   std::optional<JobRecord> job(int64_t run_id) const;
   // Jobs by run id; of one study folder when given; only those not ended when `unfinished`.

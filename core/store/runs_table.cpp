@@ -1,6 +1,11 @@
 #include "core/store/runs_table.h"
 
+#include <sqlite3.h>
+
 #include <tuple>
+
+#include "core/store/results_store.h"
+#include "core/store/sqlite_statement.h"
 
 namespace lmk {
 
@@ -100,6 +105,35 @@ SqlQuery runs_table_query(const RunsTableSpec& spec) {
   query.sql = "SELECT " + select + " FROM runs r JOIN experiments e ON e.id = r.experiment_id" +
               join + " WHERE " + where.sql + " ORDER BY " + order;
   return query;
+}
+
+std::vector<RunsTableRow> ResultsStore::runs_table_page(const SqlQuery& query, int64_t offset,
+                                                        int64_t limit) const {
+  store_sql::Statement rows(db_.get(), path_, query.sql + " LIMIT ? OFFSET ?");
+  std::vector<SqlValue> bindings = query.bindings;
+  bindings.emplace_back(limit);
+  bindings.emplace_back(offset);
+  rows.bind_values(bindings);
+  std::vector<RunsTableRow> page;
+  while (rows.next()) {
+    RunsTableRow& row = page.emplace_back();
+    for (int column = 0; column < rows.columns(); ++column) {
+      switch (rows.type(column)) {
+        case SQLITE_NULL:
+          row.emplace_back(std::nullopt);
+          break;
+        case SQLITE_INTEGER:
+          row.emplace_back(SqlValue(rows.integer(column)));
+          break;
+        case SQLITE_FLOAT:
+          row.emplace_back(SqlValue(rows.real(column)));
+          break;
+        default:
+          row.emplace_back(SqlValue(rows.text(column)));
+      }
+    }
+  }
+  return page;
 }
 
 }  // namespace lmk

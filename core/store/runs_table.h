@@ -3,10 +3,12 @@
 // The results browser's runs table as one query over the store: a row per run (or, in long
 // format, per run and benchmark) with the run's fields, the parameters asked for and one metric
 // on each benchmark, selected by a filter text (core/store/run_selection.h) and sorted by any
-// column. The workbench runs it on its own connection so its table can scroll through 10 000
-// runs without reading them all; the columns and their SQL are the store's.
+// column. The workbench reads it a page at a time (ResultsStore::runs_table_page) so its table
+// can scroll through 10 000 runs without reading them all; the columns and their SQL are the
+// store's.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -55,5 +57,9 @@ struct SqlQuery {
 // sort column: ids by number; text ignoring case; params by number, then text, runs without the
 // param last; metrics and durations with the runs without a value last; ties by id.
 SqlQuery runs_table_query(const RunsTableSpec& spec);
+
+// One row of the table as SQLite holds it: an integer, a real or a text per column, nullopt for
+// NULL.
+using RunsTableRow = std::vector<std::optional<SqlValue>>;
 
 }  // namespace lmk

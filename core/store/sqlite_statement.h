@@ -77,6 +77,9 @@ class Statement {
     }
   }
   bool is_null(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
+  // The number of columns of a row, and the storage class of one (SQLITE_INTEGER, ...).
+  int columns() const { return sqlite3_column_count(stmt_); }
+  int type(int column) const { return sqlite3_column_type(stmt_, column); }
   int64_t integer(int column) const { return sqlite3_column_int64(stmt_, column); }
   // NULL reads as NaN (SQLite stores NaN as NULL).
   double real(int column) const {
