@@ -282,8 +282,8 @@ void ExplorerView::look_up_rank() {
   load_in_background<std::pair<bool, double>>(
       this, db_path_,
       [eval, query_id, part](const ResultsStore& db) {
-        const std::optional<double> mrr = db.query_metric(
-            eval.id, query_id.toStdString(), "mrr_at_100", part.toStdString());
+        const std::optional<double> mrr =
+            db.query_metric(eval.id, query_id.toStdString(), "mrr_at_100", part.toStdString());
         return std::pair<bool, double>{mrr.has_value(), mrr.value_or(0.0)};
       },
       [this, eval, query_id](std::pair<bool, double> found, const QString& error) {

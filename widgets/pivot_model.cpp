@@ -24,8 +24,8 @@ PivotTable compute_pivot(const ResultsStore& db, const RunFilter& filter, const 
                          PivotRows rows, const QString& baseline) {
   PivotTable table;
   table.row_header = text_of(lmk::build_pivot({}, rows).row_header);
-  const lmk::Pivot pivot = lmk::build_pivot(
-      lmk::pivot_inputs(db, metric.toStdString(), run_selection(filter)), rows);
+  const lmk::Pivot pivot =
+      lmk::build_pivot(lmk::pivot_inputs(db, metric.toStdString(), run_selection(filter)), rows);
   for (const std::string& row : pivot.rows) table.rows << text_of(row);
   for (const std::string& column : pivot.columns) table.columns << text_of(column);
   table.values.fill(QVector<double>(table.columns.size(), kNaN), table.rows.size());

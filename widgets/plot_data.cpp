@@ -139,8 +139,7 @@ QVector<AttentionChoice> read_attention_choices(const ResultsStore& db) {
 QMap<int, QString> read_layer_kinds(const ResultsStore& db, const QString& dataset) {
   QMap<int, QString> kinds;
   QMap<int, QSet<QString>> seen;  // layer -> what the models say of it
-  for (const std::string& model :
-       db.attention_profile_models(dataset.toStdString())) {
+  for (const std::string& model : db.attention_profile_models(dataset.toStdString())) {
     const std::string path = model + "/config.json";
     std::ifstream in(path);
     if (!in) continue;  // the folder is gone (or moved): nothing to say
@@ -164,8 +163,7 @@ QMap<int, QString> read_layer_kinds(const ResultsStore& db, const QString& datas
 QVector<AttentionRow> read_attention_rows(const ResultsStore& db, const QString& dataset, int layer,
                                           int head) {
   QVector<AttentionRow> rows;
-  for (const RunAttentionBin& bin :
-       db.attention_profile_bins(dataset.toStdString(), layer, head)) {
+  for (const RunAttentionBin& bin : db.attention_profile_bins(dataset.toStdString(), layer, head)) {
     const QString length_group = QString::fromStdString(bin.length_group);
     if (rows.isEmpty() || rows.back().run_id != bin.run.run_id ||
         rows.back().length_group != length_group) {
@@ -231,8 +229,8 @@ QVector<EvalPoint> read_eval_points(const ResultsStore& db, const QString& datas
                                     const QString& split, const QString& metric, int* resamples) {
   QVector<EvalPoint> points;
   if (resamples) *resamples = 0;
-  for (const RunResultPoint& point : db.result_points(
-           dataset.toStdString(), split.toStdString(), metric.toStdString())) {
+  for (const RunResultPoint& point :
+       db.result_points(dataset.toStdString(), split.toStdString(), metric.toStdString())) {
     points.append({point.run.run_id, QString::fromStdString(point.run.experiment),
                    QString::fromStdString(point.run.run_name),
                    QString::fromStdString(point.run.pooling), point.run.max_length,
@@ -269,8 +267,7 @@ QVector<EvalPoint> read_eval_points(const ResultsStore& db, const QString& datas
 
 QVector<MapSource> read_map_sources(const ResultsStore& db) {
   QVector<MapSource> sources;
-  for (const auto& [dataset_text, split_text, metric] :
-       db.positioned_query_metrics()) {
+  for (const auto& [dataset_text, split_text, metric] : db.positioned_query_metrics()) {
     const QString dataset = QString::fromStdString(dataset_text);
     const QString split = QString::fromStdString(split_text);
     if (sources.isEmpty() || sources.back().dataset != dataset || sources.back().split != split)
@@ -320,9 +317,9 @@ std::map<qint64, std::vector<QueryScore>> read_query_scores(const ResultsStore& 
                                                             const QString& split,
                                                             const QString& metric,
                                                             const QList<qint64>& runs) {
-  std::map<int64_t, std::vector<QueryScore>> by_run = db.query_scores(
-      dataset.toStdString(), split.toStdString(), metric.toStdString(),
-      std::vector<int64_t>(runs.begin(), runs.end()));
+  std::map<int64_t, std::vector<QueryScore>> by_run =
+      db.query_scores(dataset.toStdString(), split.toStdString(), metric.toStdString(),
+                      std::vector<int64_t>(runs.begin(), runs.end()));
   // Moved, not copied: a pivot reads every run's scores of a column (qint64 is not int64_t's
   // type here, so the map itself cannot be handed over).
   std::map<qint64, std::vector<QueryScore>> scores;

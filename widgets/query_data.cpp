@@ -51,8 +51,7 @@ RunPair read_run_pair(const ResultsStore& db, qint64 a, qint64 b, const QString&
   std::map<qint64, std::vector<QueryScore>> scores =
       read_query_scores(db, dataset, split, metric, {a, b});
   std::map<qint64, std::string> names;
-  for (const qint64 id : {a, b})
-    names[id] = "#" + std::to_string(id) + " " + db.get_run(id).name;
+  for (const qint64 id : {a, b}) names[id] = "#" + std::to_string(id) + " " + db.get_run(id).name;
   const std::vector<QueryScore>& of_a = scores[a];
   const std::vector<QueryScore>& of_b = scores[b];
   // The shared queries in (part, query id) order, as the comparison pairs them.

@@ -4,8 +4,8 @@
 
 #include <tuple>
 
-#include "core/store/results_store.h"
 #include "core/store/sqlite_statement.h"
+#include "core/store/store_runs.h"
 
 namespace lmk {
 
@@ -107,9 +107,9 @@ SqlQuery runs_table_query(const RunsTableSpec& spec) {
   return query;
 }
 
-std::vector<RunsTableRow> ResultsStore::runs_table_page(const SqlQuery& query, int64_t offset,
-                                                        int64_t limit) const {
-  store_sql::Statement rows(db_.get(), path_, query.sql + " LIMIT ? OFFSET ?");
+std::vector<RunsTableRow> StoredRuns::runs_table_page(const SqlQuery& query, int64_t offset,
+                                                      int64_t limit) const {
+  store_sql::Statement rows(connection(), file(), query.sql + " LIMIT ? OFFSET ?");
   std::vector<SqlValue> bindings = query.bindings;
   bindings.emplace_back(limit);
   bindings.emplace_back(offset);

@@ -85,10 +85,10 @@ void prepare_vector_math() {
   // The functions ATen routes to VML for contiguous float / double tensors (aten/src/ATen/cpu/
   // vml.h); one element runs on the calling thread alone.
   using Unary = at::Tensor (*)(const at::Tensor&);
-  static const Unary functions[] = {
-      at::abs,  at::acos,  at::asin,  at::atan, at::cos,   at::sin,   at::tan,  at::tanh,
-      at::erf,  at::erfc,  at::exp,   at::expm1, at::log,  at::log10, at::log1p, at::log2,
-      at::sqrt, at::rsqrt, at::trunc, at::reciprocal};
+  static const Unary functions[] = {at::abs,  at::acos,  at::asin,  at::atan,  at::cos,
+                                    at::sin,  at::tan,   at::tanh,  at::erf,   at::erfc,
+                                    at::exp,  at::expm1, at::log,   at::log10, at::log1p,
+                                    at::log2, at::sqrt,  at::rsqrt, at::trunc, at::reciprocal};
   for (const at::ScalarType type : {at::kFloat, at::kDouble}) {
     const at::Tensor half = at::full({1}, 0.5, at::TensorOptions().dtype(type));
     for (const Unary f : functions) (void)f(half);

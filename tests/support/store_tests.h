@@ -1,8 +1,9 @@
 #pragma once
 
 // What the results store's unit tests share (tests/core/store/*_test.cpp): running a body in
-// several processes started together, and a store of three runs that the filter language and
-// the runs table both read.
+// several processes started together, the form of the times the store writes, a store of three
+// runs that the filter language and the runs table both read, and a store of four runs that the
+// reads across runs read.
 
 #include <gtest/gtest.h>
 
@@ -12,6 +13,7 @@
 #include <cstdio>
 #include <exception>
 #include <functional>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,12 @@
 #include "tests/support/test_tokenizers.h"
 
 namespace lmk::testing {
+
+// A time as the store writes them: ISO-8601 UTC with milliseconds.
+inline bool is_iso_utc(const std::string& time) {
+  static const std::regex format(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)");
+  return std::regex_match(time, format);
+}
 
 // Runs body(index) in `count` child processes started together; returns their exit codes:
 // 0 done, 3 "database is locked", 1 any other error (printed).
@@ -79,6 +87,37 @@ class RunSelectionTest : public ::testing::Test {
   TempDir dir_;
   ResultsStore store_{(dir_.path() / "r.db").string()};
   int64_t lmk_ = 0, cls_ = 0, train_ = 0;
+};
+
+// Reads across runs (store_runs, store_metrics, store_evaluations, store_attention tests): an
+// evaluation, a training and a bare run of experiment "study" / "other", a pretraining run, each
+// evaluated with curve, label and dev groups, and attention profiles of the evaluation.
+class RunReadsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const int64_t e = store_.get_or_create_experiment("study");
+    const int64_t f = store_.get_or_create_experiment("other");
+    eval_ = store_.create_run(e, {"lmk-eval", "eval", {{"pooling", "lmk"}, {"max_length", 512}}});
+    train_ = store_.create_run(
+        e, {"ft", "train", {{"train", {{"pooling", "mean"}, {"passage_max_length", 128}}}}});
+    bare_ = store_.create_run(f, {"bare", "eval", nlohmann::json::object()});
+    pretrain_ = store_.create_run(f, {"mlm", "pretrain", {{"train", {{"max_length", 64}}}}});
+    for (const int64_t run : {eval_, train_, bare_})
+      store_.add_eval_results(run, {{"docs", "test", "ndcg_at_10", 0.5, "all", ""},
+                                    {"docs", "test", "ndcg_at_10", 0.4, "length", "256"},
+                                    {"docs", "test", "ndcg_at_10", 0.3, "position", "0-10%"},
+                                    {"docs", "test", "ndcg_at_10", 0.2, "position@256", "0-10%"},
+                                    {"docs", "test", "f1", 0.1, "label", "a"},
+                                    {"docs", "dev", "recall_at_10", 0.9, "all", ""}});
+    store_.add_attention_profile(eval_, {{"docs", "256", 1, -1, 0, 0, 0.5, 0.75},
+                                         {"docs", "256", 1, -1, 1, 0.5, 1, 0.25},
+                                         {"docs", "all", 0, 2, 0, 0, 1, 1}});
+    store_.set_run_config(eval_, {{"pooling", "lmk"}, {"max_length", 512}, {"model", "/m/a"}});
+  }
+
+  TempDir dir_;
+  ResultsStore store_{(dir_.path() / "r.db").string()};
+  int64_t eval_ = 0, train_ = 0, bare_ = 0, pretrain_ = 0;
 };
 
 }  // namespace lmk::testing

@@ -219,7 +219,8 @@ void JobsTest::curves_continue_per_key() {
     };
     for (int step = 1; step <= 3; ++step) add("loss", step);
     for (int step = 1; step <= 2; ++step) add("lr", step);
-    lmk::widgets::RunCurves first = lmk::widgets::load_run_curves(lmk::widgets::store_connection(path), 1);
+    lmk::widgets::RunCurves first =
+        lmk::widgets::load_run_curves(lmk::widgets::store_connection(path), 1);
     QCOMPARE(first.series.size(), 2);
     lmk::widgets::CurveSteps after;
     for (const lmk::widgets::CurveSeries& series : first.series)
@@ -229,7 +230,8 @@ void JobsTest::curves_continue_per_key() {
     add("lr", 3);
     add("loss", 4);
     add("lr", 4);
-    const lmk::widgets::RunCurves next = lmk::widgets::load_run_curves(lmk::widgets::store_connection(path), 1, after);
+    const lmk::widgets::RunCurves next =
+        lmk::widgets::load_run_curves(lmk::widgets::store_connection(path), 1, after);
     QCOMPARE(next.series.size(), 2);
     for (const lmk::widgets::CurveSeries& series : next.series) {
       const QVector<double> expected =
@@ -238,7 +240,8 @@ void JobsTest::curves_continue_per_key() {
     }
     // Cut down to about max_points, the last point kept.
     for (int step = 5; step <= 1000; ++step) add("loss", step);
-    const lmk::widgets::RunCurves thin = lmk::widgets::load_run_curves(lmk::widgets::store_connection(path), 1, {}, 100);
+    const lmk::widgets::RunCurves thin =
+        lmk::widgets::load_run_curves(lmk::widgets::store_connection(path), 1, {}, 100);
     QCOMPARE(thin.series.first().key, QStringLiteral("loss"));
     QVERIFY(thin.series.first().steps.size() <= 101);
     QCOMPARE(thin.series.first().steps.last(), 1000.0);

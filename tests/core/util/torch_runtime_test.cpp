@@ -96,7 +96,7 @@ struct VectorMathCase {
   double low, high;
 };
 const VectorMathCase kVectorMath[] = {
-    {at::cos, [](double x) { return std::cos(x); }, 0, 512},   // RoPE's angles at 512 positions
+    {at::cos, [](double x) { return std::cos(x); }, 0, 512},  // RoPE's angles at 512 positions
     {at::sin, [](double x) { return std::sin(x); }, 0, 512},
     {at::exp, [](double x) { return std::exp(x); }, -80, 10},
     {at::log, [](double x) { return std::log(x); }, 1e-3, 1e4},
@@ -162,9 +162,10 @@ int children_with_wrong_vector_math(int children, bool prepared) {
 TEST(TorchRuntimeTest, AFreshProcessVectorMathIsExactOnItsFirstCallOnTwoThreads) {
   const int unprepared = children_with_wrong_vector_math(100, false);
   const int prepared = children_with_wrong_vector_math(300, true);
-  std::printf("vector math wrong on its first call: %d of 100 fresh processes unprepared, %d of "
-              "300 prepared (MKL %s)\n",
-              unprepared, prepared, at::hasMKL() ? "present" : "absent");
+  std::printf(
+      "vector math wrong on its first call: %d of 100 fresh processes unprepared, %d of "
+      "300 prepared (MKL %s)\n",
+      unprepared, prepared, at::hasMKL() ? "present" : "absent");
   EXPECT_EQ(prepared, 0);
 }
 

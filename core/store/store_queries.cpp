@@ -1,78 +1,13 @@
-// Per-query results in the results store (core/store/results_store.h; schema version 4).
+// Per-query results (core/store/store_queries.h).
+#include "core/store/store_queries.h"
+
 #include <cmath>
 
-#include "core/store/results_store.h"
 #include "core/store/sqlite_statement.h"
-#include "core/util/error.h"
 
 namespace lmk {
 
 using namespace store_sql;
-
-void ResultsStore::add_query_results(int64_t run_id, const std::vector<QueryResult>& rows) {
-  for (const QueryResult& row : rows) {
-    require_nonempty(row.dataset, "query result dataset");
-    require_nonempty(row.split, "query result split");
-    require_nonempty(row.query_id, "query result query id");
-  }
-  write_run_transaction(db_.get(), path_, run_id, [&] {
-    // A (dataset, split, part) evaluated again replaces its queries (and, by the cascade,
-    // their metrics).
-    Statement clear(db_.get(), path_,
-                    "DELETE FROM eval_queries WHERE run_id = ? AND dataset = ? AND split = ? "
-                    "AND part = ?");
-    std::string cleared;
-    for (const QueryResult& row : rows) {
-      const std::string key = row.dataset + '\n' + row.split + '\n' + row.part;
-      if (key == cleared) continue;
-      clear.bind(run_id, row.dataset, row.split, row.part).run();
-      cleared = key;
-    }
-    Statement query(db_.get(), path_,
-                    "INSERT OR REPLACE INTO eval_queries (run_id, dataset, split, part, query_id, "
-                    "evidence_position, target_length) VALUES (?, ?, ?, ?, ?, ?, ?)");
-    Statement metric(
-        db_.get(), path_,
-        "INSERT OR REPLACE INTO query_metrics (query, metric, value) VALUES (?, ?, ?)");
-    for (const QueryResult& row : rows) {
-      query
-          .bind(run_id, row.dataset, row.split, row.part, row.query_id,
-                row.evidence_position.value_or(std::nan("")), row.target_length)
-          .run();
-      const int64_t id = sqlite3_last_insert_rowid(db_.get());
-      for (const auto& [name, value] : row.metrics) metric.bind(id, name, value).run();
-    }
-  });
-}
-
-bool ResultsStore::has_query_results(int64_t run_id) const {
-  Statement row(db_.get(), path_, "SELECT 1 FROM eval_queries WHERE run_id = ? LIMIT 1");
-  return row.bind(run_id).next();
-}
-
-std::vector<QueryResult> ResultsStore::query_results(int64_t run_id,
-                                                     const std::string& dataset) const {
-  Statement rows(db_.get(), path_,
-                 "SELECT q.id, q.dataset, q.split, q.part, q.query_id, q.evidence_position, "
-                 "q.target_length, m.metric, m.value FROM eval_queries q "
-                 "JOIN query_metrics m ON m.query = q.id "
-                 "WHERE q.run_id = ?1 AND (?2 = '' OR q.dataset = ?2) "
-                 "ORDER BY q.dataset, q.split, q.part, q.query_id, m.metric");
-  rows.bind(run_id, dataset);
-  std::vector<QueryResult> out;
-  int64_t current = -1;
-  while (rows.next()) {
-    if (rows.integer(0) != current) {
-      current = rows.integer(0);
-      QueryResult result{rows.text(1), rows.text(2), rows.text(3), rows.text(4), {}, {}, {}};
-      if (!rows.is_null(5)) result.evidence_position = rows.real(5);
-      if (!rows.is_null(6)) result.target_length = rows.integer(6);
-      out.push_back(std::move(result));
-    }
-    out.back().metrics[rows.text(7)] = rows.real(8);
-  }
-  return out;
-}
 
 namespace {
 
@@ -97,49 +32,114 @@ QueryScore read_query_score(const Statement& row) {
 
 }  // namespace
 
-std::vector<QueryScore> ResultsStore::query_scores(int64_t run_id, const std::string& dataset,
+void QueryResults::add_query_results(int64_t run_id, const std::vector<QueryResult>& rows) {
+  for (const QueryResult& row : rows) {
+    require_nonempty(row.dataset, "query result dataset");
+    require_nonempty(row.split, "query result split");
+    require_nonempty(row.query_id, "query result query id");
+  }
+  write_run_transaction(connection(), file(), run_id, [&] {
+    // A (dataset, split, part) evaluated again replaces its queries (and, by the cascade,
+    // their metrics).
+    Statement clear(connection(), file(),
+                    "DELETE FROM eval_queries WHERE run_id = ? AND dataset = ? AND split = ? "
+                    "AND part = ?");
+    std::string cleared;
+    for (const QueryResult& row : rows) {
+      const std::string key = row.dataset + '\n' + row.split + '\n' + row.part;
+      if (key == cleared) continue;
+      clear.bind(run_id, row.dataset, row.split, row.part).run();
+      cleared = key;
+    }
+    Statement query(connection(), file(),
+                    "INSERT OR REPLACE INTO eval_queries (run_id, dataset, split, part, query_id, "
+                    "evidence_position, target_length) VALUES (?, ?, ?, ?, ?, ?, ?)");
+    Statement metric(
+        connection(), file(),
+        "INSERT OR REPLACE INTO query_metrics (query, metric, value) VALUES (?, ?, ?)");
+    for (const QueryResult& row : rows) {
+      query
+          .bind(run_id, row.dataset, row.split, row.part, row.query_id,
+                row.evidence_position.value_or(std::nan("")), row.target_length)
+          .run();
+      const int64_t id = sqlite3_last_insert_rowid(connection());
+      for (const auto& [name, value] : row.metrics) metric.bind(id, name, value).run();
+    }
+  });
+}
+
+bool QueryResults::has_query_results(int64_t run_id) const {
+  Statement row(connection(), file(), "SELECT 1 FROM eval_queries WHERE run_id = ? LIMIT 1");
+  return row.bind(run_id).next();
+}
+
+std::vector<QueryResult> QueryResults::query_results(int64_t run_id,
+                                                     const std::string& dataset) const {
+  Statement rows(connection(), file(),
+                 "SELECT q.id, q.dataset, q.split, q.part, q.query_id, q.evidence_position, "
+                 "q.target_length, m.metric, m.value FROM eval_queries q "
+                 "JOIN query_metrics m ON m.query = q.id "
+                 "WHERE q.run_id = ?1 AND (?2 = '' OR q.dataset = ?2) "
+                 "ORDER BY q.dataset, q.split, q.part, q.query_id, m.metric");
+  rows.bind(run_id, dataset);
+  std::vector<QueryResult> out;
+  int64_t current = -1;
+  while (rows.next()) {
+    if (rows.integer(0) != current) {
+      current = rows.integer(0);
+      QueryResult result{rows.text(1), rows.text(2), rows.text(3), rows.text(4), {}, {}, {}};
+      if (!rows.is_null(5)) result.evidence_position = rows.real(5);
+      if (!rows.is_null(6)) result.target_length = rows.integer(6);
+      out.push_back(std::move(result));
+    }
+    out.back().metrics[rows.text(7)] = rows.real(8);
+  }
+  return out;
+}
+
+std::vector<QueryScore> QueryResults::query_scores(int64_t run_id, const std::string& dataset,
                                                    const std::string& split,
                                                    const std::string& metric) const {
-  return select_rows(db_.get(), path_,
+  return select_rows(connection(), file(),
                      query_scores_sql(" AND q.run_id = ?4", " ORDER BY q.part, q.query_id"),
                      read_query_score, dataset, split, metric, run_id);
 }
 
-std::map<int64_t, std::vector<QueryScore>> ResultsStore::query_scores(
+std::map<int64_t, std::vector<QueryScore>> QueryResults::query_scores(
     const std::string& dataset, const std::string& split, const std::string& metric,
     const std::vector<int64_t>& runs) const {
   std::string where;
   for (size_t i = 0; i < runs.size(); ++i)
     where += (i == 0 ? " AND q.run_id IN (" : ", ") + std::to_string(runs[i]);
   if (!runs.empty()) where += ")";
-  Statement rows(db_.get(), path_, query_scores_sql(where));
+  Statement rows(connection(), file(), query_scores_sql(where));
   rows.bind(dataset, split, metric);
   std::map<int64_t, std::vector<QueryScore>> scores;
   while (rows.next()) scores[rows.integer(0)].push_back(read_query_score(rows));
   return scores;
 }
 
-std::vector<std::tuple<int64_t, std::string, std::string>> ResultsStore::query_result_sets() const {
-  return select_rows(db_.get(), path_,
+std::vector<std::tuple<int64_t, std::string, std::string>> QueryResults::query_result_sets() const {
+  return select_rows(connection(), file(),
                      "SELECT DISTINCT run_id, dataset, split FROM eval_queries ORDER BY 1, 2, 3",
                      [](const Statement& row) {
                        return std::tuple{row.integer(0), row.text(1), row.text(2)};
                      });
 }
 
-std::vector<std::string> ResultsStore::query_metric_names(int64_t run_id,
+std::vector<std::string> QueryResults::query_metric_names(int64_t run_id,
                                                           const std::string& dataset,
                                                           const std::string& split) const {
   return select_rows(
-      db_.get(), path_,
+      connection(), file(),
       "SELECT DISTINCT m.metric FROM query_metrics m WHERE m.query = (SELECT id FROM "
       "eval_queries WHERE run_id = ?1 AND dataset = ?2 AND split = ?3 LIMIT 1) ORDER BY 1",
       [](const Statement& row) { return row.text(0); }, run_id, dataset, split);
 }
 
 std::vector<std::tuple<std::string, std::string, std::string>>
-ResultsStore::positioned_query_metrics() const {
-  return select_rows(db_.get(), path_,
+QueryResults::positioned_query_metrics() const {
+  return select_rows(connection(), file(),
                      "SELECT q.dataset, q.split, m.metric FROM eval_queries q "
                      "JOIN query_metrics m ON m.query = q.id WHERE q.part != '' AND "
                      "q.evidence_position IS NOT NULL GROUP BY q.dataset, q.split, m.metric "
@@ -149,10 +149,10 @@ ResultsStore::positioned_query_metrics() const {
                      });
 }
 
-std::optional<double> ResultsStore::query_metric(int64_t run_id, const std::string& query_id,
+std::optional<double> QueryResults::query_metric(int64_t run_id, const std::string& query_id,
                                                  const std::string& metric,
                                                  const std::string& prefer_part) const {
-  Statement row(db_.get(), path_,
+  Statement row(connection(), file(),
                 "SELECT m.value FROM eval_queries q JOIN query_metrics m ON m.query = q.id "
                 "WHERE q.run_id = ? AND q.query_id = ? AND m.metric = ? "
                 "ORDER BY q.part = ? DESC, q.part LIMIT 1");

@@ -1,4 +1,4 @@
-// Per-query results in the results store (core/store/query_results.cpp): stored, read back one
+// Per-query results in the results store (core/store/store_queries.h): stored, read back one
 // run or several runs at a time, and replaced part by part.
 #include "core/store/results_store.h"
 

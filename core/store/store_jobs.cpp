@@ -1,9 +1,9 @@
-// The jobs table of the results store (core/store/results_store.h): how an executor runs a
-// run, and the single-row updates that racing processes use.
+// Jobs (core/store/store_jobs.h).
+#include "core/store/store_jobs.h"
+
 #include <algorithm>
 #include <limits>
 
-#include "core/store/results_store.h"
 #include "core/store/sqlite_statement.h"
 #include "core/util/error.h"
 #include "core/util/json_util.h"
@@ -61,45 +61,6 @@ JobRecord read_job(const Statement& row, const std::string& path) {
   return job;
 }
 
-}  // namespace
-
-void ResultsStore::add_job(const JobRecord& job) {
-  require_nonempty(job.executor, "job executor");
-  write_run_transaction(db_.get(), path_, job.run_id, [&] {
-    Statement(db_.get(), path_,
-              "INSERT INTO jobs (run_id, executor, study_dir, step, step_key, command, log_path, "
-              "depends_on) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
-        .bind(job.run_id, job.executor, job.study_dir, job.step, job.step_key,
-              json(job.command).dump(), job.log_path, json(job.depends_on).dump())
-        .run();
-  });
-  update_job(job);
-}
-
-void ResultsStore::update_job(const JobRecord& job) {
-  write_transaction(db_.get(), path_, [&] {
-    Statement update(
-        db_.get(), path_,
-        "UPDATE jobs SET executor = ?, study_dir = ?, step = ?, step_key = ?, "
-        "command = ?, log_path = ?, outputs = ?, depends_on = ?, external_id = ?, "
-        "process_start = ?, attempts = ?, cancel_requested = ?, ended = ?, progress_done = ?, "
-        "progress_total = ?, eta_s = ?, progress_text = ?, "
-        "updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE run_id = ?");
-    update
-        .bind(job.executor, job.study_dir, job.step, job.step_key, json(job.command).dump(),
-              job.log_path, json(job.outputs).dump(), json(job.depends_on).dump(), job.external_id,
-              job.process_start, job.attempts, job.cancel_requested ? 1 : 0, job.ended ? 1 : 0,
-              job.progress_done, job.progress_total,
-              job.eta_s < 0 ? std::numeric_limits<double>::quiet_NaN() : job.eta_s,
-              job.progress_text, job.run_id)
-        .run();
-    if (sqlite3_changes(db_.get()) == 0)
-      throw input_error(path_, "no job for run " + std::to_string(job.run_id));
-  });
-}
-
-namespace {
-
 // Runs one UPDATE in a write transaction; whether it changed a row.
 template <typename... Args>
 bool update_one(sqlite3* db, const std::string& path, const char* sql, const Args&... args) {
@@ -113,32 +74,67 @@ bool update_one(sqlite3* db, const std::string& path, const char* sql, const Arg
 
 }  // namespace
 
-bool ResultsStore::claim_job_end(int64_t run_id) {
-  return update_one(db_.get(), path_,
+void StoredJobs::add_job(const JobRecord& job) {
+  require_nonempty(job.executor, "job executor");
+  write_run_transaction(connection(), file(), job.run_id, [&] {
+    Statement(connection(), file(),
+              "INSERT INTO jobs (run_id, executor, study_dir, step, step_key, command, log_path, "
+              "depends_on) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+        .bind(job.run_id, job.executor, job.study_dir, job.step, job.step_key,
+              json(job.command).dump(), job.log_path, json(job.depends_on).dump())
+        .run();
+  });
+  update_job(job);
+}
+
+void StoredJobs::update_job(const JobRecord& job) {
+  write_transaction(connection(), file(), [&] {
+    Statement update(
+        connection(), file(),
+        "UPDATE jobs SET executor = ?, study_dir = ?, step = ?, step_key = ?, "
+        "command = ?, log_path = ?, outputs = ?, depends_on = ?, external_id = ?, "
+        "process_start = ?, attempts = ?, cancel_requested = ?, ended = ?, progress_done = ?, "
+        "progress_total = ?, eta_s = ?, progress_text = ?, "
+        "updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE run_id = ?");
+    update
+        .bind(job.executor, job.study_dir, job.step, job.step_key, json(job.command).dump(),
+              job.log_path, json(job.outputs).dump(), json(job.depends_on).dump(), job.external_id,
+              job.process_start, job.attempts, job.cancel_requested ? 1 : 0, job.ended ? 1 : 0,
+              job.progress_done, job.progress_total,
+              job.eta_s < 0 ? std::numeric_limits<double>::quiet_NaN() : job.eta_s,
+              job.progress_text, job.run_id)
+        .run();
+    if (sqlite3_changes(connection()) == 0)
+      throw input_error(file(), "no job for run " + std::to_string(job.run_id));
+  });
+}
+
+bool StoredJobs::claim_job_end(int64_t run_id) {
+  return update_one(connection(), file(),
                     "UPDATE jobs SET ended = 1, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', "
                     "'now') WHERE run_id = ? AND ended = 0",
                     run_id);
 }
 
-bool ResultsStore::mark_job_started(int64_t run_id, const std::string& external_id,
-                                    const std::string& process_start) {
-  return update_one(db_.get(), path_,
+bool StoredJobs::mark_job_started(int64_t run_id, const std::string& external_id,
+                                  const std::string& process_start) {
+  return update_one(connection(), file(),
                     "UPDATE jobs SET external_id = ?, process_start = ?, attempts = attempts + 1, "
                     "updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
                     "WHERE run_id = ? AND ended = 0 AND cancel_requested = 0",
                     external_id, process_start, run_id);
 }
 
-bool ResultsStore::request_job_cancel(int64_t run_id) {
-  return update_one(db_.get(), path_,
+bool StoredJobs::request_job_cancel(int64_t run_id) {
+  return update_one(connection(), file(),
                     "UPDATE jobs SET cancel_requested = 1, updated_at = "
                     "strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE run_id = ? AND ended = 0",
                     run_id);
 }
 
-void ResultsStore::set_job_progress(int64_t run_id, int64_t done, int64_t total, double eta_s,
-                                    const std::string& text) {
-  update_one(db_.get(), path_,
+void StoredJobs::set_job_progress(int64_t run_id, int64_t done, int64_t total, double eta_s,
+                                  const std::string& text) {
+  update_one(connection(), file(),
              "UPDATE jobs SET progress_done = ?, progress_total = ?, eta_s = ?, "
              "progress_text = ?, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
              "WHERE run_id = ?",
@@ -146,13 +142,13 @@ void ResultsStore::set_job_progress(int64_t run_id, int64_t done, int64_t total,
              run_id);
 }
 
-std::optional<JobRecord> ResultsStore::job(int64_t run_id) const {
-  Statement row(db_.get(), path_, kJobColumns + "WHERE j.run_id = ?");
+std::optional<JobRecord> StoredJobs::job(int64_t run_id) const {
+  Statement row(connection(), file(), kJobColumns + "WHERE j.run_id = ?");
   if (!row.bind(run_id).next()) return std::nullopt;
-  return read_job(row, path_);
+  return read_job(row, file());
 }
 
-std::vector<JobRecord> ResultsStore::jobs(const std::string& study_dir, bool unfinished) const {
+std::vector<JobRecord> StoredJobs::jobs(const std::string& study_dir, bool unfinished) const {
   std::string sql = kJobColumns + "WHERE 1";
   std::vector<std::string> values;
   if (!study_dir.empty()) {
@@ -160,22 +156,22 @@ std::vector<JobRecord> ResultsStore::jobs(const std::string& study_dir, bool unf
     values.push_back(study_dir);
   }
   if (unfinished) sql += " AND j.ended = 0";
-  Statement rows(db_.get(), path_, sql + " ORDER BY j.run_id");
+  Statement rows(connection(), file(), sql + " ORDER BY j.run_id");
   rows.bind_texts(values);
   std::vector<JobRecord> out;
-  while (rows.next()) out.push_back(read_job(rows, path_));
+  while (rows.next()) out.push_back(read_job(rows, file()));
   return out;
 }
 
-std::vector<MonitoredRun> ResultsStore::monitored_runs(bool include_ended) const {
+std::vector<MonitoredRun> StoredJobs::monitored_runs(bool include_ended) const {
   std::vector<MonitoredRun> out;
   Statement job_runs(
-      db_.get(), path_,
+      connection(), file(),
       kJobAndRunColumns + (include_ended ? "" : "WHERE j.ended = 0 ") + "ORDER BY j.run_id");
   while (job_runs.next())
     out.push_back({job_runs.integer(0), job_runs.text(19), job_runs.text(20), job_runs.text(21),
-                   job_runs.text(22), job_runs.text(23), read_job(job_runs, path_), ""});
-  Statement running(db_.get(), path_,
+                   job_runs.text(22), job_runs.text(23), read_job(job_runs, file()), ""});
+  Statement running(connection(), file(),
                     "SELECT r.id, r.name, r.kind, r.status, r.error_text, e.name, "
                     "COALESCE(r.started_at, r.created_at) FROM runs r JOIN experiments e ON e.id "
                     "= r.experiment_id WHERE r.status = 'RUNNING' AND NOT EXISTS (SELECT 1 FROM "
@@ -189,7 +185,7 @@ std::vector<MonitoredRun> ResultsStore::monitored_runs(bool include_ended) const
   return out;
 }
 
-JobSubmission ResultsStore::job_submission(int64_t run_id) const {
+JobSubmission StoredJobs::job_submission(int64_t run_id) const {
   JobSubmission submission;
   const std::optional<JobRecord> record = job(run_id);
   if (!record) {
@@ -202,10 +198,10 @@ JobSubmission ResultsStore::job_submission(int64_t run_id) const {
     const json config = json::parse(text, nullptr, false);
     return config.is_object() ? config : json::object();
   };
-  Statement own(db_.get(), path_, "SELECT config FROM runs WHERE id = ?");
+  Statement own(connection(), file(), "SELECT config FROM runs WHERE id = ?");
   json config = own.bind(run_id).next() ? parsed(own.text(0)) : json::object();
   if (!config.contains("study")) {
-    Statement others(db_.get(), path_,
+    Statement others(connection(), file(),
                      "SELECT r.config FROM jobs j JOIN runs r ON r.id = j.run_id WHERE "
                      "j.study_dir = ? AND r.config LIKE '%\"study\"%' ORDER BY abs(r.id - ?) "
                      "LIMIT 50");

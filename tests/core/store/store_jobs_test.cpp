@@ -1,4 +1,4 @@
-// The jobs table of the results store (core/store/job_store.cpp): a job recorded with its run,
+// The jobs unit of the results store (core/store/store_jobs.h): a job recorded with its run,
 // read back and rewritten, the single-column changes that racing processes make, and what the
 // job monitor and a job's submission read.
 #include "core/store/results_store.h"
