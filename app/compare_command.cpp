@@ -125,7 +125,9 @@ std::vector<ResultColumn> result_columns(const CompareArgs& args,
   return columns;
 }
 
-int run_compare(const CompareArgs& args) {
+// The comparison the options ask for, the run ids, groups and format checked first (InputError
+// naming the option otherwise).
+ComparisonOptions comparison_options(const CompareArgs& args) {
   if (args.runs.size() < 2) throw input_error("compare", "give at least two run ids");
   std::set<int64_t> distinct(args.runs.begin(), args.runs.end());
   if (distinct.size() != args.runs.size()) throw input_error("RUN", "a run id is given twice");
@@ -133,7 +135,7 @@ int run_compare(const CompareArgs& args) {
     if (group != "all" && group != "length" && group != "position")
       throw input_error("--group", "unknown group '" + group + "' (all, length, position)");
   }
-  const ReportFormat format = parse_report_format(args.format, "--format");
+  (void)parse_report_format(args.format, "--format");  // checked here, in the options' order
   ComparisonOptions options;
   options.test = stats::parse_paired_test(args.test, "--test");
   options.alpha = args.alpha;
@@ -147,31 +149,18 @@ int run_compare(const CompareArgs& args) {
                         "run " + std::to_string(args.baseline) + " is not among the runs compared");
     options.baseline = static_cast<size_t>(at - args.runs.begin());
   }
+  return options;
+}
 
-  ResultsStore store = open_for_reading(args.db);
-  std::vector<RunRecord> runs;
-  std::vector<std::map<std::string, std::string>> params;
-  std::vector<std::vector<EvalResult>> results;
-  std::vector<std::string> rows;
-  for (const int64_t id : args.runs) {
-    runs.push_back(store.get_run(id));
-    params.push_back(store.run_params(id));
-    results.push_back(store.eval_results(id));
-    rows.push_back("#" + std::to_string(id) + " " + runs.back().name);
-  }
-  const bool terminal = stdout_is_terminal();
-  const std::string overview =
-      format == ReportFormat::Text ? config_overview(runs, params, args.all, terminal) : "";
-  bool any_results = false;
-  for (const auto& run_results : results) any_results |= !run_results.empty();
-  if (!any_results) {
-    if (format == ReportFormat::Text) std::cout << overview << "\nno evaluation results\n";
-    return 0;
-  }
-  const std::vector<ResultColumn> columns = result_columns(args, results);
-
-  // The pairs the table tests must be comparable at all: the same dataset folders, a shared
-  // result, and (when a test or a baseline is asked for) per-query results.
+// The pairs the table tests must be comparable at all: the same dataset folders, a shared
+// result, and (when a test or a baseline is asked for) per-query results. Throws InputError
+// saying which runs cannot be compared and why.
+void check_comparable(const CompareArgs& args, const ComparisonOptions& options,
+                      const ResultsStore& store, const std::vector<RunRecord>& runs,
+                      const std::vector<std::map<std::string, std::string>>& params,
+                      const std::vector<std::vector<EvalResult>>& results,
+                      const std::vector<std::string>& rows,
+                      const std::vector<ResultColumn>& columns) {
   std::vector<std::pair<size_t, size_t>> pairs;
   for (size_t r = 0; r < runs.size(); ++r) {
     if (options.baseline) {
@@ -236,6 +225,34 @@ int run_compare(const CompareArgs& args) {
                                          "--baseline");
     }
   }
+}
+
+int run_compare(const CompareArgs& args) {
+  const ComparisonOptions options = comparison_options(args);
+  const ReportFormat format = parse_report_format(args.format, "--format");
+  ResultsStore store = open_for_reading(args.db);
+  std::vector<RunRecord> runs;
+  std::vector<std::map<std::string, std::string>> params;
+  std::vector<std::vector<EvalResult>> results;
+  std::vector<std::string> rows;
+  for (const int64_t id : args.runs) {
+    runs.push_back(store.get_run(id));
+    params.push_back(store.run_params(id));
+    results.push_back(store.eval_results(id));
+    rows.push_back("#" + std::to_string(id) + " " + runs.back().name);
+  }
+  const bool terminal = stdout_is_terminal();
+  const std::string overview =
+      format == ReportFormat::Text ? config_overview(runs, params, args.all, terminal) : "";
+  bool any_results = false;
+  for (const auto& run_results : results) any_results |= !run_results.empty();
+  if (!any_results) {
+    if (format == ReportFormat::Text) std::cout << overview << "\nno evaluation results\n";
+    return 0;
+  }
+  const std::vector<ResultColumn> columns = result_columns(args, results);
+
+  check_comparable(args, options, store, runs, params, results, rows, columns);
 
   std::vector<std::string> labels;
   for (const ResultColumn& column : columns) labels.push_back(column.label());

@@ -68,6 +68,48 @@ void append_ids(std::string& out, const std::vector<int32_t>& ids) {
   }
 }
 
+// One text's line of output in `format` (ids, pieces or json), with its newline.
+std::string output_line(const TokenizedText& t, const Tokenizer& tokenizer,
+                        const std::string& format) {
+  std::string out;
+  if (format == "ids") {
+    append_ids(out, t.ids);
+  } else if (format == "pieces") {
+    for (size_t i = 0; i < t.ids.size(); ++i)
+      out += (i ? " " : "") + tokenizer.id_to_token(t.ids[i]);
+  } else {
+    json j;
+    j["ids"] = t.ids;
+    std::vector<std::string> tokens;
+    for (int32_t id : t.ids)
+      tokens.push_back(unicode::replace_invalid_utf8(tokenizer.id_to_token(id)));
+    j["tokens"] = tokens;
+    j["landmark_positions"] = t.pool_positions;
+    j["token_offsets"] = t.token_offsets;
+    j["granularity"] = t.granularity;
+    out = j.dump();
+  }
+  out.push_back('\n');
+  return out;
+}
+
+// --threads, 0 meaning every core.
+size_t thread_count(const TokenizeArgs& args) {
+  if (args.threads < 0) throw input_error("--threads", "must be >= 0 (0: every core)");
+  return args.threads > 0 ? static_cast<size_t>(args.threads)
+                          : std::max<size_t>(1, std::thread::hardware_concurrency());
+}
+
+LandmarkOptions landmark_options(const TokenizeArgs& args) {
+  LandmarkOptions options;
+  options.spec = LandmarkSpec::parse(args.landmark, "--landmark");
+  options.max_length = args.max_length;
+  options.seed = args.seed;
+  if (args.landmark_token >= 0) options.landmark_token = static_cast<int32_t>(args.landmark_token);
+  options.decoder = args.decoder;
+  return options;
+}
+
 int run_tokenize(const TokenizeArgs& args) {
   if (args.format != "ids" && args.format != "pieces" && args.format != "json") {
     throw input_error("--format", "must be ids, pieces or json");
@@ -76,40 +118,10 @@ int run_tokenize(const TokenizeArgs& args) {
     throw input_error("--invalid-utf8", "must be error or replace");
   }
   const auto tokenizer = load_tokenizer(args.tokenizer);
-  LandmarkOptions options;
-  options.spec = LandmarkSpec::parse(args.landmark, "--landmark");
-  options.max_length = args.max_length;
-  options.seed = args.seed;
-  if (args.landmark_token >= 0) options.landmark_token = static_cast<int32_t>(args.landmark_token);
-  options.decoder = args.decoder;
-  const LandmarkTokenizer landmarks(*tokenizer, options);
+  const LandmarkTokenizer landmarks(*tokenizer, landmark_options(args));
 
-  if (args.threads < 0) throw input_error("--threads", "must be >= 0 (0: every core)");
-  const size_t threads = args.threads > 0
-                             ? static_cast<size_t>(args.threads)
-                             : std::max<size_t>(1, std::thread::hardware_concurrency());
-  auto format = [&](const TokenizedText& t) {
-    std::string out;
-    if (args.format == "ids") {
-      append_ids(out, t.ids);
-    } else if (args.format == "pieces") {
-      for (size_t i = 0; i < t.ids.size(); ++i)
-        out += (i ? " " : "") + tokenizer->id_to_token(t.ids[i]);
-    } else {
-      json j;
-      j["ids"] = t.ids;
-      std::vector<std::string> tokens;
-      for (int32_t id : t.ids)
-        tokens.push_back(unicode::replace_invalid_utf8(tokenizer->id_to_token(id)));
-      j["tokens"] = tokens;
-      j["landmark_positions"] = t.pool_positions;
-      j["token_offsets"] = t.token_offsets;
-      j["granularity"] = t.granularity;
-      out = j.dump();
-    }
-    out.push_back('\n');
-    return out;
-  };
+  const size_t threads = thread_count(args);
+  auto format = [&](const TokenizedText& t) { return output_line(t, *tokenizer, args.format); };
   auto emit = [&](const TokenizedText& t) {
     const std::string out = format(t);
     std::fwrite(out.data(), 1, out.size(), stdout);

@@ -107,6 +107,36 @@ Cells make_cells(const QVector<const AttentionRow*>& rows, bool log_x) {
   return cells;
 }
 
+// One colour range for both panels: the smallest to the largest share either shows (from 0,
+// most cells sat near the top colour). One share alone spans 0 to it. On the log scale the
+// smallest positive share: a share of 0 (a local layer's positions beyond its window) takes
+// the lowest colour.
+QCPRange colour_range(const QVector<const AttentionRow*>& shown, bool log_color) {
+  double smallest = std::numeric_limits<double>::infinity();
+  double largest = -smallest;
+  for (const AttentionRow* row : shown) {
+    for (const AttentionBin& bin : row->bins) {
+      if (std::isfinite(bin.weight)) {
+        smallest = std::min(smallest, bin.weight);
+        largest = std::max(largest, bin.weight);
+      }
+    }
+  }
+  if (!log_color)
+    return largest > smallest ? QCPRange(smallest, largest)
+           : largest > 0      ? QCPRange(0.0, largest)
+                              : QCPRange(0.0, 1.0);
+  double smallest_positive = std::numeric_limits<double>::infinity();
+  for (const AttentionRow* row : shown)
+    for (const AttentionBin& bin : row->bins)
+      if (std::isfinite(bin.weight) && bin.weight > 0)
+        smallest_positive = std::min(smallest_positive, bin.weight);
+  return std::isfinite(smallest_positive) && largest > smallest_positive
+             ? QCPRange(smallest_positive, largest)
+         : std::isfinite(smallest_positive) ? QCPRange(smallest_positive / 10, largest)
+                                            : QCPRange(1e-6, 1.0);
+}
+
 }  // namespace
 
 AttentionView::AttentionView(QWidget* parent) : PlotView(parent) {
@@ -372,37 +402,11 @@ void AttentionView::redraw() {
   const bool log_x = x_scale_->currentData().toBool();
   const Cells grid = make_cells(shown, log_x);
   centers_ = grid.centers;
-  double smallest = std::numeric_limits<double>::infinity();
-  double largest = -smallest;
   double max_end = 0;
-  for (const AttentionRow* row : shown) {
-    for (const AttentionBin& bin : row->bins) {
-      if (std::isfinite(bin.weight)) {
-        smallest = std::min(smallest, bin.weight);
-        largest = std::max(largest, bin.weight);
-      }
-      max_end = std::max(max_end, bin.end);
-    }
-  }
+  for (const AttentionRow* row : shown)
+    for (const AttentionBin& bin : row->bins) max_end = std::max(max_end, bin.end);
   const bool log_color = this->log_color();
-  // One colour range for both panels: the smallest to the largest share either shows (from 0,
-  // most cells sat near the top colour). One share alone spans 0 to it. On the log scale the
-  // smallest positive share: a share of 0 (a local layer's positions beyond its window) takes
-  // the lowest colour.
-  QCPRange data_range = largest > smallest ? QCPRange(smallest, largest)
-                        : largest > 0      ? QCPRange(0.0, largest)
-                                           : QCPRange(0.0, 1.0);
-  if (log_color) {
-    double smallest_positive = std::numeric_limits<double>::infinity();
-    for (const AttentionRow* row : shown)
-      for (const AttentionBin& bin : row->bins)
-        if (std::isfinite(bin.weight) && bin.weight > 0)
-          smallest_positive = std::min(smallest_positive, bin.weight);
-    data_range = std::isfinite(smallest_positive) && largest > smallest_positive
-                     ? QCPRange(smallest_positive, largest)
-                 : std::isfinite(smallest_positive) ? QCPRange(smallest_positive / 10, largest)
-                                                    : QCPRange(1e-6, 1.0);
-  }
+  const QCPRange data_range = colour_range(shown, log_color);
   const QPoint layer_head = layer_head_->currentData().toPoint();
   color_scale_->setLabel(
       tr("share of the pooling token's attention, %1 scale (%2)")

@@ -47,6 +47,45 @@ DesignerView::DesignerView(QWidget* parent) : StoreView(parent) {
   debounce_->setInterval(kDebounceMs);
   connect(debounce_, &QTimer::timeout, this, &DesignerView::validate_now);
 
+  QHBoxLayout* top = build_file_bar();
+
+  profile_note_ = new QLabel;
+  profile_note_->setObjectName(QStringLiteral("profile_note"));
+  profile_note_->setWordWrap(true);
+  profile_note_->setStyleSheet(QStringLiteral("color: #9c6500"));
+  profile_note_->hide();
+
+  auto* scroll = new QScrollArea;
+  form_scroll_ = scroll;
+  scroll->setObjectName(QStringLiteral("designer_form"));
+  scroll->setWidgetResizable(true);
+  scroll->setWidget(build_form());
+  scroll->viewport()->installEventFilter(this);
+
+  validation_ = new QLabel;
+  validation_->setObjectName(QStringLiteral("validation"));
+  validation_->setWordWrap(true);
+  validation_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  launch_message_ = new QLabel;
+  launch_message_->setObjectName(QStringLiteral("launch_message"));
+  launch_message_->setWordWrap(true);
+  launch_message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  QHBoxLayout* bottom = build_launch_bar();
+
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(top);
+  layout->addWidget(profile_note_);
+  layout->addWidget(scroll, 1);
+  layout->addWidget(validation_);
+  layout->addLayout(bottom);
+  layout->addWidget(launch_message_);
+
+  connect_launcher();
+  restore_last_study();
+}
+
+// The bar over the form: Open, Save, Save As, the profile shown and the file's name.
+QHBoxLayout* DesignerView::build_file_bar() {
   auto* open = new QPushButton(tr("Open…"));
   auto* save_button = new QPushButton(tr("Save"));
   auto* save_as_button = new QPushButton(tr("Save As…"));
@@ -71,53 +110,6 @@ DesignerView::DesignerView(QWidget* parent) : StoreView(parent) {
   top->addWidget(legend);
   top->addSpacing(16);
   top->addWidget(file_label_, 1);
-
-  profile_note_ = new QLabel;
-  profile_note_->setObjectName(QStringLiteral("profile_note"));
-  profile_note_->setWordWrap(true);
-  profile_note_->setStyleSheet(QStringLiteral("color: #9c6500"));
-  profile_note_->hide();
-
-  auto* scroll = new QScrollArea;
-  form_scroll_ = scroll;
-  scroll->setObjectName(QStringLiteral("designer_form"));
-  scroll->setWidgetResizable(true);
-  scroll->setWidget(build_form());
-  scroll->viewport()->installEventFilter(this);
-
-  validation_ = new QLabel;
-  validation_->setObjectName(QStringLiteral("validation"));
-  validation_->setWordWrap(true);
-  validation_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  launch_message_ = new QLabel;
-  launch_message_->setObjectName(QStringLiteral("launch_message"));
-  launch_message_->setWordWrap(true);
-  launch_message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  launch_store_ = new QComboBox;
-  launch_store_->setObjectName(QStringLiteral("launch_store"));
-  launch_store_->setToolTip(
-      tr("A study reuses the steps it finds in its own store; another "
-         "store runs them again"));
-  auto* cluster = new QPushButton(tr("Cluster settings…"));
-  launch_local_ = new QPushButton(tr("Launch locally"));
-  launch_local_->setToolTip(
-      tr("lmk submit --executor local: a queue on this machine that "
-         "goes on when the workbench closes"));
-  launch_slurm_ = new QPushButton(tr("Submit to Slurm…"));
-  auto* bottom = new QHBoxLayout;
-  bottom->addWidget(new QLabel(tr("Results into:")));
-  bottom->addWidget(launch_store_, 1);
-  bottom->addWidget(cluster);
-  bottom->addWidget(launch_local_);
-  bottom->addWidget(launch_slurm_);
-
-  auto* layout = new QVBoxLayout(this);
-  layout->addLayout(top);
-  layout->addWidget(profile_note_);
-  layout->addWidget(scroll, 1);
-  layout->addWidget(validation_);
-  layout->addLayout(bottom);
-  layout->addWidget(launch_message_);
 
   connect(open, &QPushButton::clicked, this, [this] {
     if (document_.modified() &&
@@ -150,11 +142,40 @@ DesignerView::DesignerView(QWidget* parent) : StoreView(parent) {
     show_document();
     validate_now();
   });
+  return top;
+}
+
+// The bar under the form: the store the results go into, the cluster settings and the two
+// launches.
+QHBoxLayout* DesignerView::build_launch_bar() {
+  launch_store_ = new QComboBox;
+  launch_store_->setObjectName(QStringLiteral("launch_store"));
+  launch_store_->setToolTip(
+      tr("A study reuses the steps it finds in its own store; another "
+         "store runs them again"));
+  auto* cluster = new QPushButton(tr("Cluster settings…"));
+  launch_local_ = new QPushButton(tr("Launch locally"));
+  launch_local_->setToolTip(
+      tr("lmk submit --executor local: a queue on this machine that "
+         "goes on when the workbench closes"));
+  launch_slurm_ = new QPushButton(tr("Submit to Slurm…"));
+  auto* bottom = new QHBoxLayout;
+  bottom->addWidget(new QLabel(tr("Results into:")));
+  bottom->addWidget(launch_store_, 1);
+  bottom->addWidget(cluster);
+  bottom->addWidget(launch_local_);
+  bottom->addWidget(launch_slurm_);
+
   connect(cluster, &QPushButton::clicked, this, &DesignerView::edit_cluster_settings);
   connect(launch_local_, &QPushButton::clicked, this, [this] { launch(ExecutorKind::Local); });
   connect(launch_slurm_, &QPushButton::clicked, this, [this] {
     if (edit_cluster_settings()) launch(ExecutorKind::Slurm);
   });
+  return bottom;
+}
+
+// What the launcher reports: a submission, its failure, the end of the local queue.
+void DesignerView::connect_launcher() {
   connect(
       launcher_, &JobLauncher::submitted, this,
       [this](const QString& db, const QString& dir, const QString& log) {
@@ -182,7 +203,10 @@ DesignerView::DesignerView(QWidget* parent) : StoreView(parent) {
                                       .arg(line),
                                   code != 1);
           });
+}
 
+// The launch store, the profile last used, and the last study (else the repository's first).
+void DesignerView::restore_last_study() {
   set_launch_store(QString());
   QSettings settings;
   // The profile last used, else lmk's default.

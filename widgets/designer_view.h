@@ -22,6 +22,7 @@
 #include "widgets/study_document.h"
 
 class QComboBox;
+class QHBoxLayout;
 class QGridLayout;
 class QGroupBox;
 class QLabel;
@@ -113,6 +114,12 @@ class DesignerView : public StoreView {
     QString hint;   // the placeholder: what applies when the key is absent
     QString swept;  // the values of a [sweep] axis over the key ("" when not swept)
   };
+
+  // The constructor's parts.
+  QHBoxLayout* build_file_bar();
+  QHBoxLayout* build_launch_bar();
+  void connect_launcher();
+  void restore_last_study();
 
   // build_form through apply_sweep: the form, defined in widgets/designer_form.cpp (with
   // field_values, use_model_folder and choose_model_folder).

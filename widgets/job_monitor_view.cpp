@@ -95,6 +95,50 @@ JobMonitorView::JobMonitorView(QWidget* parent) : StoreView(parent) {
   proxy_->setSortRole(JobModel::kSortRole);
   launcher_ = new JobLauncher(this);
 
+  QHBoxLayout* buttons = build_button_bar();
+  build_table();
+  build_curves();
+
+  log_ = new QPlainTextEdit;
+  log_->setObjectName(QStringLiteral("log_tail"));
+  log_->setReadOnly(true);
+  log_->setLineWrapMode(QPlainTextEdit::NoWrap);
+  log_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  log_->setPlaceholderText(tr("The selected job's log"));
+
+  auto* details = new QSplitter(Qt::Horizontal);
+  details->addWidget(curve_pages_);
+  details->addWidget(log_);
+  details->setStretchFactor(0, 1);
+  details->setStretchFactor(1, 1);
+  auto* content = new QSplitter(Qt::Vertical);
+  content->addWidget(table_);
+  content->addWidget(details);
+  content->setStretchFactor(0, 3);
+  content->setStretchFactor(1, 2);
+
+  empty_ = new QLabel;
+  empty_->setObjectName(QStringLiteral("empty_state"));
+  empty_->setAlignment(Qt::AlignCenter);
+  empty_->setWordWrap(true);
+  pages_ = new QStackedWidget;
+  pages_->addWidget(content);
+  pages_->addWidget(empty_);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(buttons);
+  layout->addWidget(message_);
+  layout->addWidget(pages_, 1);
+
+  connect_controls();
+
+  show_message(QString());
+  load(true);  // the empty state of no store
+}
+
+// The bar over the table: Cancel, Requeue, Open log, Export and the two boxes, and the message
+// line under it.
+QHBoxLayout* JobMonitorView::build_button_bar() {
   cancel_ = new QPushButton(tr("Cancel"));
   cancel_->setToolTip(
       tr("Stop the selected jobs (lmk cancel): training saves a checkpoint, "
@@ -131,7 +175,11 @@ JobMonitorView::JobMonitorView(QWidget* parent) : StoreView(parent) {
   buttons->addWidget(show_ended_);
   buttons->addWidget(show_events_);
   buttons->addStretch(1);
+  return buttons;
+}
 
+// The jobs table, sorted by run, its progress column drawn as bars.
+void JobMonitorView::build_table() {
   table_ = new QTableView;
   table_->setModel(proxy_);
   table_->setSortingEnabled(true);
@@ -154,7 +202,10 @@ JobMonitorView::JobMonitorView(QWidget* parent) : StoreView(parent) {
   table_->setColumnWidth(JobModel::kExecutor, 65);
   table_->setColumnWidth(JobModel::kExternalId, 70);
   table_->setColumnWidth(JobModel::kUpdated, 70);
+}
 
+// The selected run's training curves, one axis rect per key of training_curve_keys().
+void JobMonitorView::build_curves() {
   curves_ = new QCustomPlot;
   ignore_empty_resizes(curves_);
   curves_->plotLayout()->clear();
@@ -178,38 +229,10 @@ JobMonitorView::JobMonitorView(QWidget* parent) : StoreView(parent) {
   curve_pages_ = new QStackedWidget;
   curve_pages_->addWidget(no_curves_);
   curve_pages_->addWidget(curves_);
+}
 
-  log_ = new QPlainTextEdit;
-  log_->setObjectName(QStringLiteral("log_tail"));
-  log_->setReadOnly(true);
-  log_->setLineWrapMode(QPlainTextEdit::NoWrap);
-  log_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-  log_->setPlaceholderText(tr("The selected job's log"));
-
-  auto* details = new QSplitter(Qt::Horizontal);
-  details->addWidget(curve_pages_);
-  details->addWidget(log_);
-  details->setStretchFactor(0, 1);
-  details->setStretchFactor(1, 1);
-  auto* content = new QSplitter(Qt::Vertical);
-  content->addWidget(table_);
-  content->addWidget(details);
-  content->setStretchFactor(0, 3);
-  content->setStretchFactor(1, 2);
-
-  empty_ = new QLabel;
-  empty_->setObjectName(QStringLiteral("empty_state"));
-  empty_->setAlignment(Qt::AlignCenter);
-  empty_->setWordWrap(true);
-  pages_ = new QStackedWidget;
-  pages_->addWidget(content);
-  pages_->addWidget(empty_);
-
-  auto* layout = new QVBoxLayout(this);
-  layout->addLayout(buttons);
-  layout->addWidget(message_);
-  layout->addWidget(pages_, 1);
-
+// The refresh timer, and what the table, the buttons, the boxes and the launcher change.
+void JobMonitorView::connect_controls() {
   timer_ = new QTimer(this);
   timer_->setInterval(kRefreshMs);
   connect(timer_, &QTimer::timeout, this, [this] {
@@ -242,9 +265,6 @@ JobMonitorView::JobMonitorView(QWidget* parent) : StoreView(parent) {
   });
   connect(launcher_, &JobLauncher::failed, this,
           [this](const QString& text) { show_message(tr("Requeue failed: %1").arg(text), true); });
-
-  show_message(QString());
-  load(true);  // the empty state of no store
 }
 
 void JobMonitorView::set_store(const QString& db_path) {

@@ -13,6 +13,7 @@
 
 class QCheckBox;
 class QCustomPlot;
+class QHBoxLayout;
 class QLabel;
 class QPlainTextEdit;
 class QPushButton;
@@ -57,6 +58,12 @@ class JobMonitorView : public StoreView {
   void showEvent(QShowEvent* event) override;
 
  private:
+  // The constructor's parts, in the order the widgets are made.
+  QHBoxLayout* build_button_bar();
+  void build_table();
+  void build_curves();
+  void connect_controls();
+
   void load(bool clear);
   void show_snapshot(const JobSnapshot& snapshot, const QString& error);
   void selection_changed();

@@ -53,7 +53,47 @@ ResultsView::ResultsView(QWidget* parent) : StoreView(parent) {
   diff_model_ = new ConfigDiffModel(this);
   param_columns_ = QSettings().value(kParamColumnsKey, default_param_columns()).toStringList();
 
-  // The filter bar: applies to the runs table and the pivot.
+  QHBoxLayout* bar = build_filter_bar();
+  // Runs.
+  runs_table_ = make_table(runs_model_);
+  runs_table_->setSortingEnabled(true);
+  runs_table_->horizontalHeader()->setSortIndicator(RunsTableModel::IdColumn, Qt::AscendingOrder);
+  runs_table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+
+  QWidget* pivot_page = build_pivot_page();
+  QWidget* diff_page = build_diff_page();
+
+  tabs_ = new QTabWidget(this);
+  tabs_->addTab(runs_table_, tr("Runs"));
+  tabs_->addTab(pivot_page, tr("Pivot"));
+  tabs_->addTab(diff_page, tr("Config diff"));
+
+  auto* content = new QWidget(this);
+  auto* content_layout = new QVBoxLayout(content);
+  content_layout->setContentsMargins(0, 0, 0, 0);
+  content_layout->addLayout(bar);
+  content_layout->addWidget(tabs_, 1);
+
+  message_ = new QLabel(this);
+  message_->setAlignment(Qt::AlignCenter);
+  message_->setWordWrap(true);
+  stack_ = new QStackedWidget(this);
+  stack_->addWidget(message_);
+  stack_->addWidget(content);
+  auto* layout = new QVBoxLayout(this);
+  layout->addWidget(stack_);
+
+  connect_controls();
+
+  show_message(
+      tr("No results store open — File → Open a results.db, or design a study in the "
+         "Designer tab"));
+  start_diff();
+}
+
+// The bar over the tables: the filter (applies to the runs table and the pivot), the metric,
+// the "Long" box and the Columns, Compare and Export buttons.
+QHBoxLayout* ResultsView::build_filter_bar() {
   filter_edit_ = new QLineEdit(this);
   filter_edit_->setClearButtonEnabled(true);
   filter_edit_->setPlaceholderText(
@@ -82,6 +122,34 @@ ResultsView::ResultsView(QWidget* parent) : StoreView(parent) {
   columns_button->setPopupMode(QToolButton::InstantPopup);
   column_menu_ = new QMenu(columns_button);
   columns_button->setMenu(column_menu_);
+  QToolButton* export_button = build_export_button();
+  QToolButton* compare_button = build_compare_button();
+
+  count_label_ = new QLabel(this);
+  auto* bar = new QHBoxLayout;
+  bar->addWidget(filter_edit_, 1);
+  bar->addWidget(experiment_combo_);
+  bar->addWidget(status_combo_);
+  bar->addWidget(new QLabel(tr("Metric:"), this));
+  bar->addWidget(metric_combo_);
+  bar->addWidget(count_label_);
+  long_format_check_ = new QCheckBox(tr("Long"), this);
+  long_format_check_->setToolTip(
+      tr("One row per run and benchmark, one score column (else a column per benchmark)"));
+  long_format_check_->setChecked(QSettings().value(QStringLiteral("results/long"), true).toBool());
+  connect(long_format_check_, &QCheckBox::toggled, this, [this](bool on) {
+    QSettings().setValue(QStringLiteral("results/long"), on);
+    reload_runs(false);
+  });
+  bar->addWidget(long_format_check_);
+  bar->addWidget(columns_button);
+  bar->addWidget(compare_button);
+  bar->addWidget(export_button);
+  return bar;
+}
+
+// The Export menu: the runs table and the pivot as files, the selected runs as MTEB results.
+QToolButton* ResultsView::build_export_button() {
   auto* export_button = new QToolButton(this);
   export_button->setText(tr("Export"));
   export_button->setPopupMode(QToolButton::InstantPopup);
@@ -110,7 +178,11 @@ ResultsView::ResultsView(QWidget* parent) : StoreView(parent) {
   });
   export_menu->addAction(tr("Selected runs as MTEB results…"), this, &ResultsView::ask_export_mteb);
   export_button->setMenu(export_menu);
+  return export_button;
+}
 
+// "Compare": the two selected runs query by query (the comparison panel shows them).
+QToolButton* ResultsView::build_compare_button() {
   auto* compare_button = new QToolButton(this);
   compare_button->setText(tr("Compare"));
   compare_button->setToolTip(
@@ -124,34 +196,10 @@ ResultsView::ResultsView(QWidget* parent) : StoreView(parent) {
     }
     emit compare_requested(ids[0], ids[1]);
   });
+  return compare_button;
+}
 
-  count_label_ = new QLabel(this);
-  auto* bar = new QHBoxLayout;
-  bar->addWidget(filter_edit_, 1);
-  bar->addWidget(experiment_combo_);
-  bar->addWidget(status_combo_);
-  bar->addWidget(new QLabel(tr("Metric:"), this));
-  bar->addWidget(metric_combo_);
-  bar->addWidget(count_label_);
-  long_format_check_ = new QCheckBox(tr("Long"), this);
-  long_format_check_->setToolTip(
-      tr("One row per run and benchmark, one score column (else a column per benchmark)"));
-  long_format_check_->setChecked(QSettings().value(QStringLiteral("results/long"), true).toBool());
-  connect(long_format_check_, &QCheckBox::toggled, this, [this](bool on) {
-    QSettings().setValue(QStringLiteral("results/long"), on);
-    reload_runs(false);
-  });
-  bar->addWidget(long_format_check_);
-  bar->addWidget(columns_button);
-  bar->addWidget(compare_button);
-  bar->addWidget(export_button);
-
-  // Runs.
-  runs_table_ = make_table(runs_model_);
-  runs_table_->setSortingEnabled(true);
-  runs_table_->horizontalHeader()->setSortIndicator(RunsTableModel::IdColumn, Qt::AscendingOrder);
-  runs_table_->setSelectionBehavior(QAbstractItemView::SelectRows);
-
+QWidget* ResultsView::build_pivot_page() {
   // Pivot: a dense table of numbers, in a slightly smaller font so that a study's columns (with
   // their names over lines, PivotModel::headerData) fit a laptop's screen.
   pivot_table_ = make_table(pivot_model_);
@@ -188,7 +236,10 @@ ResultsView::ResultsView(QWidget* parent) : StoreView(parent) {
   pivot_layout->addLayout(pivot_bar);
   pivot_layout->addWidget(pivot_table_, 1);
   pivot_layout->addWidget(pivot_legend_);
+  return pivot_page;
+}
 
+QWidget* ResultsView::build_diff_page() {
   // Config diff.
   diff_table_ = make_table(diff_model_);
   all_keys_check_ = new QCheckBox(tr("Show all keys"), this);
@@ -201,27 +252,11 @@ ResultsView::ResultsView(QWidget* parent) : StoreView(parent) {
   diff_layout->setContentsMargins(0, 0, 0, 0);
   diff_layout->addLayout(diff_bar);
   diff_layout->addWidget(diff_table_, 1);
+  return diff_page;
+}
 
-  tabs_ = new QTabWidget(this);
-  tabs_->addTab(runs_table_, tr("Runs"));
-  tabs_->addTab(pivot_page, tr("Pivot"));
-  tabs_->addTab(diff_page, tr("Config diff"));
-
-  auto* content = new QWidget(this);
-  auto* content_layout = new QVBoxLayout(content);
-  content_layout->setContentsMargins(0, 0, 0, 0);
-  content_layout->addLayout(bar);
-  content_layout->addWidget(tabs_, 1);
-
-  message_ = new QLabel(this);
-  message_->setAlignment(Qt::AlignCenter);
-  message_->setWordWrap(true);
-  stack_ = new QStackedWidget(this);
-  stack_->addWidget(message_);
-  stack_->addWidget(content);
-  auto* layout = new QVBoxLayout(this);
-  layout->addWidget(stack_);
-
+// The timers of the filter and the diff, and what each control changes.
+void ResultsView::connect_controls() {
   filter_timer_ = new QTimer(this);
   filter_timer_->setSingleShot(true);
   filter_timer_->setInterval(300);
@@ -252,11 +287,6 @@ ResultsView::ResultsView(QWidget* parent) : StoreView(parent) {
     widen_metric_columns();
     finish_loading(false);
   });
-
-  show_message(
-      tr("No results store open — File → Open a results.db, or design a study in the "
-         "Designer tab"));
-  start_diff();
 }
 
 QString ResultsView::title() const {

@@ -19,6 +19,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QHBoxLayout;
 class QLabel;
 class QLineEdit;
 class QMenu;
@@ -26,6 +27,7 @@ class QStackedWidget;
 class QTabWidget;
 class QTableView;
 class QTimer;
+class QToolButton;
 
 namespace lmk::widgets {
 
@@ -94,6 +96,14 @@ class ResultsView : public StoreView {
   // The metric shown until another is chosen (when the store has it); the MTEB export's main score
   // when no metric is shown.
   static constexpr const char* kDefaultMetric = "ndcg_at_10";
+
+  // The constructor's parts, in the order the widgets are made.
+  QHBoxLayout* build_filter_bar();
+  QToolButton* build_export_button();
+  QToolButton* build_compare_button();
+  QWidget* build_pivot_page();
+  QWidget* build_diff_page();
+  void connect_controls();
 
   void load(bool keep_state);
   void apply_summary();

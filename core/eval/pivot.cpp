@@ -19,6 +19,46 @@ std::optional<double> as_number(const std::string& text) {
   return value;
 }
 
+// A run evaluated again replaces its older namesakes, as in lmk study's table; the rest in run
+// order.
+void keep_newest_runs(std::vector<PivotInput>& results) {
+  std::map<std::string, int64_t> newest;  // experiment + name -> the newest run of that name
+  for (const PivotInput& r : results) {
+    int64_t& latest = newest[r.experiment + '\n' + r.name];
+    latest = std::max(latest, r.run);
+  }
+  results.erase(std::remove_if(results.begin(), results.end(),
+                               [&](const PivotInput& r) {
+                                 return newest[r.experiment + '\n' + r.name] != r.run;
+                               }),
+                results.end());
+  std::stable_sort(results.begin(), results.end(),
+                   [](const PivotInput& a, const PivotInput& b) { return a.run < b.run; });
+}
+
+// Every row is one variant of one experiment, whatever names it: averaging across variants
+// merged different models (lmk-32 and lmk-var record the same pooling and granularity), and
+// across experiments different studies. The pooling modes name the variant's params first.
+std::string row_label(const PivotInput& r, PivotRows rows, bool several_experiments) {
+  const std::string pooling = r.pooling.empty() ? "(no pooling)" : r.pooling;
+  const std::string variant =
+      with_experiment(r.experiment, run_variant(r.name, pooling), several_experiments);
+  std::string params;
+  switch (rows) {
+    case PivotRows::Variant:
+      return variant;
+    case PivotRows::PoolingGranularity:
+      params = r.granularity.empty() || r.granularity == "0"
+                   ? pooling
+                   : pooling + ", granularity " + r.granularity;
+      break;
+    case PivotRows::Pooling:
+      params = pooling;
+      break;
+  }
+  return params == variant ? params : params + " · " + variant;
+}
+
 }  // namespace
 
 bool number_aware_less(const std::string& a, const std::string& b) {
@@ -43,22 +83,12 @@ Pivot build_pivot(std::vector<PivotInput> results, PivotRows rows) {
   pivot.row_header = rows == PivotRows::Variant              ? "variant"
                      : rows == PivotRows::PoolingGranularity ? "pooling, granularity"
                                                              : "pooling";
-  // A run evaluated again replaces its older namesakes, as in lmk study's table.
-  std::map<std::string, int64_t> newest;  // experiment + name -> the newest run of that name
+  keep_newest_runs(results);
   std::set<std::string> experiments, splits;
   for (const PivotInput& r : results) {
-    int64_t& latest = newest[r.experiment + '\n' + r.name];
-    latest = std::max(latest, r.run);
     experiments.insert(r.experiment);
     splits.insert(r.split);
   }
-  results.erase(std::remove_if(results.begin(), results.end(),
-                               [&](const PivotInput& r) {
-                                 return newest[r.experiment + '\n' + r.name] != r.run;
-                               }),
-                results.end());
-  std::stable_sort(results.begin(), results.end(),
-                   [](const PivotInput& a, const PivotInput& b) { return a.run < b.run; });
 
   // Benchmarks: per-length groups where a dataset has them, else the runs' max_length when a
   // dataset was evaluated at several, else the dataset alone.
@@ -92,27 +122,8 @@ Pivot build_pivot(std::vector<PivotInput> results, PivotRows rows) {
     column_keys.emplace(label, ColumnKey{dataset_first_run[dataset], length, label});
     return label;
   };
-  // Every row is one variant of one experiment, whatever names it: averaging across variants
-  // merged different models (lmk-32 and lmk-var record the same pooling and granularity), and
-  // across experiments different studies. The pooling modes name the variant's params first.
   auto row_of_result = [&](const PivotInput& r) {
-    const std::string pooling = r.pooling.empty() ? "(no pooling)" : r.pooling;
-    const std::string variant =
-        with_experiment(r.experiment, run_variant(r.name, pooling), experiments.size() > 1);
-    std::string params;
-    switch (rows) {
-      case PivotRows::Variant:
-        return variant;
-      case PivotRows::PoolingGranularity:
-        params = r.granularity.empty() || r.granularity == "0"
-                     ? pooling
-                     : pooling + ", granularity " + r.granularity;
-        break;
-      case PivotRows::Pooling:
-        params = pooling;
-        break;
-    }
-    return params == variant ? params : params + " · " + variant;
+    return row_label(r, rows, experiments.size() > 1);
   };
 
   struct Cell {

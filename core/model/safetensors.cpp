@@ -60,6 +60,60 @@ uint64_t TensorEntry::elements() const {
   return n;
 }
 
+namespace {
+
+// One tensor's entry of the header (`name`: `value`), checked against the data buffer's size.
+TensorEntry parse_tensor_entry(const std::string& name, const json& value, const std::string& where,
+                               uint64_t data_size) {
+  const std::string at = where + ": tensor '" + name + "'";
+  if (!value.is_object()) throw input_error(at, "expected an object");
+  TensorEntry entry;
+  entry.name = name;
+  const auto dtype = value.find("dtype");
+  if (dtype == value.end() || !dtype->is_string())
+    throw input_error(at, "dtype missing or not a string");
+  const auto* found = std::find_if(std::begin(kDTypes), std::end(kDTypes), [&](const DTypeInfo& d) {
+    return dtype->get<std::string>() == d.name;
+  });
+  if (found == std::end(kDTypes))
+    throw input_error(at, "unsupported dtype '" + dtype->get<std::string>() + "'");
+  entry.dtype = found->dtype;
+  const auto shape = value.find("shape");
+  if (shape == value.end() || !shape->is_array())
+    throw input_error(at, "shape missing or not an array");
+  uint64_t elements = 1;
+  for (const auto& d : *shape) {
+    if (!d.is_number_unsigned())
+      throw input_error(at, "shape holds a value that is not a non-negative integer");
+    const uint64_t dim = d.get<uint64_t>();
+    if (dim > static_cast<uint64_t>(INT64_MAX) || !checked_multiply(elements, dim, elements)) {
+      throw input_error(at, "shape overflows");
+    }
+    entry.shape.push_back(static_cast<int64_t>(dim));
+  }
+  const auto offsets = value.find("data_offsets");
+  if (offsets == value.end() || !offsets->is_array() || offsets->size() != 2 ||
+      !(*offsets)[0].is_number_unsigned() || !(*offsets)[1].is_number_unsigned()) {
+    throw input_error(at, "data_offsets must be [begin, end] with non-negative integers");
+  }
+  entry.begin = (*offsets)[0].get<uint64_t>();
+  entry.end = (*offsets)[1].get<uint64_t>();
+  if (entry.end < entry.begin) throw input_error(at, "data_offsets end before they begin");
+  if (entry.end > data_size) {
+    throw input_error(at, "data_offsets end at " + std::to_string(entry.end) + ", past the " +
+                              std::to_string(data_size) + "-byte data buffer");
+  }
+  uint64_t bytes = 0;
+  if (!checked_multiply(elements, found->size, bytes) || bytes != entry.end - entry.begin) {
+    throw input_error(at, "shape × dtype size is " + std::to_string(bytes) +
+                              " bytes but data_offsets span " +
+                              std::to_string(entry.end - entry.begin));
+  }
+  return entry;
+}
+
+}  // namespace
+
 SafetensorsHeader parse_safetensors_header(std::string_view file, uint64_t file_size,
                                            const std::string& where) {
   if (file_size < 8 || file.size() < 8)
@@ -116,51 +170,7 @@ SafetensorsHeader parse_safetensors_header(std::string_view file, uint64_t file_
       }
       continue;
     }
-    const std::string at = where + ": tensor '" + name + "'";
-    if (!value.is_object()) throw input_error(at, "expected an object");
-    TensorEntry entry;
-    entry.name = name;
-    const auto dtype = value.find("dtype");
-    if (dtype == value.end() || !dtype->is_string())
-      throw input_error(at, "dtype missing or not a string");
-    const auto* found =
-        std::find_if(std::begin(kDTypes), std::end(kDTypes),
-                     [&](const DTypeInfo& d) { return dtype->get<std::string>() == d.name; });
-    if (found == std::end(kDTypes))
-      throw input_error(at, "unsupported dtype '" + dtype->get<std::string>() + "'");
-    entry.dtype = found->dtype;
-    const auto shape = value.find("shape");
-    if (shape == value.end() || !shape->is_array())
-      throw input_error(at, "shape missing or not an array");
-    uint64_t elements = 1;
-    for (const auto& d : *shape) {
-      if (!d.is_number_unsigned())
-        throw input_error(at, "shape holds a value that is not a non-negative integer");
-      const uint64_t dim = d.get<uint64_t>();
-      if (dim > static_cast<uint64_t>(INT64_MAX) || !checked_multiply(elements, dim, elements)) {
-        throw input_error(at, "shape overflows");
-      }
-      entry.shape.push_back(static_cast<int64_t>(dim));
-    }
-    const auto offsets = value.find("data_offsets");
-    if (offsets == value.end() || !offsets->is_array() || offsets->size() != 2 ||
-        !(*offsets)[0].is_number_unsigned() || !(*offsets)[1].is_number_unsigned()) {
-      throw input_error(at, "data_offsets must be [begin, end] with non-negative integers");
-    }
-    entry.begin = (*offsets)[0].get<uint64_t>();
-    entry.end = (*offsets)[1].get<uint64_t>();
-    if (entry.end < entry.begin) throw input_error(at, "data_offsets end before they begin");
-    if (entry.end > result.data_size) {
-      throw input_error(at, "data_offsets end at " + std::to_string(entry.end) + ", past the " +
-                                std::to_string(result.data_size) + "-byte data buffer");
-    }
-    uint64_t bytes = 0;
-    if (!checked_multiply(elements, found->size, bytes) || bytes != entry.end - entry.begin) {
-      throw input_error(at, "shape × dtype size is " + std::to_string(bytes) +
-                                " bytes but data_offsets span " +
-                                std::to_string(entry.end - entry.begin));
-    }
-    result.tensors.push_back(std::move(entry));
+    result.tensors.push_back(parse_tensor_entry(name, value, where, result.data_size));
   }
   std::sort(result.tensors.begin(), result.tensors.end(),
             [](const TensorEntry& a, const TensorEntry& b) {
