@@ -125,9 +125,14 @@ std::vector<ResultColumn> result_columns(const CompareArgs& args,
   return columns;
 }
 
-// The comparison the options ask for, the run ids, groups and format checked first (InputError
-// naming the option otherwise).
-ComparisonOptions comparison_options(const CompareArgs& args) {
+// The comparison the options ask for and the report's format, every option checked first, in
+// this order (InputError naming the option otherwise).
+struct CompareRequest {
+  ComparisonOptions options;
+  ReportFormat format = ReportFormat::Text;
+};
+
+CompareRequest compare_request(const CompareArgs& args) {
   if (args.runs.size() < 2) throw input_error("compare", "give at least two run ids");
   std::set<int64_t> distinct(args.runs.begin(), args.runs.end());
   if (distinct.size() != args.runs.size()) throw input_error("RUN", "a run id is given twice");
@@ -135,8 +140,9 @@ ComparisonOptions comparison_options(const CompareArgs& args) {
     if (group != "all" && group != "length" && group != "position")
       throw input_error("--group", "unknown group '" + group + "' (all, length, position)");
   }
-  (void)parse_report_format(args.format, "--format");  // checked here, in the options' order
-  ComparisonOptions options;
+  CompareRequest request;
+  request.format = parse_report_format(args.format, "--format");
+  ComparisonOptions& options = request.options;
   options.test = stats::parse_paired_test(args.test, "--test");
   options.alpha = args.alpha;
   options.resampling = {args.resamples, args.seed, args.confidence};
@@ -149,7 +155,7 @@ ComparisonOptions comparison_options(const CompareArgs& args) {
                         "run " + std::to_string(args.baseline) + " is not among the runs compared");
     options.baseline = static_cast<size_t>(at - args.runs.begin());
   }
-  return options;
+  return request;
 }
 
 // The pairs the table tests must be comparable at all: the same dataset folders, a shared
@@ -228,8 +234,9 @@ void check_comparable(const CompareArgs& args, const ComparisonOptions& options,
 }
 
 int run_compare(const CompareArgs& args) {
-  const ComparisonOptions options = comparison_options(args);
-  const ReportFormat format = parse_report_format(args.format, "--format");
+  const CompareRequest request = compare_request(args);
+  const ComparisonOptions& options = request.options;
+  const ReportFormat format = request.format;
   ResultsStore store = open_for_reading(args.db);
   std::vector<RunRecord> runs;
   std::vector<std::map<std::string, std::string>> params;

@@ -110,9 +110,8 @@ RunCurves load_run_curves(const ResultsStore& db, qint64 run_id, const CurveStep
   return curves;
 }
 
-TrainingRuns load_training_runs(const ResultsStore& db) {
+TrainingRuns load_training_runs(const ResultsStore& store) {
   TrainingRuns found;
-  const ResultsStore& store = db;
   for (const RunSummary& run : store.runs_logging("loss"))
     found.runs.push_back({run.id, QString::fromStdString(run.experiment),
                           QString::fromStdString(run.name), QString::fromStdString(run.kind),

@@ -88,7 +88,7 @@ struct TrainingRuns {
   QVector<TrainingRun> runs;  // by id
   QStringList keys;           // sorted
 };
-TrainingRuns load_training_runs(const ResultsStore& db);
+TrainingRuns load_training_runs(const ResultsStore& store);
 
 // How to submit the study of a job again: the config and profile its submission recorded
 // (runs.config of its step's run, else of another run of the same study folder).

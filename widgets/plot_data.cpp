@@ -194,9 +194,8 @@ QVector<AttentionRow> read_attention_rows(const ResultsStore& db, const QString&
   return rows;
 }
 
-LengthData read_length_data(const ResultsStore& db) {
+LengthData read_length_data(const ResultsStore& store) {
   LengthData data;
-  const ResultsStore& store = db;
   for (const lmk::LengthHistogram& stored : store.length_histograms()) {
     LengthHistogram histogram{
         QString::fromStdString(stored.dataset), QString::fromStdString(stored.tokenizer), {}, {}};
@@ -277,13 +276,12 @@ QVector<MapSource> read_map_sources(const ResultsStore& db) {
   return sources;
 }
 
-QVector<MapRun> read_map_runs(const ResultsStore& db, const QString& dataset, const QString& split,
-                              const QString& metric) {
+QVector<MapRun> read_map_runs(const ResultsStore& store, const QString& dataset,
+                              const QString& split, const QString& metric) {
   QVector<MapRun> runs;
   const std::map<qint64, std::vector<QueryScore>> scores =
-      read_query_scores(db, dataset, split, metric);
+      read_query_scores(store, dataset, split, metric);
   QSet<QString> experiments;
-  const ResultsStore& store = db;
   for (const auto& [run_id, run_scores] : scores) {
     const RunRecord record = store.get_run(run_id);
     const std::map<std::string, std::string> params = store.run_params(run_id);

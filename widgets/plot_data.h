@@ -120,7 +120,7 @@ struct LengthData {
 
 // The stored histograms and percentiles, and the training lengths: `train.passage_max_length` of
 // the fine-tuning runs (kind train) and `train.max_length` of the pretraining runs.
-LengthData read_length_data(const ResultsStore& db);
+LengthData read_length_data(const ResultsStore& store);
 
 // ---- Evaluation results by length and by evidence position (eval_results) --------------------
 
@@ -194,8 +194,8 @@ struct MapRun {
 
 // Every run's map of `metric` on `dataset` / `split` (depth step 0.1), CLS first, then LMK,
 // then the others, each by experiment and name.
-QVector<MapRun> read_map_runs(const ResultsStore& db, const QString& dataset, const QString& split,
-                              const QString& metric);
+QVector<MapRun> read_map_runs(const ResultsStore& store, const QString& dataset,
+                              const QString& split, const QString& metric);
 
 // One line of a curves plot; low, high and n are aligned with points.
 struct Curve {

@@ -13,9 +13,8 @@
 
 namespace lmk::widgets {
 
-QVector<ComparableRun> read_comparable_runs(const ResultsStore& db) {
+QVector<ComparableRun> read_comparable_runs(const ResultsStore& store) {
   QVector<ComparableRun> runs;
-  const ResultsStore& store = db;
   const bool several = store.experiments().size() > 1;
   for (const auto& [id, dataset, split] : store.query_result_sets()) {
     if (runs.isEmpty() || runs.back().id != id) {

@@ -26,7 +26,7 @@ struct ComparableRun {
 };
 
 // Every run with per-query results, by id; empty for a store without them.
-QVector<ComparableRun> read_comparable_runs(const ResultsStore& db);
+QVector<ComparableRun> read_comparable_runs(const ResultsStore& store);
 
 // The metrics a run has per-query values of on a dataset split, sorted.
 QStringList read_query_metrics(const ResultsStore& db, qint64 run, const QString& dataset,

@@ -40,9 +40,8 @@ QString number_text(double value) {
 
 }  // namespace
 
-StoreSummary read_store_summary(const ResultsStore& db) {
+StoreSummary read_store_summary(const ResultsStore& store) {
   StoreSummary summary;
-  const ResultsStore& store = db;
   summary.run_count = store.count_runs({});
   std::vector<Experiment> experiments = store.experiments();
   std::stable_sort(experiments.begin(), experiments.end(),
@@ -421,12 +420,11 @@ int RunsTableModel::column_of(const QString& label) const {
   return -1;
 }
 
-ConfigDiff compute_config_diff(const ResultsStore& db, const QList<qlonglong>& run_ids) {
+ConfigDiff compute_config_diff(const ResultsStore& store, const QList<qlonglong>& run_ids) {
   ConfigDiff diff;
   // The params rows: each run's config as the core flattened it (flatten_params), compared by
   // the core's one config diff (differing_keys), as lmk results and lmk compare do.
   std::vector<std::map<std::string, std::string>> configs;
-  const ResultsStore& store = db;
   for (qlonglong id : run_ids) {
     std::string name;
     try {

@@ -45,8 +45,8 @@ struct StoreSummary {
   QStringList param_keys;                        // every params key, sorted
 };
 
-// Reads the summary of the store behind `db` (stores without eval_results have no benchmarks).
-StoreSummary read_store_summary(const ResultsStore& db);
+// Reads the summary of `store` (stores without eval_results have no benchmarks).
+StoreSummary read_store_summary(const ResultsStore& store);
 
 // The runs table: one row per run (id, experiment, name, kind, status, when it started, how long
 // it took, host, device, a failed run's error, the chosen params), then one column per benchmark
@@ -176,7 +176,7 @@ struct ConfigDiff {
 };
 
 // The config diff of `run_ids` (in that order; ids not in the store are left out).
-ConfigDiff compute_config_diff(const ResultsStore& db, const QList<qlonglong>& run_ids);
+ConfigDiff compute_config_diff(const ResultsStore& store, const QList<qlonglong>& run_ids);
 
 // Shows a ConfigDiff: column 0 the key, then one column per run; only the differing keys unless
 // show_all. Cells of differing keys have a highlighted background.

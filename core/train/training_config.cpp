@@ -20,6 +20,20 @@ void check_landmarks(const std::string& spec, const std::string& where) {
   if (!spec.empty()) LandmarkSpec::parse(spec, where);
 }
 
+// A training config file: the settings every training reads (training_settings) and the kind's
+// own (`own`), every other key refused.
+template <typename Config>
+Config read_training_config(const std::string& path, const SettingsTable<Config>& own) {
+  std::map<std::string, std::vector<std::string>> known;
+  add_setting_keys(known, training_settings());
+  add_setting_keys(known, own);
+  const TomlConfig toml(path, known);
+  Config c;
+  read_settings(toml, training_settings(), static_cast<TrainingSettings&>(c));
+  read_settings(toml, own, c);
+  return c;
+}
+
 }  // namespace
 
 const SettingsTable<TrainingSettings>& training_settings() {
@@ -75,14 +89,7 @@ const SettingsTable<ContrastiveConfig>& contrastive_settings() {
 }
 
 ContrastiveConfig read_contrastive_config(const std::string& path) {
-  std::map<std::string, std::vector<std::string>> known;
-  add_setting_keys(known, training_settings());
-  add_setting_keys(known, contrastive_settings());
-  const TomlConfig toml(path, known);
-  ContrastiveConfig c;
-  read_settings(toml, training_settings(), static_cast<TrainingSettings&>(c));
-  read_settings(toml, contrastive_settings(), c);
-  return c;
+  return read_training_config(path, contrastive_settings());
 }
 
 const SettingsTable<PretrainConfig>& pretrain_settings() {
@@ -97,14 +104,7 @@ const SettingsTable<PretrainConfig>& pretrain_settings() {
 }
 
 PretrainConfig read_pretrain_config(const std::string& path) {
-  std::map<std::string, std::vector<std::string>> known;
-  add_setting_keys(known, training_settings());
-  add_setting_keys(known, pretrain_settings());
-  const TomlConfig toml(path, known);
-  PretrainConfig c;
-  read_settings(toml, training_settings(), static_cast<TrainingSettings&>(c));
-  read_settings(toml, pretrain_settings(), c);
-  return c;
+  return read_training_config(path, pretrain_settings());
 }
 
 }  // namespace lmk
