@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "core/embed/embed.h"
+#include "engine/embed/embed.h"
 
 namespace lmk::cli {
 

@@ -6,7 +6,7 @@
 
 #include "app/commands.h"
 #include "core/util/runtime.h"
-#include "core/util/torch_runtime.h"
+#include "engine/util/torch_runtime.h"
 
 int main(int argc, char** argv) {
   using namespace lmk::cli;

@@ -12,9 +12,6 @@
 #include "app/device_option.h"
 #include "core/data/dataset_dir.h"
 #include "core/data/formats.h"
-#include "core/dist/distributed.h"
-#include "core/embed/model_folder.h"
-#include "core/eval/dataset_evaluation.h"
 #include "core/store/export.h"
 #include "core/store/recorded_run.h"
 #include "core/store/results_store.h"
@@ -22,6 +19,9 @@
 #include "core/util/file.h"
 #include "core/util/runtime.h"
 #include "core/util/text_table.h"
+#include "engine/dist/distributed.h"
+#include "engine/embed/model_folder.h"
+#include "engine/eval/dataset_evaluation.h"
 
 namespace lmk::cli {
 

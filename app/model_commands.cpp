@@ -13,10 +13,6 @@
 #include "app/shape_options.h"
 #include "core/data/formats.h"
 #include "core/data/jsonl.h"
-#include "core/embed/embed.h"
-#include "core/embed/model_folder.h"
-#include "core/eval/attention_explorer.h"
-#include "core/eval/attention_profile.h"
 #include "core/eval/document_attention.h"
 #include "core/store/recorded_run.h"
 #include "core/store/results_store.h"
@@ -26,6 +22,10 @@
 #include "core/util/json_util.h"
 #include "core/util/npy.h"
 #include "core/util/progress.h"
+#include "engine/embed/embed.h"
+#include "engine/embed/model_folder.h"
+#include "engine/eval/attention_explorer.h"
+#include "engine/eval/attention_profile.h"
 
 namespace lmk::cli {
 

@@ -6,13 +6,13 @@
 #include "app/commands.h"
 #include "app/device_option.h"
 #include "core/model/config.h"
-#include "core/train/contrastive.h"
-#include "core/train/loop.h"
-#include "core/train/pretrain.h"
 #include "core/util/error.h"
 #include "core/util/file.h"
 #include "core/util/json_util.h"
 #include "core/util/runtime.h"
+#include "engine/train/contrastive.h"
+#include "engine/train/loop.h"
+#include "engine/train/pretrain.h"
 
 namespace lmk::cli {
 
@@ -112,7 +112,7 @@ Runner add_train_command(CLI::App& app) {
         ContrastiveConfig config = read_contrastive_config(args.config);
         const bool cuda = device_of(config, args).is_cuda();
         const bool resume = check_output_folder(config.out_dir, args);
-        // Data parallel when a launcher started several processes (core/dist/distributed.h):
+        // Data parallel when a launcher started several processes (engine/dist/distributed.h):
         // they meet here, after every one has checked the output folder.
         const DistributedContext dist = DistributedContext::from_environment(cuda);
         const TrainSummary summary = train_contrastive(config, resume, args.progress_json, dist);

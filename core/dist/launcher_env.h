@@ -3,8 +3,8 @@
 // Where a process stands in a distributed run, read from its launcher's variables: torchrun's
 // (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT) or srun's (SLURM_PROCID,
 // SLURM_NTASKS, SLURM_LOCALID, SLURM_JOB_NODELIST, SLURM_JOB_ID), and Slurm's hostlists. No
-// LibTorch here (the .cpp is in lmkcore only for host_name(), core/util/runtime.h): the process
-// group that joins the processes is core/dist/distributed.h.
+// LibTorch here (host_name() is core/util/runtime.h's): the process group that joins the
+// processes is engine/dist/distributed.h.
 
 #include <cstddef>
 #include <functional>

@@ -1,6 +1,6 @@
 #pragma once
 
-// Tables of evaluations with their uncertainty (lmkbase, no LibTorch). A cell is one run's
+// Tables of evaluations with their uncertainty (lmkcore, no LibTorch). A cell is one run's
 // metric over a group of queries of a dataset split: its mean with a bootstrap confidence
 // interval and N. Rows are compared by paired tests over the queries both cells share — each
 // row against a baseline row, or all pairs — and the p-values of the whole table are corrected

@@ -2,7 +2,7 @@
 
 // One document's attention as the workbench's attention explorer shows it, and its file
 // (`lmk attention --explore OUT`): what the pooling tokens (the CLS, or every landmark) attend
-// to, token by token. core/eval/attention_explorer.h computes it (LibTorch); this unit holds the
+// to, token by token. engine/eval/attention_explorer.h computes it (LibTorch); this unit holds the
 // data and reads / writes the file without LibTorch, so the workbench and the fuzzer use it.
 //
 // File layout (little-endian): the 8 bytes "LMKATTN1", a uint64 header size N, N bytes of JSON

@@ -42,7 +42,7 @@ struct MetricMeans {
 // A score over queries: each metric's mean over every query given (a metric some query lacks is
 // averaged over those that have it). A run's score on a dataset is this over all its evaluated
 // queries, pooled over the dataset's parts -- not the mean of the parts' means: evaluate() takes
-// it per part, lmk eval's dataset rows over the parts (core/eval/dataset_evaluation.cpp), and
+// it per part, lmk eval's dataset rows over the parts (engine/eval/dataset_evaluation.cpp), and
 // a comparison's cell is the same mean of one metric's per-query values (summarize_scores,
 // core/eval/comparison.h). Schema version 5 (core/store/schema.cpp) recomputed stored rows by
 // this definition in SQL.

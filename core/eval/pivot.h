@@ -1,6 +1,6 @@
 #pragma once
 
-// The paper's table (lmkbase, no LibTorch): rows of model variants × benchmark columns of one
+// The paper's table (lmkcore, no LibTorch): rows of model variants × benchmark columns of one
 // metric, from stored eval results, with each cell's uncertainty and significance marks through
 // core/eval/comparison.h. lmk export --format latex writes it; the workbench's pivot shows it.
 

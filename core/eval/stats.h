@@ -1,6 +1,6 @@
 #pragma once
 
-// Statistics for comparing evaluations query by query (lmkbase, no LibTorch): the mean of a
+// Statistics for comparing evaluations query by query (lmkcore, no LibTorch): the mean of a
 // metric with a bootstrap confidence interval, paired tests of two runs over the queries they
 // share (Fisher's randomization test, Student's t, the paired bootstrap), the difference of
 // means with its interval, an effect size, and Holm–Bonferroni over a family of tests.

@@ -46,7 +46,7 @@ std::pair<SlurmOptions, SlurmJobSpec> slurm_job(const JobRecord& job, const std:
   if (kind != "train" && kind != "pretrain" && kind != "eval") {
     // Data preparation is one process without a GPU: several tasks would race on its outputs.
     // Training and evaluation run one task per GPU under srun (an evaluation's processes share
-    // the encoding, and rank 0 records: core/eval/retrieval.h).
+    // the encoding, and rank 0 records: engine/eval/retrieval.h).
     step.nodes = 1;
     step.ntasks_per_node = 1;
     step.gpus_per_node = 0;

@@ -3,7 +3,7 @@
 // The safetensors format (Hugging Face): 8-byte little-endian header length N, N bytes of JSON
 // header {"name": {"dtype", "shape", "data_offsets": [begin, end]}, "__metadata__": {...}},
 // then the data buffer. Parsing here is LibTorch-free so it can be fuzzed on its own; the
-// tensor views for the model live in core/embed/model_folder.
+// tensor views for the model live in engine/embed/model_folder.
 
 #include <cstdint>
 #include <map>

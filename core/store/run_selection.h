@@ -1,7 +1,7 @@
 #pragma once
 
 // The runs a filter text selects — the workbench's filter bar and lmk results --where — and the
-// SQL condition it becomes over `runs r JOIN experiments e`, with its bound values. lmkbase; the
+// SQL condition it becomes over `runs r JOIN experiments e`, with its bound values. lmkcore; the
 // store runs it (ResultsStore::count_runs, selected_runs), the workbench's runs table adds it to
 // the query its Qt model scrolls in.
 //

@@ -2,7 +2,7 @@
 
 // The configs of the training commands (lmk train, lmk pretrain) and their settings tables
 // (core/util/settings.h): what reads their TOML files, records them with a run, and writes them
-// (a study's training steps, core/jobs/study.cpp). No LibTorch: lmkbase, which plans studies
+// (a study's training steps, core/jobs/study.cpp). No LibTorch: lmkcore, which plans studies
 // without it, holds these; the loops that run them are core/train/{loop,contrastive,pretrain}.
 
 #include <cstdint>
@@ -32,7 +32,7 @@ struct TrainingSettings {
   // [train] recompute_layers: activation recomputation per layer (Encoder::set_recompute_layers)
   // — the same gradients, one layer's activations held instead of all (long passages).
   bool recompute_layers = false;
-  // [lora]: LoRA adapters (core/model/lora.h) instead of training every weight; rank 0: none.
+  // [lora]: LoRA adapters (engine/model/lora.h) instead of training every weight; rank 0: none.
   int64_t lora_rank = 0;
   double lora_alpha = 16, lora_dropout = 0;
   std::vector<std::string> lora_targets = {"all-linear"};

@@ -1,7 +1,7 @@
 #pragma once
 
-// What a device name may be — "cpu", "cuda", "cuda:N" — read in one place (lmkbase, no
-// LibTorch): the model commands' --device (core/embed parse_device, which then asks the machine)
+// What a device name may be — "cpu", "cuda", "cuda:N" — read in one place (lmkcore, no
+// LibTorch): the model commands' --device (engine/embed parse_device, which then asks the machine)
 // and a study's [study] device (checked where it is planned, run on another machine) take the
 // same names. They disagreed: `cuda:+1` and `cuda: 1` passed lmk eval and failed in a study.
 

@@ -1,7 +1,7 @@
 #pragma once
 
 // IEEE 754 half precision (binary16) and float, for files that store float16 numbers and are
-// read or written without LibTorch (the workbench, lmkbase).
+// read or written without LibTorch (the workbench, lmkcore).
 
 #include <cstdint>
 #include <cstring>

@@ -1,7 +1,7 @@
 #pragma once
 
 // Process-wide settings and facts every lmk process may need; no LibTorch here (the thread count
-// and the BLAS are in core/util/torch_runtime.h).
+// and the BLAS are in engine/util/torch_runtime.h).
 
 #include <string>
 #include <utility>

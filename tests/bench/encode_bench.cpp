@@ -36,18 +36,18 @@
 
 #include "app/field_option.h"
 #include "app/shape_options.h"
-#include "core/embed/embed.h"
-#include "core/embed/model_folder.h"
-#include "core/eval/retrieval.h"
-#include "core/model/attention_kernel.h"
-#include "core/model/encoder.h"
 #include "core/tokenize/batching.h"
 #include "core/tokenize/landmark.h"
 #include "core/tokenize/tokenizer.h"
 #include "core/util/error.h"
 #include "core/util/file.h"
 #include "core/util/runtime.h"
-#include "core/util/torch_runtime.h"
+#include "engine/embed/embed.h"
+#include "engine/embed/model_folder.h"
+#include "engine/eval/retrieval.h"
+#include "engine/model/attention_kernel.h"
+#include "engine/model/encoder.h"
+#include "engine/util/torch_runtime.h"
 #include "tests/bench/bench_util.h"
 
 using lmk::bench::matmul_gflops;
@@ -356,7 +356,7 @@ int run(const Options& options) {
            at::linear(x, wi);
            at::linear(mid, wo2);
          });
-  // Exact search (core/eval/retrieval.h): 1000 queries against 100k documents, top 100, as
+  // Exact search (engine/eval/retrieval.h): 1000 queries against 100k documents, top 100, as
   // the GEMM FLOPs of the scores (2·Q·D·H).
   {
     const int64_t Q = 1000, D = 100000;

@@ -12,15 +12,15 @@
 // frozen weights' gradients, about a third of the backward).
 // --recompute 1 recomputes each layer in the backward ([train] recompute_layers): compare the
 // peak RSS (the last column) of the same step with and without.
-// Three kinds of optimizer step, each run by the real TrainingLoop (core/train/loop.h: zero_grad,
+// Three kinds of optimizer step, each run by the real TrainingLoop (engine/train/loop.h: zero_grad,
 // the step's gradients, clipping at 1.0, the schedule, torch::optim::AdamW):
 //   MLM          batch packed sequences of `length` ids, 30 % masked (80/10/10), encoder
 //                forward, MLM head at the masked positions, cross-entropy, backward
-//                (the step of lmk pretrain, core/train/pretrain.cpp);
+//                (the step of lmk pretrain, engine/train/pretrain.cpp);
 //   contrastive  batch queries (query-length positions) and batch x (1 + negatives) passages
 //                (`length` positions) of random words, tokenized with the pooling's landmark
 //                layout, encoder forward, pooling (LMK g = 32, or CLS), InfoNCE, backward
-//                (the step of lmk train, core/train/contrastive.cpp).
+//                (the step of lmk train, engine/train/contrastive.cpp).
 // Those steps are lambdas inside pretrain_mlm / train_contrastive, so their bodies are rebuilt
 // here from the same public pieces (pack_sequences, mask_tokens, LandmarkTokenizer, make_batch,
 // batch_tensors, Encoder::forward, Encoder::mlm_logits, pool, info_nce_loss); the optimizer
@@ -53,20 +53,20 @@
 #include <string>
 #include <vector>
 
-#include "core/embed/embed.h"
-#include "core/embed/model_folder.h"
-#include "core/model/attention.h"
-#include "core/model/attention_kernel.h"
-#include "core/model/encoder.h"
-#include "core/pool/pooling.h"
 #include "core/tokenize/batching.h"
 #include "core/tokenize/landmark.h"
-#include "core/train/loop.h"
-#include "core/train/losses.h"
 #include "core/train/mlm_data.h"
-#include "core/train/pretrain.h"
 #include "core/util/runtime.h"
-#include "core/util/torch_runtime.h"
+#include "engine/embed/embed.h"
+#include "engine/embed/model_folder.h"
+#include "engine/model/attention.h"
+#include "engine/model/attention_kernel.h"
+#include "engine/model/encoder.h"
+#include "engine/pool/pooling.h"
+#include "engine/train/loop.h"
+#include "engine/train/losses.h"
+#include "engine/train/pretrain.h"
+#include "engine/util/torch_runtime.h"
 #include "tests/bench/bench_util.h"
 #include "tests/support/test_tokenizers.h"
 
@@ -188,7 +188,7 @@ std::string random_words(std::mt19937_64& rng, int64_t n, int64_t words) {
   return text;
 }
 
-// The MLM step of lmk pretrain (core/train/pretrain.cpp) for one micro-batch.
+// The MLM step of lmk pretrain (engine/train/pretrain.cpp) for one micro-batch.
 std::vector<StepRecord> bench_mlm(const lmk::Tokenizer& tokenizer,
                                   const std::string& tokenizer_path, const std::string& out_dir,
                                   const BenchOptions& o) {
@@ -244,7 +244,7 @@ std::vector<StepRecord> bench_mlm(const lmk::Tokenizer& tokenizer,
       });
 }
 
-// The contrastive step of lmk train (core/train/contrastive.cpp), InfoNCE with hard negatives.
+// The contrastive step of lmk train (engine/train/contrastive.cpp), InfoNCE with hard negatives.
 std::vector<StepRecord> bench_contrastive(const lmk::Tokenizer& tokenizer,
                                           const std::string& tokenizer_path,
                                           const std::string& out_dir, lmk::Pooling pooling,

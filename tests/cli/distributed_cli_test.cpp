@@ -5,7 +5,7 @@
 // only rank 0 writes or prints. Bad launcher variables exit 2 naming the variable; a missing
 // peer ends in a clear rendezvous timeout; a stop signal to one process stops both after the
 // same step. (The rules, hostlists and the collectives by
-// themselves: tests/core/dist/distributed_test.cpp.)
+// themselves: tests/engine/dist/distributed_test.cpp.)
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -438,7 +438,7 @@ TEST_F(DistributedCliTest, BadLauncherVariablesExitTwoNamingTheVariable) {
       {"RANK=0 WORLD_SIZE=two" + addr, "WORLD_SIZE"},
       {"RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=70000", "MASTER_PORT"},
       {"SLURM_PROCID=4 SLURM_NTASKS=4 SLURM_JOB_NODELIST=localhost SLURM_JOB_ID=7", "SLURM_PROCID"},
-  };  // every rule: tests/core/dist/distributed_test.cpp
+  };  // every rule: tests/engine/dist/distributed_test.cpp
   for (const Case& c : cases) {
     const Result r = run_lmk("train --config " + cfg, "", c.env);
     EXPECT_EQ(r.code, 2) << c.env << "\n" << r.output;

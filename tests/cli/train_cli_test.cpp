@@ -14,10 +14,10 @@
 #include <fstream>
 #include <thread>
 
-#include "core/embed/model_folder.h"
 #include "core/store/results_store.h"
 #include "core/util/file.h"
 #include "core/util/progress.h"
+#include "engine/embed/model_folder.h"
 #include "tests/support/run_lmk.h"
 #include "tests/support/test_tokenizers.h"
 

@@ -59,7 +59,7 @@ def prepare_vector_math():
     function's kernel at its first call, and a first call on two threads at once can take the
     low-accuracy one for one thread's share (pytorch issue #188792). The reference's RoPE cos
     was then off by up to 1.5e-4, and a check failed against a right lmk. lmk does the same at
-    start-up (core/util/torch_runtime.h, prepare_vector_math)."""
+    start-up (engine/util/torch_runtime.h, prepare_vector_math)."""
     for dtype in (torch.float32, torch.float64):
         half = torch.full((1,), 0.5, dtype=dtype)
         for f in (torch.abs, torch.acos, torch.asin, torch.atan, torch.cos, torch.sin, torch.tan,

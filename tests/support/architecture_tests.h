@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "core/model/architecture.h"
+#include "engine/model/architecture.h"
 #include "tests/support/dense_attention.h"
 
 namespace lmk::testing {

@@ -1,6 +1,6 @@
 #pragma once
 
-// The reference the attention tests compare against (tests/core/model/attention*_test.cpp): the
+// The reference the attention tests compare against (tests/engine/model/attention*_test.cpp): the
 // dense softmax attention formula with the whole [L, L] score matrix.
 
 #include <ATen/ATen.h>

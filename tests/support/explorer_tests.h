@@ -1,16 +1,17 @@
 #pragma once
 
-// The tiny model of the encoder tests of tests/core/eval (attention_explorer_test,
-// document_attention_test, attention_profile_test; classify_test and retrieval_test read it with
-// mean pooling): a random encoder of two layers, the second attending within a local window,
-// saved with landmark pooling and a word-level tokenizer ("w0".."w999"), and a 60-word document.
+// The tiny model of the encoder tests of tests/engine/eval and tests/core/eval
+// (attention_explorer_test, document_attention_test, attention_profile_test; classify_test and
+// retrieval_test read it with mean pooling): a random encoder of two layers, the second attending
+// within a local window, saved with landmark pooling and a word-level tokenizer ("w0".."w999"), and
+// a 60-word document.
 
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <string>
 
-#include "core/embed/embed.h"
+#include "engine/embed/embed.h"
 #include "tests/support/test_tokenizers.h"
 
 namespace lmk::testing {

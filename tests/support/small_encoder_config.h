@@ -1,6 +1,6 @@
 #pragma once
 
-// The small encoder configuration the model tests share (tests/core/model/encoder_test.cpp and
+// The small encoder configuration the model tests share (tests/engine/model/encoder_test.cpp and
 // the architectures' tests): two layers, hidden size 16, two heads, vocabulary 50.
 
 #include "core/model/config.h"

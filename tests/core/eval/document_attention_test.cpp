@@ -11,10 +11,10 @@
 #include <cmath>
 #include <filesystem>
 
-#include "core/eval/attention_explorer.h"
 #include "core/util/error.h"
 #include "core/util/file.h"
 #include "core/util/float16.h"
+#include "engine/eval/attention_explorer.h"
 #include "tests/support/explorer_tests.h"
 
 namespace lmk {

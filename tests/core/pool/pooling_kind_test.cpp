@@ -1,4 +1,4 @@
-// The poolings by name (lmkbase): names round-trip, an unknown one names the flag, and which
+// The poolings by name (lmkcore): names round-trip, an unknown one names the flag, and which
 // poolings read a granularity.
 #include "core/pool/pooling_kind.h"
 

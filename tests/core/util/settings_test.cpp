@@ -12,9 +12,9 @@
 #include <unistd.h>
 
 #include "core/jobs/study.h"
-#include "core/train/contrastive.h"
-#include "core/train/pretrain.h"
 #include "core/util/error.h"
+#include "engine/train/contrastive.h"
+#include "engine/train/pretrain.h"
 
 namespace lmk {
 namespace {
