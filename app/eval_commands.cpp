@@ -40,6 +40,90 @@ struct EvalArgs {
   int bins = 20;
 };
 
+// The evaluation's options from the command line and the model folder (--pooling, else the
+// folder's; normalization is the folder's).
+RetrievalOptions eval_options(const EvalArgs& args, const LoadedModel& model,
+                              const std::string& device) {
+  RetrievalOptions options;
+  options.encode.pooling =
+      args.pooling.empty() ? model.pooling.pooling : parse_pooling(args.pooling, "--pooling");
+  options.encode.granularity = args.granularity;
+  options.encode.max_length = args.max_length;
+  options.encode.batch_size = args.batch_size;
+  options.encode.normalize = model.pooling.normalize;
+  options.encode.device = device;
+  options.query_max_length = args.query_max_length;
+  options.min_target_length = args.min_target_length;
+  options.ks.clear();
+  for (int64_t k : parse_int_list(args.ks, "--k", 1, "a positive cutoff"))
+    options.ks.push_back(static_cast<int>(k));
+  return options;
+}
+
+// What the run records: the model, the dataset, the lengths, the device as resolved and the
+// pooling as the encoding uses it (plan.record()).
+json eval_run_config(const EvalArgs& args, const DatasetInfo& dataset, const std::string& split,
+                     const std::string& device, const LoadedModel& model, const PoolingPlan& plan,
+                     const std::optional<std::string>& revision, int world_size) {
+  json config = {{"model", fs::absolute(args.model).lexically_normal().string()},
+                 {"dataset", fs::absolute(args.dataset).lexically_normal().string()},
+                 {"task", dataset.task},
+                 {"split", split},
+                 {"max_length", args.max_length},
+                 {"query_max_length", args.query_max_length},
+                 {"device", device},
+                 {"architecture", architecture_name(model.encoder->config().architecture)},
+                 {"layers", model.encoder->config().num_layers},
+                 {"hidden_size", model.encoder->config().hidden_size},
+                 {"main_score", dataset.main_score}};
+  if (revision) config["dataset_revision"] = *revision;
+  config.update(plan.record());
+  if (world_size > 1) config["processes"] = world_size;
+  return config;
+}
+
+// The files the command line asked for: the MTEB result (--mteb-out) and the TREC ranking and
+// judgments (--save-run).
+void write_eval_files(const EvalArgs& args, const DatasetInfo& dataset,
+                      const DatasetEvaluation& outcome, const std::optional<std::string>& revision,
+                      double seconds) {
+  if (!args.mteb_out.empty()) {
+    const std::string file = (fs::path(args.mteb_out) / (dataset.task + ".json")).string();
+    write_mteb_result(
+        file, mteb_result(dataset.task, outcome.rows, revision, dataset.main_score, seconds));
+    std::cerr << "lmk eval: MTEB result in " << file << "\n";
+  }
+  if (!args.save_run.empty()) {
+    for (const auto& [path, text] : {std::pair{args.save_run, outcome.trec_run},
+                                     std::pair{args.save_run + ".qrels", outcome.trec_qrels}}) {
+      if (fs::path(path).has_parent_path()) fs::create_directories(fs::path(path).parent_path());
+      AtomicFile file(path);
+      file.write(text);
+      file.commit();
+    }
+    std::cerr << "lmk eval: the ranking (top " << kTrecRunDepth << ", TREC run format) in "
+              << args.save_run << ", the judgments in " << args.save_run << ".qrels\n";
+  }
+}
+
+// The evaluation's results in the store, under its run (which is then FINISHED).
+void store_eval_outcome(ResultsStore& store, RecordedRun& recorded, const EvalArgs& args,
+                        const DatasetEvaluation& outcome, double seconds) {
+  const int64_t run_id = recorded.id();
+  if (!outcome.attention.empty()) store.add_attention_profile(run_id, outcome.attention);
+  store.add_eval_results(run_id, outcome.rows);
+  store.add_query_results(run_id, outcome.queries);
+  if (!args.save_run.empty()) {
+    store.add_artifact(run_id, "trec-run", fs::absolute(args.save_run).string());
+    store.add_artifact(run_id, "trec-qrels", fs::absolute(args.save_run + ".qrels").string());
+  }
+  std::vector<std::pair<std::string, double>> timings = outcome.timings;
+  timings.emplace_back("evaluation_time", seconds);
+  store.log_metrics(run_id, 0, timings);
+  recorded.finish();
+  std::cerr << "lmk eval: run " << run_id << " stored in " << args.db << "\n";
+}
+
 int run_eval(const EvalArgs& args) {
   const auto start = std::chrono::steady_clock::now();
   // A job system may have created the run already (checked before any work).
@@ -60,37 +144,13 @@ int run_eval(const EvalArgs& args) {
   const std::string device = process_device(args.device, "--device", env).str();
   const LoadedModel model = load_model_folder(args.model);
   const auto tokenizer = load_tokenizer(args.model);
-  RetrievalOptions options;
-  options.encode.pooling =
-      args.pooling.empty() ? model.pooling.pooling : parse_pooling(args.pooling, "--pooling");
-  options.encode.granularity = args.granularity;
-  options.encode.max_length = args.max_length;
-  options.encode.batch_size = args.batch_size;
-  options.encode.normalize = model.pooling.normalize;
-  options.encode.device = device;
-  options.query_max_length = args.query_max_length;
-  options.min_target_length = args.min_target_length;
-  options.ks.clear();
-  for (int64_t k : parse_int_list(args.ks, "--k", 1, "a positive cutoff"))
-    options.ks.push_back(static_cast<int>(k));
+  RetrievalOptions options = eval_options(args, model, device);
   // What the run records is what the encoding uses (one policy: plan_pooling).
   const PoolingPlan plan = plan_pooling(options.encode, model);
   const int granularity = plan.granularity;
-  json config = {{"model", fs::absolute(args.model).lexically_normal().string()},
-                 {"dataset", fs::absolute(args.dataset).lexically_normal().string()},
-                 {"task", dataset.task},
-                 {"split", split},
-                 {"max_length", args.max_length},
-                 {"query_max_length", args.query_max_length},
-                 {"device", device},
-                 {"architecture", architecture_name(model.encoder->config().architecture)},
-                 {"layers", model.encoder->config().num_layers},
-                 {"hidden_size", model.encoder->config().hidden_size},
-                 {"main_score", dataset.main_score}};
   const std::optional<std::string> revision = dataset_revision(dataset);
-  if (revision) config["dataset_revision"] = *revision;
-  config.update(plan.record());
-  if (env.world_size > 1) config["processes"] = env.world_size;
+  const json config =
+      eval_run_config(args, dataset, split, device, model, plan, revision, env.world_size);
 
   const std::string default_name = fs::path(args.model).lexically_normal().filename().string() +
                                    "-" + pooling_name(options.encode.pooling) +
@@ -124,7 +184,6 @@ int run_eval(const EvalArgs& args) {
     start.adopted = adopted_run;
     recorded.emplace(*store, start);
   }
-  const int64_t run_id = recorded ? recorded->id() : 0;
   try {
     DatasetEvaluationOptions evaluation;
     evaluation.retrieval = options;
@@ -139,37 +198,8 @@ int run_eval(const EvalArgs& args) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::cout << "time: " << format_metric(seconds) << " s (" << outcome.timing_text << ")\n";
     if (!dist.is_main()) return 0;
-    if (!args.mteb_out.empty()) {
-      const std::string file = (fs::path(args.mteb_out) / (dataset.task + ".json")).string();
-      write_mteb_result(
-          file, mteb_result(dataset.task, outcome.rows, revision, dataset.main_score, seconds));
-      std::cerr << "lmk eval: MTEB result in " << file << "\n";
-    }
-    if (!args.save_run.empty()) {
-      for (const auto& [path, text] : {std::pair{args.save_run, outcome.trec_run},
-                                       std::pair{args.save_run + ".qrels", outcome.trec_qrels}}) {
-        if (fs::path(path).has_parent_path()) fs::create_directories(fs::path(path).parent_path());
-        AtomicFile file(path);
-        file.write(text);
-        file.commit();
-      }
-      std::cerr << "lmk eval: the ranking (top " << kTrecRunDepth << ", TREC run format) in "
-                << args.save_run << ", the judgments in " << args.save_run << ".qrels\n";
-    }
-    if (store) {
-      if (!outcome.attention.empty()) store->add_attention_profile(run_id, outcome.attention);
-      store->add_eval_results(run_id, outcome.rows);
-      store->add_query_results(run_id, outcome.queries);
-      if (!args.save_run.empty()) {
-        store->add_artifact(run_id, "trec-run", fs::absolute(args.save_run).string());
-        store->add_artifact(run_id, "trec-qrels", fs::absolute(args.save_run + ".qrels").string());
-      }
-      std::vector<std::pair<std::string, double>> timings = outcome.timings;
-      timings.emplace_back("evaluation_time", seconds);
-      store->log_metrics(run_id, 0, timings);
-      recorded->finish();
-      std::cerr << "lmk eval: run " << run_id << " stored in " << args.db << "\n";
-    }
+    write_eval_files(args, dataset, outcome, revision, seconds);
+    if (store) store_eval_outcome(*store, *recorded, args, outcome, seconds);
   } catch (const std::exception& e) {
     if (recorded) recorded->fail(e.what());
     throw;

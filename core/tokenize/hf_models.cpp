@@ -304,27 +304,45 @@ class BpeModel : public VocabularyModel {
     uint32_t begin, length;
   };
 
+  // A merge found for the pair at `position`, in the queue of apply_merges.
+  struct Candidate {
+    int32_t rank, position, new_id;
+    int32_t left_id, right_id;  // the pair it was found for
+    bool operator>(const Candidate& o) const {
+      return rank != o.rank ? rank > o.rank : position > o.position;
+    }
+  };
+  // merge_word's buffers, reused across words (a cold pass calls it once per distinct word); one
+  // per thread, as encoders share the model.
+  struct MergeScratch {
+    std::vector<Symbol> symbols;
+    std::vector<Candidate> queue;
+    std::vector<char> removed;
+    std::string decorated;
+  };
+
   // Splits the word into its characters (or byte tokens / unk), then applies merges lowest
   // rank first, leftmost first -- Hugging Face's Word::merge_all.
   void merge_word(std::string_view word, std::vector<ModelToken>& out) const {
-    struct Candidate {
-      int32_t rank, position, new_id;
-      int32_t left_id, right_id;  // the pair it was found for
-      bool operator>(const Candidate& o) const {
-        return rank != o.rank ? rank > o.rank : position > o.position;
-      }
-    };
-    // Reused across words (a cold pass calls this once per distinct word); one per thread, as
-    // encoders share the model.
-    struct Scratch {
-      std::vector<Symbol> symbols;
-      std::vector<Candidate> queue;
-      std::vector<char> removed;
-      std::string decorated;
-    };
-    thread_local Scratch scratch_buffers;
-    auto& symbols = scratch_buffers.symbols;
-    auto& scratch = scratch_buffers.decorated;
+    thread_local MergeScratch scratch;
+    std::vector<Symbol>& symbols = scratch.symbols;
+    split_word(word, symbols, scratch.decorated);
+    if (symbols.empty()) return;
+    apply_merges(symbols, scratch.queue, scratch.removed);
+    for (int32_t i = 0; i >= 0; i = symbols[static_cast<size_t>(i)].next) {
+      const Symbol& s = symbols[static_cast<size_t>(i)];
+      out.push_back({s.id, s.begin, s.begin + s.length});
+    }
+    // A very long word (a whole-line piece of a huge line) does not keep its buffers alive.
+    if (symbols.capacity() > (size_t{1} << 16)) scratch = MergeScratch{};
+  }
+
+  // The word's first symbols, linked in order: each character as a whole symbol (with the
+  // continuing-subword prefix after the first, the end-of-word suffix on the last), else its byte
+  // tokens (byte_fallback), else unk (consecutive ones fused when fuse_unk); `decorated` holds a
+  // character with its prefix or suffix.
+  void split_word(std::string_view word, std::vector<Symbol>& symbols,
+                  std::string& decorated) const {
     symbols.clear();
     std::optional<Symbol> pending_unk;
     auto add = [&](int32_t id, uint32_t begin, uint32_t length) {
@@ -350,14 +368,14 @@ class BpeModel : public VocabularyModel {
         continue;
       }
       if (prefixed) {
-        scratch = continuing_subword_prefix_;
-        scratch += symbol;
-        symbol = scratch;
+        decorated = continuing_subword_prefix_;
+        decorated += symbol;
+        symbol = decorated;
       }
       if (suffixed) {
-        if (symbol.data() != scratch.data()) scratch.assign(symbol);
-        scratch += end_of_word_suffix_;
-        symbol = scratch;
+        if (symbol.data() != decorated.data()) decorated.assign(symbol);
+        decorated += end_of_word_suffix_;
+        symbol = decorated;
       }
       if (auto id = vocab_.find(symbol)) {
         flush_unk();
@@ -391,9 +409,13 @@ class BpeModel : public VocabularyModel {
     if (symbols.empty()) return;
     symbols.back().next = -1;
     for (size_t i = 0; i + 1 < symbols.size(); ++i) symbols[i].next = static_cast<int32_t>(i + 1);
+  }
 
-    auto& queue = scratch_buffers.queue;  // a min-heap on (rank, position)
-    queue.clear();
+  // Merges neighbouring symbols, lowest rank first, leftmost first, until no pair has a merge; a
+  // merged pair's right symbol is unlinked (symbols[0] stays the first).
+  void apply_merges(std::vector<Symbol>& symbols, std::vector<Candidate>& queue,
+                    std::vector<char>& removed) const {
+    queue.clear();  // a min-heap on (rank, position)
     const auto later = std::greater<Candidate>();
     auto consider = [&](int32_t position) {
       const Symbol& left = symbols[static_cast<size_t>(position)];
@@ -408,7 +430,6 @@ class BpeModel : public VocabularyModel {
       merges_.prefetch(pair_key(symbols[i].id, symbols[i + 1].id));
     for (size_t i = 0; i + 1 < symbols.size(); ++i) consider(static_cast<int32_t>(i));
 
-    auto& removed = scratch_buffers.removed;
     removed.assign(symbols.size(), 0);
     while (!queue.empty()) {
       std::pop_heap(queue.begin(), queue.end(), later);
@@ -432,12 +453,6 @@ class BpeModel : public VocabularyModel {
       if (left.prev >= 0) consider(left.prev);
       consider(top.position);
     }
-    for (int32_t i = 0; i >= 0; i = symbols[static_cast<size_t>(i)].next) {
-      const Symbol& s = symbols[static_cast<size_t>(i)];
-      out.push_back({s.id, s.begin, s.begin + s.length});
-    }
-    // A very long word (a whole-line piece of a huge line) does not keep its buffers alive.
-    if (symbols.capacity() > (size_t{1} << 16)) scratch_buffers = Scratch{};
   }
 
   ProbeTable<MergeSlot> merges_;

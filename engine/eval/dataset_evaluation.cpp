@@ -68,6 +68,90 @@ std::vector<AttentionProfileRow> mean_attention_profile(
   return rows;
 }
 
+// Means by evidence position pooled over the parts, weighted by queries: bucket -> metric ->
+// (sum of means x queries, queries).
+using PositionSums = std::map<std::string, std::map<std::string, std::pair<double, size_t>>>;
+
+// One part's rows, its overall means and (a named part) its means by evidence position; adds the
+// part's position means to `by_position`.
+void add_part_rows(const SplitEvaluation& result, const DatasetInfo& dataset,
+                   const std::string& split, const DatasetPart& part, std::vector<EvalResult>& rows,
+                   PositionSums& by_position) {
+  const std::string group_kind = part.name.empty()           ? "all"
+                                 : dataset.part_kind.empty() ? "part"
+                                                             : dataset.part_kind;
+  for (const auto& [metric, value] : result.metrics.overall.values)
+    rows.push_back({dataset.task, split, metric, value, group_kind, part.name});
+  for (const auto& [bucket, means] : result.metrics.groups) {
+    for (const auto& [metric, value] : means.values) {
+      auto& [sum, count] = by_position[bucket][metric];
+      sum += value * static_cast<double>(means.queries);
+      count += means.queries;
+      if (!part.name.empty()) {
+        rows.push_back({dataset.task, split, metric, value, "position@" + part.name, bucket});
+      }
+    }
+  }
+}
+
+// The report's line of one part: its size, what was left out, and its main scores.
+std::string part_summary(const SplitEvaluation& result, const DatasetInfo& dataset,
+                         size_t min_target_length) {
+  // A metric of the part's overall means (0 when the cutoffs asked for leave it out).
+  auto overall_value = [&](const std::string& metric) {
+    const auto found = result.metrics.overall.values.find(metric);
+    return found == result.metrics.overall.values.end() ? 0.0 : found->second;
+  };
+  std::string line = std::to_string(result.documents) + " documents, " +
+                     std::to_string(result.queries) + " queries";
+  if (result.short_targets > 0)
+    line += " (" + std::to_string(result.short_targets) + " left out: target shorter than " +
+            std::to_string(min_target_length) + " tokens)";
+  if (result.empty_documents + result.empty_queries > 0)
+    line += " (" + std::to_string(result.empty_documents) + " documents and " +
+            std::to_string(result.empty_queries) +
+            " queries without text, embedded as the empty text)";
+  return line + ", " + dataset.main_score + " " + format_metric(overall_value(dataset.main_score)) +
+         ", ndcg_at_10 " + format_metric(overall_value("ndcg_at_10")) + ", recall_at_10 " +
+         format_metric(overall_value("recall_at_10"));
+}
+
+// The dataset's rows over all its parts and the report's lines of them. Its score is the mean over
+// all its queries, pooled over the parts (mean_over_queries, core/eval/metrics.h; not the mean of
+// the parts' means, which weighs a part of 8 queries as one of 31); a dataset of one unnamed part
+// has it already. Its means by evidence position are the parts' pooled.
+void add_dataset_rows(const DatasetInfo& dataset, const std::string& split,
+                      const PositionSums& by_position, DatasetEvaluation& outcome,
+                      std::ostream& report) {
+  std::vector<const MetricValues*> all_queries;
+  for (const QueryResult& query : outcome.queries) all_queries.push_back(&query.metrics);
+  const MetricMeans overall = mean_over_queries(all_queries);
+  const bool one_unnamed_part = dataset.parts.size() == 1 && dataset.parts[0].name.empty();
+  if (!one_unnamed_part) {
+    for (const auto& [metric, mean] : overall.values)
+      outcome.rows.push_back({dataset.task, split, metric, mean, "all", ""});
+  }
+  report << "  overall (all " << overall.queries << " queries";
+  if (!one_unnamed_part)
+    report << ", pooled over the " << (dataset.part_kind.empty() ? "" : dataset.part_kind + " ")
+           << "parts";
+  report << "): " << dataset.main_score << " "
+         << format_metric(overall.values.count(dataset.main_score)
+                              ? overall.values.at(dataset.main_score)
+                              : 0.0)
+         << "\n  by evidence position (" << dataset.main_score << ", queries):\n";
+  for (const auto& [bucket, metrics] : by_position) {
+    for (const auto& [metric, sum_count] : metrics) {
+      const double mean =
+          sum_count.second ? sum_count.first / static_cast<double>(sum_count.second) : 0.0;
+      outcome.rows.push_back({dataset.task, split, metric, mean, "position", bucket});
+      if (metric == dataset.main_score)
+        report << "    " << bucket << "  " << format_metric(mean) << "  (" << sum_count.second
+               << ")\n";
+    }
+  }
+}
+
 DatasetEvaluation evaluate_retrieval_dataset(const LoadedModel& model, const Tokenizer& tokenizer,
                                              const DatasetInfo& dataset,
                                              const DatasetEvaluationOptions& evaluation,
@@ -77,14 +161,13 @@ DatasetEvaluation evaluate_retrieval_dataset(const LoadedModel& model, const Tok
   const std::string split = evaluation.split.empty() ? dataset.split : evaluation.split;
   const int granularity = plan.granularity;
   DatasetEvaluation outcome;
-  std::vector<EvalResult>& rows = outcome.rows;
   RetrievalTiming total;
   size_t short_targets = 0;
   report << "dataset " << dataset.task << " (" << dataset.parts.size() << " part"
          << (dataset.parts.size() == 1 ? "" : "s") << "), split " << split << ", pooling "
          << pooling_name(options.encode.pooling)
          << (granularity > 0 ? " g=" + std::to_string(granularity) : "") << "\n";
-  std::map<std::string, std::map<std::string, std::pair<double, size_t>>> by_position;
+  PositionSums by_position;
   for (const DatasetPart& part : dataset.parts) {
     RetrievalSplit data = read_beir(part.path, split);
     if (evaluation.ranking_depth > 0) outcome.trec_qrels += trec_qrels_lines(data.qrels, part.name);
@@ -116,41 +199,9 @@ DatasetEvaluation evaluate_retrieval_dataset(const LoadedModel& model, const Tok
     total.encode_queries += result.timing.encode_queries;
     total.search += result.timing.search;
     total.metrics += result.timing.metrics;
-    const std::string group_kind = part.name.empty()           ? "all"
-                                   : dataset.part_kind.empty() ? "part"
-                                                               : dataset.part_kind;
-    for (const auto& [metric, value] : result.metrics.overall.values)
-      rows.push_back({dataset.task, split, metric, value, group_kind, part.name});
-    // A metric of the part's overall means (0 when the cutoffs asked for leave it out).
-    auto overall_value = [&](const std::string& metric) {
-      const auto found = result.metrics.overall.values.find(metric);
-      return found == result.metrics.overall.values.end() ? 0.0 : found->second;
-    };
-    for (const auto& [bucket, means] : result.metrics.groups) {
-      for (const auto& [metric, value] : means.values) {
-        // Pooled over the parts, weighted by queries.
-        auto& [sum, count] = by_position[bucket][metric];
-        sum += value * static_cast<double>(means.queries);
-        count += means.queries;
-        if (!part.name.empty()) {
-          rows.push_back({dataset.task, split, metric, value, "position@" + part.name, bucket});
-        }
-      }
-    }
-    report << "  " << part_label << ": " << result.documents << " documents, " << result.queries
-           << " queries"
-           << (result.short_targets > 0 ? " (" + std::to_string(result.short_targets) +
-                                              " left out: target shorter than " +
-                                              std::to_string(options.min_target_length) + " tokens)"
-                                        : std::string())
-           << (result.empty_documents + result.empty_queries > 0
-                   ? " (" + std::to_string(result.empty_documents) + " documents and " +
-                         std::to_string(result.empty_queries) +
-                         " queries without text, embedded as the empty text)"
-                   : std::string())
-           << ", " << dataset.main_score << " " << format_metric(overall_value(dataset.main_score))
-           << ", ndcg_at_10 " << format_metric(overall_value("ndcg_at_10")) << ", recall_at_10 "
-           << format_metric(overall_value("recall_at_10")) << "\n";
+    add_part_rows(result, dataset, split, part, outcome.rows, by_position);
+    report << "  " << part_label << ": " << part_summary(result, dataset, options.min_target_length)
+           << "\n";
     if (!profile_texts.empty()) {
       // Where the pooling tokens look, on the first documents of the part.
       const auto profile = mean_attention_profile(
@@ -163,36 +214,7 @@ DatasetEvaluation evaluate_retrieval_dataset(const LoadedModel& model, const Tok
     throw InputError("every query's target is shorter than " +
                      std::to_string(options.min_target_length) + " tokens (" +
                      std::to_string(short_targets) + " queries): nothing to score");
-  // The dataset's score: the mean over all its queries, pooled over the parts (mean_over_queries,
-  // core/eval/metrics.h; not the mean of the parts' means, which weighs a part of 8 queries as
-  // one of 31); a dataset of one unnamed part has it already.
-  std::vector<const MetricValues*> all_queries;
-  for (const QueryResult& query : outcome.queries) all_queries.push_back(&query.metrics);
-  const MetricMeans overall = mean_over_queries(all_queries);
-  const bool one_unnamed_part = dataset.parts.size() == 1 && dataset.parts[0].name.empty();
-  if (!one_unnamed_part) {
-    for (const auto& [metric, mean] : overall.values)
-      rows.push_back({dataset.task, split, metric, mean, "all", ""});
-  }
-  report << "  overall (all " << overall.queries << " queries";
-  if (!one_unnamed_part)
-    report << ", pooled over the " << (dataset.part_kind.empty() ? "" : dataset.part_kind + " ")
-           << "parts";
-  report << "): " << dataset.main_score << " "
-         << format_metric(overall.values.count(dataset.main_score)
-                              ? overall.values.at(dataset.main_score)
-                              : 0.0)
-         << "\n  by evidence position (" << dataset.main_score << ", queries):\n";
-  for (const auto& [bucket, metrics] : by_position) {
-    for (const auto& [metric, sum_count] : metrics) {
-      const double mean =
-          sum_count.second ? sum_count.first / static_cast<double>(sum_count.second) : 0.0;
-      rows.push_back({dataset.task, split, metric, mean, "position", bucket});
-      if (metric == dataset.main_score)
-        report << "    " << bucket << "  " << format_metric(mean) << "  (" << sum_count.second
-               << ")\n";
-    }
-  }
+  add_dataset_rows(dataset, split, by_position, outcome, report);
   outcome.timings = {{"queries_short_target", static_cast<double>(short_targets)},
                      {"encode_documents_seconds", total.encode_documents},
                      {"encode_queries_seconds", total.encode_queries},

@@ -147,13 +147,107 @@ at::Tensor embed(const LoadedModel& model, const LandmarkTokenizer& tokenizer,
   return embed_batch(model, make_batch(inputs, rows, pad), plan, device);
 }
 
-}  // namespace
+// The examples a run trains on, one micro-batch at a time: every example in memory (shuffled
+// per epoch), or streamed in file order. Data parallel: a micro-batch is global_batch examples of
+// the seeded order, of which this process takes the rank-th batch_size; every seeded draw is keyed
+// by the global example and row, so N processes see exactly the batches of one process with N x
+// batch_size.
+class MicroBatches {
+ public:
+  MicroBatches(const ContrastiveConfig& config, const DistributedContext& dist)
+      : config_(config),
+        stream_(config.train_files),
+        global_batch_(config.batch_size * dist.world_size()),
+        first_local_(config.batch_size * dist.rank()) {
+    if (config.stream) {
+      count_ = stream_.count();
+    } else {
+      for (const std::string& file : config.train_files)
+        for_each_training_example(file, [&](TrainingExample&& e, const std::string&) {
+          examples_.push_back(std::move(e));
+          return true;
+        });
+      count_ = static_cast<int64_t>(examples_.size());
+    }
+    if (count_ < std::max<int64_t>(2, global_batch_))
+      throw input_error(config.train_files.front(), "fewer examples (" + std::to_string(count_) +
+                                                        ") than one batch of " +
+                                                        std::to_string(global_batch_));
+    if (config.stream && global_batch_ < 2)
+      throw input_error("[data] stream",
+                        "needs a global batch of 2 or more (a batch's other examples stand in for "
+                        "missing hard negatives)");
+  }
 
-TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, bool progress_json,
-                               const DistributedContext& dist) {
-  // The model: the checkpoint's when resuming, else the initial folder.
-  LoadedModel model = load_training_model(config, resume);
-  const auto tokenizer = load_tokenizer(config.init_model);
+  int64_t global_batch() const { return global_batch_; }
+  // This process's first example within a global batch.
+  int64_t first_local() const { return first_local_; }
+  int64_t per_epoch() const { return count_ / global_batch_; }
+
+  // This process's share of micro-batch `index` (counted over epochs).
+  MicroBatch get(int64_t index) {
+    const int64_t epoch = index / per_epoch(), within = index % per_epoch();
+    const uint64_t seed = config_.seed ^ static_cast<uint64_t>(index) * 0xC2B2AE3D27D4EB4FULL;
+    std::vector<size_t> picked;
+    if (config_.stream) {
+      // The global batch `within` of the file order (every epoch the same order); a new epoch,
+      // or a resumed run, starts reading where that batch is.
+      if (stream_at_ != index || within == 0) stream_.seek(within * global_batch_);
+      window_.clear();
+      for (int64_t i = 0; i < global_batch_; ++i) window_.push_back(stream_.next());
+      stream_at_ = index + 1;
+      for (int64_t i = 0; i < config_.batch_size; ++i)
+        picked.push_back(static_cast<size_t>(first_local_ + i));
+      return assemble(window_, picked, config_.negatives, seed, with_teacher(window_, {}));
+    }
+    if (epoch != order_epoch_) {
+      order_ = shuffled_order(examples_.size(), config_.seed, epoch);
+      order_epoch_ = epoch;
+    }
+    const auto global_begin = order_.begin() + within * global_batch_;
+    picked.assign(global_begin + first_local_, global_begin + first_local_ + config_.batch_size);
+    return assemble(examples_, picked, config_.negatives, seed,
+                    with_teacher(examples_, {global_begin, global_begin + global_batch_}));
+  }
+
+ private:
+  // Whether every example of the global batch (`global`: its indices into `examples`; empty:
+  // all of them) has teacher scores, so that every process makes the same choice.
+  bool with_teacher(const std::vector<TrainingExample>& examples,
+                    const std::vector<size_t>& global) const {
+    auto scored = [&](const TrainingExample& e) {
+      return has_teacher_scores(e, config_.negatives);
+    };
+    if (global.empty()) return std::all_of(examples.begin(), examples.end(), scored);
+    return std::all_of(global.begin(), global.end(),
+                       [&](size_t example) { return scored(examples[example]); });
+  }
+
+  const ContrastiveConfig& config_;
+  std::vector<TrainingExample> examples_;  // in memory
+  ExampleStream stream_;                   // streamed
+  int64_t count_ = 0;
+  const int64_t global_batch_, first_local_;
+  std::vector<size_t> order_;  // the example order of epoch order_epoch_
+  int64_t order_epoch_ = -1;
+  int64_t stream_at_ = -1;               // streamed: the micro-batch the stream stands before
+  std::vector<TrainingExample> window_;  // streamed: the global batch read last
+};
+
+// The model to train: the checkpoint's when resuming, else the initial folder, with the config's
+// pooling settings, on the config's device; and the initial folder's tokenizer.
+struct TrainedModel {
+  LoadedModel model;
+  std::unique_ptr<Tokenizer> tokenizer;
+  PoolingPlan plan;
+  c10::Device device = c10::kCPU;
+};
+
+TrainedModel load_model(const ContrastiveConfig& config, bool resume) {
+  TrainedModel trained;
+  trained.model = load_training_model(config, resume);
+  trained.tokenizer = load_tokenizer(config.init_model);
+  LoadedModel& model = trained.model;
   PoolingSettings settings = model.pooling;
   if (!config.pooling.empty()) settings.pooling = parse_pooling(config.pooling, "pooling");
   if (!config.train_landmarks.empty())
@@ -162,44 +256,46 @@ TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, boo
     settings.landmarks.eval = LandmarkSpec::parse(config.eval_landmarks, "eval_landmarks");
   settings.max_seq_length = config.passage_max_length;
   model.pooling = settings;
-  const PoolingPlan plan =
-      plan_pooling(settings.pooling, static_cast<int>(config.granularity), settings,
-                   model.latent.get(), /*normalize=*/true, config.init_model);
-  const c10::Device device = process_device(config.device);
-  if (device.is_cuda() && model.latent)
+  trained.plan = plan_pooling(settings.pooling, static_cast<int>(config.granularity), settings,
+                              model.latent.get(), /*normalize=*/true, config.init_model);
+  trained.device = process_device(config.device);
+  if (trained.device.is_cuda() && model.latent)
     throw input_error("[train] device", "latent-attention pooling trains on the CPU only");
-  model.encoder->to(device);  // before the loop: its optimizer follows the parameters
+  model.encoder->to(trained.device);  // before the loop: its optimizer follows the parameters
   model.encoder->set_recompute_layers(config.recompute_layers);
+  return trained;
+}
 
-  // Every example in memory (shuffled per epoch), or streamed in file order.
-  std::vector<TrainingExample> examples;
-  ExampleStream stream(config.train_files);
-  int64_t example_count = 0;
-  if (config.stream) {
-    example_count = stream.count();
-  } else {
-    for (const std::string& file : config.train_files)
-      for_each_training_example(file, [&](TrainingExample&& e, const std::string&) {
-        examples.push_back(std::move(e));
-        return true;
-      });
-    example_count = static_cast<int64_t>(examples.size());
-  }
-  // Data parallel: a micro-batch is global_batch examples of the seeded order, of which this
-  // process takes the rank-th batch_size; every seeded draw is keyed by the global example and
-  // row, so N processes see exactly the batches of one process with N x batch_size.
-  const int64_t global_batch = config.batch_size * dist.world_size();
-  const int64_t first_local = config.batch_size * dist.rank();  // within the global batch
-  if (example_count < std::max<int64_t>(2, global_batch))
-    throw input_error(config.train_files.front(),
-                      "fewer examples (" + std::to_string(example_count) + ") than one batch of " +
-                          std::to_string(global_batch));
-  if (config.stream && global_batch < 2)
-    throw input_error("[data] stream",
-                      "needs a global batch of 2 or more (a batch's other examples stand in for "
-                      "missing hard negatives)");
-  const int64_t micro_per_epoch = example_count / global_batch;
-  const int64_t steps_per_epoch = std::max<int64_t>(1, micro_per_epoch / config.accumulation);
+// nDCG@10 on the dev dataset, as lmk eval computes it with the training's lengths and prefixes.
+double evaluate_dev(const ContrastiveConfig& config, const TrainedModel& trained) {
+  at::NoGradGuard no_grad;
+  RetrievalOptions options;
+  options.encode.pooling = trained.model.pooling.pooling;
+  options.encode.device = trained.device.str();
+  options.encode.granularity = static_cast<int>(config.granularity);
+  options.encode.max_length = static_cast<size_t>(config.passage_max_length);
+  options.query_max_length = static_cast<size_t>(config.query_max_length);
+  options.query_prefix = config.query_prefix;
+  options.document_prefix = config.passage_prefix;
+  options.show_progress = false;
+  const SplitEvaluation result =
+      evaluate_retrieval(trained.model, *trained.tokenizer, read_beir(config.dev_dataset, "dev"),
+                         options, trained.plan);
+  return result.metrics.overall.values.at("ndcg_at_10");
+}
+
+}  // namespace
+
+TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, bool progress_json,
+                               const DistributedContext& dist) {
+  TrainedModel trained = load_model(config, resume);
+  LoadedModel& model = trained.model;
+  const PoolingPlan& plan = trained.plan;
+  const c10::Device device = trained.device;
+  const Tokenizer& tokenizer = *trained.tokenizer;
+  MicroBatches batches(config, dist);
+  const int64_t global_batch = batches.global_batch(), first_local = batches.first_local();
+  const int64_t steps_per_epoch = std::max<int64_t>(1, batches.per_epoch() / config.accumulation);
   const int64_t group = 1 + config.negatives;
 
   // Landmark layout at training time (variable granularity is drawn per row).
@@ -209,9 +305,9 @@ TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, boo
   LandmarkOptions passage_options{train_spec, static_cast<size_t>(config.passage_max_length),
                                   std::nullopt, config.seed + 1};
   query_options.decoder = passage_options.decoder = model.encoder->config().is_decoder();
-  const LandmarkTokenizer query_tokenizer(*tokenizer, query_options);
-  const LandmarkTokenizer passage_tokenizer(*tokenizer, passage_options);
-  const int32_t pad = tokenizer->special_tokens().pad.value_or(0);
+  const LandmarkTokenizer query_tokenizer(tokenizer, query_options);
+  const LandmarkTokenizer passage_tokenizer(tokenizer, passage_options);
+  const int32_t pad = tokenizer.special_tokens().pad.value_or(0);
 
   const LoopOptions options = loop_options(
       config, "train", config_json(config),
@@ -220,62 +316,12 @@ TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, boo
   TrainSummary summary;
   summary.best_dev = loop.extra_state().value("best_dev", -1.0);
 
-  auto evaluate_dev = [&]() -> double {
-    at::NoGradGuard no_grad;
-    RetrievalOptions options;
-    options.encode.pooling = settings.pooling;
-    options.encode.device = device.str();
-    options.encode.granularity = static_cast<int>(config.granularity);
-    options.encode.max_length = static_cast<size_t>(config.passage_max_length);
-    options.query_max_length = static_cast<size_t>(config.query_max_length);
-    options.query_prefix = config.query_prefix;
-    options.document_prefix = config.passage_prefix;
-    options.show_progress = false;
-    const SplitEvaluation result =
-        evaluate_retrieval(model, *tokenizer, read_beir(config.dev_dataset, "dev"), options, plan);
-    return result.metrics.overall.values.at("ndcg_at_10");
-  };
-  std::vector<size_t> order;  // the example order of epoch order_epoch
-  int64_t order_epoch = -1;
-  int64_t stream_at = -1;               // streamed: the micro-batch the stream stands before
-  std::vector<TrainingExample> window;  // streamed: the global batch read last
   loop.run(
       [&](int64_t step) {
         double step_loss = 0;
         for (int64_t micro = 0; micro < config.accumulation; ++micro) {
           const int64_t index = step * config.accumulation + micro;  // micro-batch, over epochs
-          const int64_t epoch = index / micro_per_epoch, within = index % micro_per_epoch;
-          const uint64_t batch_seed =
-              config.seed ^ static_cast<uint64_t>(index) * 0xC2B2AE3D27D4EB4FULL;
-          MicroBatch batch;
-          if (config.stream) {
-            // The global batch `within` of the file order (every epoch the same order); a new
-            // epoch, or a resumed run, starts reading where that batch is.
-            if (stream_at != index || within == 0) stream.seek(within * global_batch);
-            window.clear();
-            for (int64_t i = 0; i < global_batch; ++i) window.push_back(stream.next());
-            stream_at = index + 1;
-            const bool with_teacher = std::all_of(window.begin(), window.end(), [&](const auto& e) {
-              return has_teacher_scores(e, config.negatives);
-            });
-            std::vector<size_t> picked;
-            for (int64_t i = 0; i < config.batch_size; ++i)
-              picked.push_back(static_cast<size_t>(first_local + i));
-            batch = assemble(window, picked, config.negatives, batch_seed, with_teacher);
-          } else {
-            if (epoch != order_epoch) {
-              order = shuffled_order(examples.size(), config.seed, epoch);
-              order_epoch = epoch;
-            }
-            const auto global_begin = order.begin() + within * global_batch;
-            const bool with_teacher =
-                std::all_of(global_begin, global_begin + global_batch, [&](size_t example) {
-                  return has_teacher_scores(examples[example], config.negatives);
-                });
-            const std::vector<size_t> picked(global_begin + first_local,
-                                             global_begin + first_local + config.batch_size);
-            batch = assemble(examples, picked, config.negatives, batch_seed, with_teacher);
-          }
+          const MicroBatch batch = batches.get(index);
           // Row seeds (variable granularity) of the global batch: queries first_local + i,
           // passages first_local * group + i after the micro-batch's first row.
           const auto row =
@@ -316,7 +362,7 @@ TrainSummary train_contrastive(const ContrastiveConfig& config, bool resume, boo
         // Rank 0 evaluates and keeps the best model (every process holds the same weights);
         // the others wait for it.
         if (dist.is_main()) {
-          const double dev = evaluate_dev();
+          const double dev = evaluate_dev(config, trained);
           loop.log({{"dev.ndcg_at_10", dev}});
           if (dev > summary.best_dev) {
             summary.best_dev = dev;
