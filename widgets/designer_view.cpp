@@ -1,15 +1,12 @@
 #include "widgets/designer_view.h"
 
-#include <QComboBox>
 #include <QDir>
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QHBoxLayout>
 #include <QLabel>
 #include <QMessageBox>
 #include <QProcess>
-#include <QPushButton>
 #include <QRegularExpression>
 #include <QScrollArea>
 #include <QSettings>
@@ -28,13 +25,10 @@
 
 namespace lmk::widgets {
 
-using designer_form::to_qt;
-
 namespace {
 
 constexpr int kDebounceMs = 400;
 const char* const kFileKey = "designer/file";
-const char* const kProfileKey = "designer/profile";
 
 const char* const kMarkStyle = "border: 1px solid #c01c28; background: #fdecee;";
 
@@ -47,7 +41,7 @@ DesignerView::DesignerView(QWidget* parent) : StoreView(parent) {
   debounce_->setInterval(kDebounceMs);
   connect(debounce_, &QTimer::timeout, this, &DesignerView::validate_now);
 
-  QHBoxLayout* top = build_file_bar();
+  file_bar_ = new StudyFileBar;
 
   profile_note_ = new QLabel;
   profile_note_->setObjectName(QStringLiteral("profile_note"));
@@ -70,48 +64,24 @@ DesignerView::DesignerView(QWidget* parent) : StoreView(parent) {
   launch_message_->setObjectName(QStringLiteral("launch_message"));
   launch_message_->setWordWrap(true);
   launch_message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  QHBoxLayout* bottom = build_launch_bar();
+  launch_bar_ = new StudyLaunchBar;
 
   auto* layout = new QVBoxLayout(this);
-  layout->addLayout(top);
+  layout->addWidget(file_bar_);
   layout->addWidget(profile_note_);
   layout->addWidget(scroll, 1);
   layout->addWidget(validation_);
-  layout->addLayout(bottom);
+  layout->addWidget(launch_bar_);
   layout->addWidget(launch_message_);
 
+  connect_bars();
   connect_launcher();
   restore_last_study();
 }
 
-// The bar over the form: Open, Save, Save As, the profile shown and the file's name.
-QHBoxLayout* DesignerView::build_file_bar() {
-  auto* open = new QPushButton(tr("Open…"));
-  auto* save_button = new QPushButton(tr("Save"));
-  auto* save_as_button = new QPushButton(tr("Save As…"));
-  save_button->setShortcut(QKeySequence::Save);
-  profile_ = new QComboBox;
-  profile_->setObjectName(QStringLiteral("profile"));
-  profile_->setToolTip(
-      tr("The form shows the values this profile reads. An edit in micro or quick becomes that "
-         "profile's own value ([profile.NAME.SECTION]); an edit in full changes the shared "
-         "value, which the profiles that do not set their own read too"));
-  profile_->addItems(to_qt(study_profiles()));
-  file_label_ = new QLabel;
-  file_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  auto* top = new QHBoxLayout;
-  top->addWidget(open);
-  top->addWidget(save_button);
-  top->addWidget(save_as_button);
-  top->addSpacing(16);
-  top->addWidget(new QLabel(tr("Profile:")));
-  top->addWidget(profile_);
-  auto* legend = new QLabel(tr("<b>bold</b>: the profile's own value · <i>italic</i>: swept"));
-  top->addWidget(legend);
-  top->addSpacing(16);
-  top->addWidget(file_label_, 1);
-
-  connect(open, &QPushButton::clicked, this, [this] {
+// What the bars ask for: Open, Save, Save As, another profile; the cluster settings, a launch.
+void DesignerView::connect_bars() {
+  connect(file_bar_, &StudyFileBar::open_clicked, this, [this] {
     if (document_.modified() &&
         QMessageBox::question(this, tr("Open a study"),
                               tr("Discard the changes to %1?").arg(display_name())) !=
@@ -122,7 +92,7 @@ QHBoxLayout* DesignerView::build_file_bar() {
                                                       tr("Study configs (*.toml);;All files (*)"));
     if (!path.isEmpty()) open_file(path);
   });
-  connect(save_button, &QPushButton::clicked, this, [this] {
+  connect(file_bar_, &StudyFileBar::save_clicked, this, [this] {
     if (document_.path().isEmpty()) {
       const QString path = QFileDialog::getSaveFileName(this, tr("Save the study"), QString(),
                                                         tr("Study configs (*.toml)"));
@@ -131,47 +101,23 @@ QHBoxLayout* DesignerView::build_file_bar() {
       save();
     }
   });
-  connect(save_as_button, &QPushButton::clicked, this, [this] {
+  connect(file_bar_, &StudyFileBar::save_as_clicked, this, [this] {
     const QString path = QFileDialog::getSaveFileName(
         this, tr("Save the study as"), document_.path(), tr("Study configs (*.toml)"));
     if (!path.isEmpty()) save_as(path);
   });
-  connect(profile_, &QComboBox::currentTextChanged, this, [this](const QString& name) {
-    QSettings().setValue(QLatin1String(kProfileKey), name);
+  connect(file_bar_, &StudyFileBar::profile_changed, this, [this] {
     profile_note_->hide();
     show_document();
     validate_now();
   });
-  return top;
-}
-
-// The bar under the form: the store the results go into, the cluster settings and the two
-// launches.
-QHBoxLayout* DesignerView::build_launch_bar() {
-  launch_store_ = new QComboBox;
-  launch_store_->setObjectName(QStringLiteral("launch_store"));
-  launch_store_->setToolTip(
-      tr("A study reuses the steps it finds in its own store; another "
-         "store runs them again"));
-  auto* cluster = new QPushButton(tr("Cluster settings…"));
-  launch_local_ = new QPushButton(tr("Launch locally"));
-  launch_local_->setToolTip(
-      tr("lmk submit --executor local: a queue on this machine that "
-         "goes on when the workbench closes"));
-  launch_slurm_ = new QPushButton(tr("Submit to Slurm…"));
-  auto* bottom = new QHBoxLayout;
-  bottom->addWidget(new QLabel(tr("Results into:")));
-  bottom->addWidget(launch_store_, 1);
-  bottom->addWidget(cluster);
-  bottom->addWidget(launch_local_);
-  bottom->addWidget(launch_slurm_);
-
-  connect(cluster, &QPushButton::clicked, this, &DesignerView::edit_cluster_settings);
-  connect(launch_local_, &QPushButton::clicked, this, [this] { launch(ExecutorKind::Local); });
-  connect(launch_slurm_, &QPushButton::clicked, this, [this] {
+  connect(launch_bar_, &StudyLaunchBar::cluster_clicked, this,
+          &DesignerView::edit_cluster_settings);
+  connect(launch_bar_, &StudyLaunchBar::launch_local_clicked, this,
+          [this] { launch(ExecutorKind::Local); });
+  connect(launch_bar_, &StudyLaunchBar::submit_slurm_clicked, this, [this] {
     if (edit_cluster_settings()) launch(ExecutorKind::Slurm);
   });
-  return bottom;
 }
 
 // What the launcher reports: a submission, its failure, the end of the local queue.
@@ -179,8 +125,7 @@ void DesignerView::connect_launcher() {
   connect(
       launcher_, &JobLauncher::submitted, this,
       [this](const QString& db, const QString& dir, const QString& log) {
-        launch_local_->setEnabled(true);
-        launch_slurm_->setEnabled(true);
+        launch_bar_->set_busy(false);
         show_launch_message(
             log.isEmpty()
                 ? tr("Submitted: the jobs of %1 are in %2").arg(dir, db)
@@ -188,8 +133,7 @@ void DesignerView::connect_launcher() {
         emit launched(db);
       });
   connect(launcher_, &JobLauncher::failed, this, [this](const QString& message) {
-    launch_local_->setEnabled(true);
-    launch_slurm_->setEnabled(true);
+    launch_bar_->set_busy(false);
     show_launch_message(tr("Not launched: %1").arg(message), true);
   });
   connect(launcher_, &JobLauncher::queue_ended, this,
@@ -209,14 +153,7 @@ void DesignerView::connect_launcher() {
 void DesignerView::restore_last_study() {
   set_launch_store(QString());
   QSettings settings;
-  // The profile last used, else lmk's default.
-  const QString profile = settings.value(QLatin1String(kProfileKey)).toString();
-  {
-    const QSignalBlocker block(profile_);
-    profile_->setCurrentText(to_qt(study_profiles()).contains(profile)
-                                 ? profile
-                                 : QString::fromLatin1(kDefaultStudyProfile));
-  }
+  file_bar_->restore_profile();
   // The last study, else the first study of the repository as a template (untitled).
   // A last study that no longer parses leaves its error shown over the template.
   const QString last = settings.value(QLatin1String(kFileKey)).toString();
@@ -253,7 +190,7 @@ void DesignerView::stop_validator() {
 
 void DesignerView::set_store(const QString& db_path) {
   db_path_ = db_path;
-  set_launch_store(launch_store_->currentData().toString().isEmpty() ? QString() : db_path);
+  set_launch_store(launch_bar_->store().isEmpty() ? QString() : db_path);
   // The form is complete once lmk has checked it: a check under way ends with validated().
   if (validator_ == nullptr && !debounce_->isActive()) {
     QTimer::singleShot(0, this, [this] { emit loaded(); });
@@ -267,14 +204,7 @@ void DesignerView::set_store(const QString& db_path) {
 }
 
 void DesignerView::set_launch_store(const QString& db_path) {
-  const QSignalBlocker block(launch_store_);
-  launch_store_->clear();
-  launch_store_->addItem(tr("the study's own store ([study] db, or its folder's results.db)"),
-                         QString());
-  if (!db_path_.isEmpty()) launch_store_->addItem(tr("the open store: %1").arg(db_path_), db_path_);
-  if (!db_path.isEmpty() && db_path != db_path_) launch_store_->addItem(db_path, db_path);
-  const int index = launch_store_->findData(db_path);
-  launch_store_->setCurrentIndex(index < 0 ? 0 : index);
+  launch_bar_->set_stores(db_path_, db_path);
 }
 
 bool DesignerView::open_file(const QString& path) {
@@ -287,8 +217,7 @@ bool DesignerView::open_file(const QString& path) {
   document_ = document;
   profile_note_->hide();  // about the document that was open
   QSettings().setValue(QLatin1String(kFileKey), document_.path());
-  for (const QString& name : document_.profiles())
-    if (profile_->findText(name) < 0) profile_->addItem(name);
+  for (const QString& name : document_.profiles()) file_bar_->add_profile(name);
   show_document();
   show_launch_message(QString());
   validate_now();
@@ -316,12 +245,11 @@ bool DesignerView::save_as(const QString& path) {
 }
 
 QString DesignerView::profile() const {
-  return profile_->currentText();
+  return file_bar_->profile();
 }
 
 void DesignerView::set_profile(const QString& profile) {
-  if (profile_->findText(profile) < 0) profile_->addItem(profile);
-  profile_->setCurrentText(profile);
+  file_bar_->set_profile(profile);
 }
 
 void DesignerView::edited() {
@@ -488,9 +416,8 @@ void DesignerView::launch(ExecutorKind executor) {
   request.config = document_.path();
   request.executor = executor;
   request.profile = profile();
-  request.db = launch_store_->currentData().toString();
-  launch_local_->setEnabled(false);
-  launch_slurm_->setEnabled(false);
+  request.db = launch_bar_->store();
+  launch_bar_->set_busy(true);
   show_launch_message(tr("Submitting %1 (profile %2, %3) …")
                           .arg(display_name(), profile(),
                                executor == ExecutorKind::Slurm ? tr("Slurm") : tr("local")));
@@ -508,10 +435,7 @@ void DesignerView::show_launch_message(const QString& text, bool error) {
 void DesignerView::update_title() {
   const QString where = document_.path().isEmpty() ? tr("(not saved yet)")
                                                    : QDir::toNativeSeparators(document_.path());
-  file_label_->setText(QStringLiteral("<b>%1</b>%2 — %3")
-                           .arg(display_name().toHtmlEscaped(),
-                                document_.modified() ? QStringLiteral(" *") : QString(),
-                                where.toHtmlEscaped()));
+  file_bar_->show_file(display_name(), document_.modified(), where);
 }
 
 QString DesignerView::display_name() const {

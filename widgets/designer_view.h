@@ -7,6 +7,8 @@
 // form shows what the profile reads, and an edit goes where the profile reads it from. Each
 // edit is checked by `lmk submit --dry-run` (debounced, off the GUI thread); its error is shown
 // and the field it names marked. Launch submits the saved file through the local queue or Slurm.
+// The bars over and under the form own their controls (StudyFileBar, StudyLaunchBar:
+// widgets/designer_bars.h); the form is built in widgets/designer_form.cpp.
 
 #include <QHash>
 #include <QList>
@@ -18,18 +20,16 @@
 #include <string>
 
 #include "core/jobs/executor_kind.h"
+#include "widgets/designer_bars.h"
 #include "widgets/store_view.h"
 #include "widgets/study_document.h"
 
-class QComboBox;
-class QHBoxLayout;
 class QGridLayout;
 class QGroupBox;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
 class QProcess;
-class QPushButton;
 class QRadioButton;
 class QScrollArea;
 class QTimer;
@@ -116,8 +116,7 @@ class DesignerView : public StoreView {
   };
 
   // The constructor's parts.
-  QHBoxLayout* build_file_bar();
-  QHBoxLayout* build_launch_bar();
+  void connect_bars();
   void connect_launcher();
   void restore_last_study();
 
@@ -168,8 +167,7 @@ class DesignerView : public StoreView {
   QList<QList<QList<QGroupBox*>>> form_layouts_;  // per layout: its columns, each a stack of boxes
   int form_layout_ = -1;                          // the one shown
   int three_columns_width_ = 0;  // the form's minimum width in three columns (0: not known yet)
-  QComboBox* profile_ = nullptr;
-  QLabel* file_label_ = nullptr;
+  StudyFileBar* file_bar_ = nullptr;
   QLabel* profile_note_ = nullptr;  // which profiles an edit of a shared value changes
   PoolingsEditor* poolings_ = nullptr;
   ChecklistEditor* benchmarks_ = nullptr;
@@ -180,9 +178,7 @@ class DesignerView : public StoreView {
   QPlainTextEdit* model_config_ = nullptr;
   QLabel* validation_ = nullptr;
   QLabel* launch_message_ = nullptr;
-  QComboBox* launch_store_ = nullptr;
-  QPushButton* launch_local_ = nullptr;
-  QPushButton* launch_slurm_ = nullptr;
+  StudyLaunchBar* launch_bar_ = nullptr;
   JobLauncher* launcher_ = nullptr;
 
   QTimer* debounce_ = nullptr;

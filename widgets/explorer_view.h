@@ -18,8 +18,10 @@
 // The view is split by concern: its controls and what it shows (explorer_view.cpp,
 // explorer_view_show.cpp), the store's evaluation runs it picks from (explorer_view_store.cpp,
 // reads through core/store), the child process (ExplorerComputation, explorer_computation.h),
-// the panels and plots it draws (explorer_panels.h, explorer_text.h, explorer_plots.h), and
-// export (plot_export.h).
+// the panels that own its controls — the request (ExplorerRequestPanel, explorer_request.h), the
+// status row (ExplorerStatusRow, explorer_status.h) and the choices of what the picture shows
+// (ExplorerChoicesPanel, explorer_choices.h) —, the panels and plots it draws (explorer_panels.h,
+// explorer_text.h, explorer_plots.h), and export (plot_export.h).
 
 #include <QString>
 #include <QStringList>
@@ -34,23 +36,16 @@
 #include "widgets/explorer_data.h"
 #include "widgets/store_view.h"
 
-class QCheckBox;
-class QComboBox;
-class QHBoxLayout;
-class QLabel;
-class QLineEdit;
-class QPlainTextEdit;
-class QProgressBar;
 class QScrollArea;
-class QPushButton;
-class QSpinBox;
 class QSplitter;
-class QStackedWidget;
 class QTimer;
 
 namespace lmk::widgets {
 
+class ExplorerChoicesPanel;
 class ExplorerPlots;
+class ExplorerRequestPanel;
+class ExplorerStatusRow;
 class LayerHeadGrid;
 class ColourLegend;
 class OverviewStrip;
@@ -128,22 +123,11 @@ class ExplorerView : public StoreView {
   void document_shown();
 
  private:
-  // The document sources, in the order of the source combo box.
-  enum Source { kFile = 0, kPasted = 1, kTarget = 2 };
-  struct EvalRun {
-    qint64 id = 0;
-    QString name, model, pooling, dataset, split;
-    int granularity = 0;
-  };
-
-  // The controls, in rows, and the picture; each part wires its own controls.
+  // The panels and the picture, each wiring its own controls.
   void build_controls();
-  QHBoxLayout* build_model_row();
-  QHBoxLayout* build_document_row();
-  QHBoxLayout* build_status_row();
+  void build_progress_tick();
   QWidget* build_picture();
   QScrollArea* build_choices(QSplitter* splitter);
-  void start_next();
   void fail(const QString& message);
   // Shows a result: one of a computation replaces what its computation did not compute; a file
   // joins the results of the same text and model.
@@ -153,9 +137,6 @@ class ExplorerView : public StoreView {
   void redraw_plots();
   void update_controls_for_result();
   void update_window();
-  void choose_run(int index);
-  void choose_part(int index);
-  void choose_query(int index);
   void look_up_rank();
   // Reads an explorer file off the GUI thread; done() on the GUI thread (counted for loaded()).
   void read_file(const QString& path, std::function<void(const ExplorerRead&)> done);
@@ -164,36 +145,11 @@ class ExplorerView : public StoreView {
   void file_load_done();
   void export_with_dialog();
 
-  // Controls.
-  QComboBox* run_ = nullptr;
-  QLineEdit* model_ = nullptr;
-  QComboBox* pooling_ = nullptr;
-  QSpinBox* granularity_ = nullptr;
-  QSpinBox* max_length_ = nullptr;
-  QLineEdit* layers_ = nullptr;
-  QComboBox* source_ = nullptr;
-  QStackedWidget* source_pages_ = nullptr;
-  QLineEdit* document_file_ = nullptr;
-  QPlainTextEdit* pasted_ = nullptr;
-  QComboBox* part_ = nullptr;
-  QComboBox* query_choice_ = nullptr;
-  QLineEdit* query_ = nullptr;
-  QCheckBox* with_cls_ = nullptr;
-  QPushButton* run_button_ = nullptr;
-  QPushButton* cancel_button_ = nullptr;
-  QProgressBar* progress_ = nullptr;
-  QLabel* message_ = nullptr;
-  QLabel* notice_ = nullptr;
-  // Selection controls.
-  QComboBox* shown_choice_ = nullptr;
-  QSpinBox* layer_ = nullptr;
-  QComboBox* head_ = nullptr;
-  QSpinBox* first_row_ = nullptr;
-  QSpinBox* last_row_ = nullptr;
-  QComboBox* scale_ = nullptr;
-  QCheckBox* skip_sink_ = nullptr;
-  QLabel* sink_ = nullptr;
-  QLabel* rank_ = nullptr;
+  // The panels that own the controls.
+  ExplorerRequestPanel* request_ = nullptr;
+  ExplorerStatusRow* status_ = nullptr;
+  // What the picture shows.
+  ExplorerChoicesPanel* choices_ = nullptr;
   // The picture.
   TokenTextView* text_ = nullptr;
   OverviewStrip* overview_ = nullptr;
@@ -203,8 +159,6 @@ class ExplorerView : public StoreView {
   QWidget* picture_ = nullptr;
 
   // State.
-  std::vector<EvalRun> runs_;
-  std::vector<ExplorerQuery> queries_;
   std::vector<std::shared_ptr<DocumentAttention>> results_;
   bool results_replaced_ = false;  // the running computation's first result is shown
   int shown_ = -1;
@@ -218,7 +172,6 @@ class ExplorerView : public StoreView {
   QTimer* tick_ = nullptr;
   int pending_files_ = 0;
   bool loaded_due_ = false;
-  bool updating_controls_ = false;
 };
 
 }  // namespace lmk::widgets

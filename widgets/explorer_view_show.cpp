@@ -17,8 +17,11 @@
 #include <stdexcept>
 
 #include "core/store/results_store.h"
+#include "widgets/explorer_choices.h"
 #include "widgets/explorer_panels.h"
 #include "widgets/explorer_plots.h"
+#include "widgets/explorer_request.h"
+#include "widgets/explorer_status.h"
 #include "widgets/explorer_text.h"
 #include "widgets/explorer_view.h"
 #include "widgets/plot_export.h"
@@ -30,13 +33,6 @@ namespace {
 
 constexpr int kOverviewBins = 480;
 constexpr int kMaxResults = 4;  // poolings of one document side by side
-
-QString result_label(const DocumentAttention& d) {
-  QString label = QString::fromStdString(d.pooling);
-  if (d.granularity > 0 && d.pooling != "cls" && d.pooling != "mean")
-    label += QStringLiteral(" g=%1").arg(d.granularity);
-  return label;
-}
 
 }  // namespace
 
@@ -95,7 +91,7 @@ void ExplorerView::show_result(int index) {
   selection_.first_row = selection_.last_row = -1;
   selected_position_ = -1;
   text_->set_document(&d);
-  grid_->set_document(&d, skip_sink_->isChecked());
+  grid_->set_document(&d, choices_->skip_sink());
   grid_->resize(grid_->sizeHint());
   update_controls_for_result();
   if (keep > 0) text_->scroll_to_position(position_at_fraction(d, keep));
@@ -105,28 +101,12 @@ void ExplorerView::show_result(int index) {
                 "model's position table or at Max length): the text after the cut is uncoloured.")
                  .arg(d.content_tokens)
                  .arg(d.length());
-  notice_->setText(notice);
+  status_->show_notice(notice);
   redraw();
 }
 
 void ExplorerView::update_controls_for_result() {
-  updating_controls_ = true;
-  shown_choice_->clear();
-  for (const auto& r : results_) shown_choice_->addItem(result_label(*r));
-  shown_choice_->setCurrentIndex(shown_);
-  const DocumentAttention& d = result(shown_);
-  layer_->setRange(0, static_cast<int>(d.layers - 1));
-  layer_->setValue(static_cast<int>(selection_.layer));
-  head_->clear();
-  head_->addItem(tr("mean over heads"));
-  for (int64_t h = 0; h < d.heads; ++h) head_->addItem(tr("head %1").arg(h));
-  head_->setCurrentIndex(static_cast<int>(selection_.head + 1));
-  const auto pooling = static_cast<int>(d.pooling_positions.size());
-  first_row_->setRange(0, pooling);
-  last_row_->setRange(0, pooling);
-  first_row_->setValue(static_cast<int>(selection_.first_row + 1));
-  last_row_->setValue(static_cast<int>(selection_.last_row + 1));
-  updating_controls_ = false;
+  choices_->show_choices(results_, shown_, selection_);
 }
 
 void ExplorerView::set_layer_head(int64_t layer, int64_t head) {
@@ -152,16 +132,16 @@ void ExplorerView::set_rows(int64_t first, int64_t last) {
 }
 
 void ExplorerView::set_log_scale(bool log) {
-  if (scale_->currentIndex() != (log ? 1 : 0)) {
-    scale_->setCurrentIndex(log ? 1 : 0);  // comes back here
+  if (choices_->log_scale() != log) {
+    choices_->set_log_scale(log);  // comes back here
     return;
   }
   redraw();
 }
 
 void ExplorerView::set_skip_sink(bool skip) {
-  if (skip_sink_->isChecked() != skip) {
-    skip_sink_->setChecked(skip);
+  if (choices_->skip_sink() != skip) {
+    choices_->set_skip_sink(skip);  // comes back here
     return;
   }
   if (shown_ >= 0) grid_->set_document(&result(shown_), skip);
@@ -180,10 +160,10 @@ void ExplorerView::jump_to_fraction(double fraction) {
 }
 
 QString ExplorerView::message() const {
-  return message_->text();
+  return status_->message();
 }
 QString ExplorerView::notice() const {
-  return notice_->text();
+  return status_->notice();
 }
 QString ExplorerView::rank_text() const {
   return rank_text_;
@@ -194,7 +174,7 @@ void ExplorerView::redraw() {
     text_->set_document(nullptr);
     grid_->set_document(nullptr, true);
     overview_->set_rows({}, false);
-    sink_->clear();
+    choices_->set_sink_text(QString());
     redraw_plots();
     return;
   }
@@ -202,8 +182,8 @@ void ExplorerView::redraw() {
   QString why;
   std::vector<float> weights = selection_weights(d, selection_, &why);
   ColourScale scale;
-  scale.max = max_weight(weights, skip_sink_->isChecked());
-  scale.log = scale_->currentIndex() == 1;
+  scale.max = max_weight(weights, choices_->skip_sink());
+  scale.log = choices_->log_scale();
   text_->set_weights(std::move(weights), scale);
   legend_->set_scale(scale);
   text_->set_selected_rows(why.isEmpty() ? selection_.first_row : -1,
@@ -211,15 +191,15 @@ void ExplorerView::redraw() {
   text_->set_evidence(evidence_);
   grid_->set_current(selection_.layer, selection_.head);
   const float sink = d.sink_share(selection_.layer, selection_.head);
-  sink_->setText(
+  choices_->set_sink_text(
       tr("Attention sink: %1 % of layer %2's attention (%3) goes to position 0 (%4).")
           .arg(100.0 * sink, 0, 'f', 1)
           .arg(selection_.layer)
           .arg(selection_.head < 0 ? tr("mean over heads") : tr("head %1").arg(selection_.head))
           .arg(QString::fromStdString(d.tokens.empty() ? "" : d.tokens[0])));
-  QString notice = d.truncated ? notice_->text().section(QLatin1Char('\n'), 0, 0) : QString();
+  QString notice = d.truncated ? status_->notice().section(QLatin1Char('\n'), 0, 0) : QString();
   if (!why.isEmpty()) notice = notice.isEmpty() ? why : notice + QLatin1Char('\n') + why;
-  notice_->setText(notice);
+  status_->show_notice(notice);
   redraw_overview();
   redraw_plots();
 }
@@ -230,11 +210,11 @@ void ExplorerView::redraw_overview() {
     const DocumentAttention& r = result(i);
     ExplorerSelection selection = selection_;
     if (i != shown_) selection.first_row = selection.last_row = -1;
-    rows.push_back({result_label(r) + (i == shown_ ? QStringLiteral(" ◂") : QString()),
-                    fraction_bins(r, selection_weights(r, selection), kOverviewBins,
-                                  skip_sink_->isChecked())});
+    rows.push_back(
+        {result_label(r) + (i == shown_ ? QStringLiteral(" ◂") : QString()),
+         fraction_bins(r, selection_weights(r, selection), kOverviewBins, choices_->skip_sink())});
   }
-  overview_->set_rows(std::move(rows), scale_->currentIndex() == 1);
+  overview_->set_rows(std::move(rows), choices_->log_scale());
   const DocumentAttention& d = result(shown_);
   overview_->set_evidence(evidence_.first >= 0 && !d.text.empty()
                               ? static_cast<double>(evidence_.first) /
@@ -270,15 +250,12 @@ void ExplorerView::redraw_plots() {
 
 void ExplorerView::look_up_rank() {
   rank_text_.clear();
-  rank_->clear();
-  const int run = run_->currentIndex();
-  const int q = query_choice_->currentIndex();
-  if (run <= 0 || source_->currentIndex() != kTarget || q < 0 ||
-      q >= static_cast<int>(queries_.size()))
-    return;
-  const EvalRun eval = runs_[static_cast<size_t>(run - 1)];
-  const QString query_id = queries_[static_cast<size_t>(q)].id;
-  const QString part = part_->currentText();
+  choices_->set_rank_text(QString());
+  const std::optional<ExplorerTarget> target = request_->target();
+  if (!target) return;
+  const ExplorerRun eval = target->run;
+  const QString query_id = target->query_id;
+  const QString part = target->part;
   load_in_background<std::pair<bool, double>>(
       this, db_path_,
       [eval, query_id, part](const ResultsStore& db) {
@@ -297,7 +274,7 @@ void ExplorerView::look_up_rank() {
         } else {
           rank_text_ = tr("Target not in the top 100 in run %1.").arg(eval.name);
         }
-        rank_->setText(rank_text_);
+        choices_->set_rank_text(rank_text_);
       });
 }
 

@@ -1,15 +1,10 @@
 #include "widgets/job_monitor_view.h"
 
-#include "widgets/plot_view.h"
-
-#include <qcustomplot.h>
 #include <QApplication>
-#include <QCheckBox>
 #include <QDateTime>
 #include <QDesktopServices>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QFontDatabase>
 #include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -18,16 +13,12 @@
 #include <QMessageBox>
 #include <QPainter>
 #include <QPlainTextEdit>
-#include <QPushButton>
-#include <QScrollBar>
-#include <QSettings>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QStyledItemDelegate>
 #include <QTableView>
 #include <QTimer>
-#include <QToolButton>
 #include <QUrl>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrent>
@@ -46,7 +37,6 @@ constexpr int kRefreshMs = 2000;
 // How often `lmk jobs` brings the store up to date while jobs are unfinished (Slurm jobs, and
 // local ones whose queue died, change only when someone polls them).
 constexpr qint64 kSyncMs = 15000;
-const char* const kShowEndedKey = "jobs/show_ended";
 
 // The progress column: a progress bar with the "12/40 (30%)" text on it.
 class ProgressDelegate : public QStyledItemDelegate {
@@ -80,12 +70,6 @@ class ProgressDelegate : public QStyledItemDelegate {
   }
 };
 
-QString curve_label(const QString& key) {
-  if (key == QLatin1String("loss")) return QObject::tr("loss");
-  if (key == QLatin1String("lr")) return QObject::tr("learning rate");
-  return QObject::tr("tokens / s");
-}
-
 }  // namespace
 
 JobMonitorView::JobMonitorView(QWidget* parent) : StoreView(parent) {
@@ -95,19 +79,23 @@ JobMonitorView::JobMonitorView(QWidget* parent) : StoreView(parent) {
   proxy_->setSortRole(JobModel::kSortRole);
   launcher_ = new JobLauncher(this);
 
-  QHBoxLayout* buttons = build_button_bar();
+  actions_ = new JobActionsBar;
+  actions_->export_menu()->addAction(tr("Table as CSV…"), this, &JobMonitorView::export_table);
+  actions_->export_menu()->addAction(tr("Curves as image…"), this, [this] {
+    export_plot_with_dialog(curves_->plot(), this,
+                            QStringLiteral("run-%1-curves").arg(selected_run_));
+  });
+  // The message line under the bar: what the last cancel / requeue did.
+  message_ = new QLabel;
+  message_->setObjectName(QStringLiteral("job_message"));
+  message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  message_->setWordWrap(true);
   build_table();
-  build_curves();
-
-  log_ = new QPlainTextEdit;
-  log_->setObjectName(QStringLiteral("log_tail"));
-  log_->setReadOnly(true);
-  log_->setLineWrapMode(QPlainTextEdit::NoWrap);
-  log_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-  log_->setPlaceholderText(tr("The selected job's log"));
+  curves_ = new TrainingCurvesPanel;
+  log_ = new LogTail;
 
   auto* details = new QSplitter(Qt::Horizontal);
-  details->addWidget(curve_pages_);
+  details->addWidget(curves_);
   details->addWidget(log_);
   details->setStretchFactor(0, 1);
   details->setStretchFactor(1, 1);
@@ -126,7 +114,7 @@ JobMonitorView::JobMonitorView(QWidget* parent) : StoreView(parent) {
   pages_->addWidget(empty_);
 
   auto* layout = new QVBoxLayout(this);
-  layout->addLayout(buttons);
+  layout->addWidget(actions_);
   layout->addWidget(message_);
   layout->addWidget(pages_, 1);
 
@@ -134,48 +122,6 @@ JobMonitorView::JobMonitorView(QWidget* parent) : StoreView(parent) {
 
   show_message(QString());
   load(true);  // the empty state of no store
-}
-
-// The bar over the table: Cancel, Requeue, Open log, Export and the two boxes, and the message
-// line under it.
-QHBoxLayout* JobMonitorView::build_button_bar() {
-  cancel_ = new QPushButton(tr("Cancel"));
-  cancel_->setToolTip(
-      tr("Stop the selected jobs (lmk cancel): training saves a checkpoint, "
-         "which Requeue continues from"));
-  requeue_ = new QPushButton(tr("Requeue"));
-  requeue_->setToolTip(
-      tr("Submit the study of the selected failed or killed job again "
-         "(lmk submit): the steps not done run again"));
-  open_log_ = new QPushButton(tr("Open log"));
-  auto* export_button = new QToolButton;
-  export_button->setText(tr("Export"));
-  export_button->setPopupMode(QToolButton::InstantPopup);
-  auto* export_menu = new QMenu(export_button);
-  export_menu->addAction(tr("Table as CSV…"), this, &JobMonitorView::export_table);
-  export_menu->addAction(tr("Curves as image…"), this, [this] {
-    export_plot_with_dialog(curves_, this, QStringLiteral("run-%1-curves").arg(selected_run_));
-  });
-  export_button->setMenu(export_menu);
-  show_ended_ = new QCheckBox(tr("Show jobs that are over"));
-  show_ended_->setChecked(QSettings().value(QLatin1String(kShowEndedKey), true).toBool());
-  show_events_ = new QCheckBox(tr("Progress events in the log"));
-  show_events_->setToolTip(tr("The JSON lines jobs write for the store's progress fields"));
-  message_ = new QLabel;
-  message_->setObjectName(QStringLiteral("job_message"));
-  message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  message_->setWordWrap(true);
-
-  auto* buttons = new QHBoxLayout;
-  buttons->addWidget(cancel_);
-  buttons->addWidget(requeue_);
-  buttons->addWidget(open_log_);
-  buttons->addWidget(export_button);
-  buttons->addSpacing(12);
-  buttons->addWidget(show_ended_);
-  buttons->addWidget(show_events_);
-  buttons->addStretch(1);
-  return buttons;
 }
 
 // The jobs table, sorted by run, its progress column drawn as bars.
@@ -204,33 +150,6 @@ void JobMonitorView::build_table() {
   table_->setColumnWidth(JobModel::kUpdated, 70);
 }
 
-// The selected run's training curves, one axis rect per key of training_curve_keys().
-void JobMonitorView::build_curves() {
-  curves_ = new QCustomPlot;
-  ignore_empty_resizes(curves_);
-  curves_->plotLayout()->clear();
-  auto* margins = new QCPMarginGroup(curves_);
-  const QStringList& keys = training_curve_keys();
-  const QColor colors[] = {QColor(0x1a, 0x5f, 0xb4), QColor(0xc6, 0x46, 0x00),
-                           QColor(0x26, 0x80, 0x3a)};
-  for (int i = 0; i < keys.size(); ++i) {
-    auto* rect = new QCPAxisRect(curves_);
-    curves_->plotLayout()->addElement(i, 0, rect);
-    rect->setMarginGroup(QCP::msLeft | QCP::msRight, margins);
-    QCPGraph* graph = curves_->addGraph(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
-    graph->setName(keys[i]);
-    graph->setPen(QPen(colors[i % 3], 1));
-    rect->axis(QCPAxis::atLeft)->setLabel(curve_label(keys[i]));
-    if (i + 1 == keys.size()) rect->axis(QCPAxis::atBottom)->setLabel(tr("step"));
-  }
-  no_curves_ = new QLabel;
-  no_curves_->setAlignment(Qt::AlignCenter);
-  no_curves_->setWordWrap(true);
-  curve_pages_ = new QStackedWidget;
-  curve_pages_->addWidget(no_curves_);
-  curve_pages_->addWidget(curves_);
-}
-
 // The refresh timer, and what the table, the buttons, the boxes and the launcher change.
 void JobMonitorView::connect_controls() {
   timer_ = new QTimer(this);
@@ -244,14 +163,11 @@ void JobMonitorView::connect_controls() {
           &JobMonitorView::selection_changed);
   connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this,
           &JobMonitorView::update_buttons);
-  connect(cancel_, &QPushButton::clicked, this, &JobMonitorView::cancel_selected);
-  connect(requeue_, &QPushButton::clicked, this, &JobMonitorView::requeue_selected);
-  connect(open_log_, &QPushButton::clicked, this, &JobMonitorView::open_log);
-  connect(show_ended_, &QCheckBox::toggled, this, [this](bool on) {
-    QSettings().setValue(QLatin1String(kShowEndedKey), on);
-    load(false);
-  });
-  connect(show_events_, &QCheckBox::toggled, this, [this] {
+  connect(actions_, &JobActionsBar::cancel_clicked, this, &JobMonitorView::cancel_selected);
+  connect(actions_, &JobActionsBar::requeue_clicked, this, &JobMonitorView::requeue_selected);
+  connect(actions_, &JobActionsBar::open_log_clicked, this, &JobMonitorView::open_log);
+  connect(actions_, &JobActionsBar::show_ended_changed, this, [this] { load(false); });
+  connect(actions_, &JobActionsBar::show_events_changed, this, [this] {
     log_->clear();
     if (selected_run_ != 0) load_details(false);
   });
@@ -295,8 +211,7 @@ void JobMonitorView::load(bool clear) {
     selected_run_ = 0;
     model_->set_rows({});
     log_->clear();
-    no_curves_->setText(tr("Select a job to see its training curves"));
-    curve_pages_->setCurrentWidget(no_curves_);
+    curves_->show_text(tr("Select a job to see its training curves"));
   }
   if (db_path_.isEmpty()) {
     empty_->setText(
@@ -309,7 +224,7 @@ void JobMonitorView::load(bool clear) {
   if (loading_) return;
   loading_ = true;
   const int generation = generation_;
-  const bool include_ended = show_ended_->isChecked();
+  const bool include_ended = actions_->show_ended();
   load_in_background<JobSnapshot>(
       this, db_path_,
       [include_ended](const ResultsStore& db) { return load_jobs(db, include_ended); },
@@ -333,7 +248,7 @@ void JobMonitorView::show_snapshot(const JobSnapshot& snapshot, const QString& e
   model_->set_rows(snapshot.rows);
   if (snapshot.rows.isEmpty()) {
     // (A store of an lmk from before jobs has the jobs table too: it is upgraded on open.)
-    if (!show_ended_->isChecked())
+    if (!actions_->show_ended())
       empty_->setText(tr("No unfinished jobs.\nTick “Show jobs that are over” to see the others."));
     else
       empty_->setText(
@@ -403,31 +318,29 @@ void JobMonitorView::load_details(bool from_start) {
   const qint64 run = selected_run_;
   if (from_start) {
     ++details_generation_;
-    curves_steps_.clear();
     curves_loading_ = false;
     log_loading_ = false;
-    for (int i = 0; i < curves_->graphCount(); ++i) curves_->graph(i)->data()->clear();
+    curves_->clear();
     log_->clear();
   }
   if (run == 0) {
-    no_curves_->setText(tr("Select a job to see its training curves"));
-    curve_pages_->setCurrentWidget(no_curves_);
+    curves_->show_text(tr("Select a job to see its training curves"));
     return;
   }
   const int generation = details_generation_;
   if (!curves_loading_) {
     curves_loading_ = true;
     ++details_pending_;
-    const CurveSteps after = curves_steps_;
+    const CurveSteps after = curves_->steps();
     load_in_background<RunCurves>(
         this, db_path_,
         [run, after](const ResultsStore& db) { return load_run_curves(db, run, after); },
-        [this, generation, from_start](RunCurves curves, QString error) {
+        [this, generation](RunCurves curves, QString error) {
           --details_pending_;
           if (generation == details_generation_) {
             curves_loading_ = false;
             if (error.isEmpty())
-              show_curves(curves, from_start);
+              show_curves(curves);
             else
               emit status_message(error);
           }
@@ -450,49 +363,25 @@ void JobMonitorView::load_details(bool from_start) {
     --details_pending_;
     if (generation == details_generation_) {
       log_loading_ = false;
-      if (text != log_->toPlainText()) {
-        QScrollBar* bar = log_->verticalScrollBar();
-        const bool at_end = bar->value() >= bar->maximum() - 2;
-        const int position = bar->value();
-        log_->setPlainText(text.isEmpty() ? tr("(%1: no log yet)").arg(path) : text);
-        bar->setValue(at_end ? bar->maximum() : position);
-      }
+      log_->follow(text.isEmpty() ? tr("(%1: no log yet)").arg(path) : text);
     }
     finish_loaded();
   });
-  const bool events = show_events_->isChecked();
+  const bool events = actions_->show_events();
   watcher->setFuture(QtConcurrent::run(
       store_thread_pool(), [path, events] { return read_log_tail(path, 200, events); }));
 }
 
-void JobMonitorView::show_curves(const RunCurves& curves, bool from_start) {
-  (void)from_start;
-  const QStringList& keys = training_curve_keys();
-  for (const CurveSeries& series : curves.series) {
-    const int index = static_cast<int>(keys.indexOf(series.key));
-    if (index >= 0) curves_->graph(index)->addData(series.steps, series.values, true);
-  }
-  for (const CurveSeries& series : curves.series) curves_steps_[series.key] = series.last_step;
-  bool any = false;
-  for (int i = 0; i < curves_->graphCount(); ++i) {
-    QCPGraph* graph = curves_->graph(i);
-    any = any || !graph->data()->isEmpty();
-    graph->rescaleAxes();
-  }
-  if (!any) {
-    const JobRow* row = model_->find(selected_run_);
-    no_curves_->setText(tr("Run %1 (%2) has logged no training curves%3.")
-                            .arg(selected_run_)
-                            .arg(row != nullptr ? row->kind : QString())
-                            .arg(row != nullptr && (row->kind == QLatin1String("train") ||
-                                                    row->kind == QLatin1String("pretrain"))
-                                     ? tr(" yet")
-                                     : QString()));
-    curve_pages_->setCurrentWidget(no_curves_);
-    return;
-  }
-  curve_pages_->setCurrentWidget(curves_);
-  if (curves_->width() > 0 && curves_->height() > 0) curves_->replot(QCustomPlot::rpQueuedReplot);
+void JobMonitorView::show_curves(const RunCurves& curves) {
+  if (curves_->add(curves)) return;
+  const JobRow* row = model_->find(selected_run_);
+  curves_->show_text(tr("Run %1 (%2) has logged no training curves%3.")
+                         .arg(selected_run_)
+                         .arg(row != nullptr ? row->kind : QString())
+                         .arg(row != nullptr && (row->kind == QLatin1String("train") ||
+                                                 row->kind == QLatin1String("pretrain"))
+                                  ? tr(" yet")
+                                  : QString()));
 }
 
 void JobMonitorView::update_buttons() {
@@ -502,9 +391,8 @@ void JobMonitorView::update_buttons() {
     cancellable = cancellable || (row != nullptr && row->cancellable());
   }
   const JobRow* current = model_->find(selected_run_);
-  cancel_->setEnabled(cancellable);
-  requeue_->setEnabled(current != nullptr && current->requeueable() && !launcher_->busy());
-  open_log_->setEnabled(current != nullptr && QFileInfo::exists(current->log_path));
+  actions_->enable(cancellable, current != nullptr && current->requeueable() && !launcher_->busy(),
+                   current != nullptr && QFileInfo::exists(current->log_path));
 }
 
 void JobMonitorView::cancel_selected() {

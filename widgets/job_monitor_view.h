@@ -3,20 +3,18 @@
 // The job monitor (issue 7, view 2): the store's jobs with status, progress bar, ETA and latest
 // line, refreshed every 2 s off the GUI thread; for the selected run its live loss / lr /
 // tokens-per-second curves and the tail of its log; Cancel, Requeue and Open log. Jobs are
-// started and stopped through the lmk CLI (JobLauncher); the monitor only reads the store.
+// started and stopped through the lmk CLI (JobLauncher); the monitor only reads the store. Its
+// panels (widgets/job_panels.h) own their controls: the actions bar, the curves, the log tail.
 
 #include <QList>
 #include <QString>
 
 #include "widgets/job_model.h"
+#include "widgets/job_panels.h"
 #include "widgets/store_view.h"
 
-class QCheckBox;
 class QCustomPlot;
-class QHBoxLayout;
 class QLabel;
-class QPlainTextEdit;
-class QPushButton;
 class QSortFilterProxyModel;
 class QStackedWidget;
 class QTableView;
@@ -46,7 +44,7 @@ class JobMonitorView : public StoreView {
   // What is shown, for tests and screenshots.
   const JobModel* model() const { return model_; }
   QTableView* table() const { return table_; }
-  QCustomPlot* curves() const { return curves_; }
+  QCustomPlot* curves() const { return curves_->plot(); }
   QString log_text() const;
   // The text shown instead of the table ("" while the table is shown).
   QString empty_text() const;
@@ -59,16 +57,14 @@ class JobMonitorView : public StoreView {
 
  private:
   // The constructor's parts, in the order the widgets are made.
-  QHBoxLayout* build_button_bar();
   void build_table();
-  void build_curves();
   void connect_controls();
 
   void load(bool clear);
   void show_snapshot(const JobSnapshot& snapshot, const QString& error);
   void selection_changed();
   void load_details(bool from_start);
-  void show_curves(const RunCurves& curves, bool from_start);
+  void show_curves(const RunCurves& curves);
   void update_buttons();
   void show_message(const QString& text, bool error = false);
   void finish_loaded();
@@ -80,15 +76,9 @@ class JobMonitorView : public StoreView {
   QTableView* table_ = nullptr;
   QStackedWidget* pages_ = nullptr;
   QLabel* empty_ = nullptr;
-  QStackedWidget* curve_pages_ = nullptr;
-  QCustomPlot* curves_ = nullptr;
-  QLabel* no_curves_ = nullptr;
-  QPlainTextEdit* log_ = nullptr;
-  QPushButton* cancel_ = nullptr;
-  QPushButton* requeue_ = nullptr;
-  QPushButton* open_log_ = nullptr;
-  QCheckBox* show_ended_ = nullptr;
-  QCheckBox* show_events_ = nullptr;  // the JSON progress events in the log tail
+  JobActionsBar* actions_ = nullptr;
+  TrainingCurvesPanel* curves_ = nullptr;
+  LogTail* log_ = nullptr;
   QLabel* message_ = nullptr;
   QTimer* timer_ = nullptr;
   JobLauncher* launcher_ = nullptr;
@@ -102,7 +92,6 @@ class JobMonitorView : public StoreView {
   bool auto_select_ = true;  // the first load selects a job worth looking at
   qint64 selected_run_ = 0;
   QString selected_status_;
-  CurveSteps curves_steps_;  // per curve, the last metric step shown
   qint64 last_sync_ms_ = 0;
 };
 

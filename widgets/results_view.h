@@ -1,11 +1,12 @@
 #pragma once
 
-// The results browser (issue 7, view 3): a filter bar over three tabs — the runs × benchmarks
-// table (lazy, sorted and filtered in SQL), the pivot in the paper's layout (intervals, marks
-// against a baseline row, the significant best per column) and the config diff of the selected
-// runs. Exports the tables as CSV and the selected
-// runs as MTEB results; Ctrl+C copies a table's selection as tab-separated text. The pivot and
-// config-diff tabs' reads are in results_view_tabs.cpp, the exports in results_view_export.cpp.
+// The results browser (issue 7, view 3): a filter bar (RunsFilterBar) over three tabs — the runs ×
+// benchmarks table (lazy, sorted and filtered in SQL), the pivot in the paper's layout
+// (PivotPanel: intervals, marks against a baseline row, the significant best per column) and the
+// config diff of the selected runs (ConfigDiffPanel). Exports the tables as CSV and the selected
+// runs as MTEB results; Ctrl+C copies a table's selection as tab-separated text. The view reads
+// the store off the GUI thread and hands each panel what it shows; the pivot's and the diff's
+// reads are in results_view_tabs.cpp, the exports in results_view_export.cpp.
 
 #include <QList>
 #include <QString>
@@ -13,21 +14,18 @@
 
 #include <functional>
 
-#include "widgets/pivot_model.h"
+#include "widgets/config_diff_panel.h"
+#include "widgets/pivot_panel.h"
 #include "widgets/results_model.h"
+#include "widgets/runs_filter_bar.h"
 #include "widgets/store_view.h"
 
-class QCheckBox;
-class QComboBox;
-class QHBoxLayout;
 class QLabel;
-class QLineEdit;
 class QMenu;
 class QStackedWidget;
 class QTabWidget;
 class QTableView;
 class QTimer;
-class QToolButton;
 
 namespace lmk::widgets {
 
@@ -69,8 +67,8 @@ class ResultsView : public StoreView {
   void export_mteb(const QString& dir);
 
   RunsTableModel* runs_model() const { return runs_model_; }
-  PivotModel* pivot_model() const { return pivot_model_; }
-  ConfigDiffModel* diff_model() const { return diff_model_; }
+  PivotModel* pivot_model() const { return pivot_->model(); }
+  ConfigDiffModel* diff_model() const { return diff_->model(); }
   QTableView* runs_table() const { return runs_table_; }
   QTabWidget* tabs() const { return tabs_; }
   // The message shown instead of the tables (no store, no runs, an unreadable store); empty while
@@ -93,22 +91,14 @@ class ResultsView : public StoreView {
   void compare_requested(qint64 a, qint64 b);
 
  private:
-  // The metric shown until another is chosen (when the store has it); the MTEB export's main score
-  // when no metric is shown.
-  static constexpr const char* kDefaultMetric = "ndcg_at_10";
-
-  // The constructor's parts, in the order the widgets are made.
-  QHBoxLayout* build_filter_bar();
-  QToolButton* build_export_button();
-  QToolButton* build_compare_button();
-  QWidget* build_pivot_page();
-  QWidget* build_diff_page();
-  void connect_controls();
+  // The constructor's parts: the Export menu's actions, what each panel's signals change.
+  void add_exports(QMenu* menu);
+  void connect_panels();
 
   void load(bool keep_state);
-  void apply_summary();
   void apply_filter();
   void reload_runs(bool keep_scroll);
+  void compare_selected();
   void start_pivot();
   void start_count();
   void start_diff();
@@ -122,9 +112,6 @@ class ResultsView : public StoreView {
   // After a reload: the text columns capped (when `resized` to their contents), the run's
   // details shown after the scores.
   void fit_run_columns(bool resized);
-  void update_column_menu();
-  RunFilter current_filter() const;
-  QTableView* make_table(QAbstractItemModel* model);
   // Asks for a file (of `filter`'s kind; CSV when empty) and writes it with `write`.
   void ask_export_file(const QString& caption, const QString& suggested_name,
                        const std::function<void(const QString&)>& write,
@@ -132,7 +119,6 @@ class ResultsView : public StoreView {
   void ask_export_mteb();
 
   StoreSummary summary_;
-  QStringList param_columns_;
   // loaded() is due once the pivot of this load is shown and the runs table's intervals are in.
   bool loading_ = false;
   bool pivot_due_ = false;
@@ -144,30 +130,13 @@ class ResultsView : public StoreView {
 
   QStackedWidget* stack_ = nullptr;
   QLabel* message_ = nullptr;
-  QLineEdit* filter_edit_ = nullptr;
-  QComboBox* experiment_combo_ = nullptr;
-  QComboBox* status_combo_ = nullptr;
-  QComboBox* metric_combo_ = nullptr;
-  QMenu* column_menu_ = nullptr;
-  QLabel* count_label_ = nullptr;
-  QCheckBox* long_format_check_ = nullptr;
+  RunsFilterBar* bar_ = nullptr;
   QTabWidget* tabs_ = nullptr;
   QTableView* runs_table_ = nullptr;
-  QTableView* pivot_table_ = nullptr;
-  QTableView* diff_table_ = nullptr;
-  QComboBox* pivot_rows_combo_ = nullptr;
-  QLabel* pivot_note_ = nullptr;
-  QLabel* pivot_legend_ = nullptr;
-  QComboBox* pivot_baseline_combo_ = nullptr;
-  QString pivot_baseline_;
-  bool pivot_baseline_chosen_ = false;
-  QCheckBox* all_keys_check_ = nullptr;
-  QLabel* diff_note_ = nullptr;
-  QTimer* filter_timer_ = nullptr;
+  PivotPanel* pivot_ = nullptr;
+  ConfigDiffPanel* diff_ = nullptr;
   QTimer* diff_timer_ = nullptr;
   RunsTableModel* runs_model_ = nullptr;
-  PivotModel* pivot_model_ = nullptr;
-  ConfigDiffModel* diff_model_ = nullptr;
 };
 
 }  // namespace lmk::widgets

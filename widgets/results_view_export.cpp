@@ -1,7 +1,6 @@
 // ResultsView's exports (widgets/results_view.h): the tables as CSV, the selected runs as MTEB.
 #include "widgets/results_view.h"
 
-#include <QComboBox>
 #include <QFileDialog>
 #include <QMessageBox>
 
@@ -19,35 +18,36 @@ void ResultsView::export_runs_csv(const QString& path) {
 }
 
 void ResultsView::export_pivot_csv(const QString& path) {
-  export_table_csv(*pivot_model_, path);
+  export_table_csv(*pivot_->model(), path);
 }
 
 void ResultsView::export_pivot_tests_csv(const QString& path) {
   lmk::ReportOptions options;
   options.format = lmk::ReportFormat::Csv;
   write_text_file(path, QString::fromStdString(
-                            lmk::render_comparison(pivot_model_->table().comparison, options)));
+                            lmk::render_comparison(pivot_->model()->table().comparison, options)));
 }
 
 void ResultsView::export_pivot_latex(const QString& path) {
   lmk::ReportOptions options;
   options.format = lmk::ReportFormat::Latex;
   write_text_file(path, QString::fromStdString(
-                            lmk::render_comparison(pivot_model_->table().comparison, options)));
+                            lmk::render_comparison(pivot_->model()->table().comparison, options)));
 }
 
 void ResultsView::export_pivot_markdown(const QString& path) {
   lmk::ReportOptions options;
   options.format = lmk::ReportFormat::Markdown;
   write_text_file(path, QString::fromStdString(
-                            lmk::render_comparison(pivot_model_->table().comparison, options)));
+                            lmk::render_comparison(pivot_->model()->table().comparison, options)));
 }
 
 void ResultsView::export_mteb(const QString& dir) {
   const QList<qlonglong> ids = selected_run_ids();
-  const QString metric = metric_combo_->currentText().isEmpty()
-                             ? QString::fromLatin1(kDefaultMetric)
-                             : metric_combo_->currentText();
+  // The MTEB files' main score: the metric shown, else the default one.
+  const QString metric = bar_->metric().isEmpty()
+                             ? QString::fromLatin1(RunsFilterBar::kDefaultMetric)
+                             : bar_->metric();
   load_in_background<QStringList>(
       this, db_path_,
       [ids, dir, metric](const ResultsStore& db) {
